@@ -1,0 +1,75 @@
+"""The exceptions the plugin raises.
+
+Every error the plugin raises is a `JudgeError`, except `JudgmentFailed`, which is an
+`AssertionError` so that a low score reads like any failed assertion.  Messages never
+contain the judge's raw reply or an API key: replies carry user data into error
+trackers, and keys must never leave the environment.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "BudgetExceeded",
+    "JudgeError",
+    "JudgmentFailed",
+    "ReplayMiss",
+    "StoreError",
+    "VerdictParseError",
+]
+
+
+class JudgeError(Exception):
+    """Base class of every error the plugin raises, other than `JudgmentFailed`."""
+
+
+class JudgmentFailed(AssertionError):
+    """A judged score fell under its threshold.  Carries the `Verdict` as `.verdict`."""
+
+    def __init__(self, message: str, verdict: object = None) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+
+
+class ReplayMiss(JudgeError):
+    """Replay mode, and no stored verdict exists for this judgment."""
+
+    def __init__(self, message: str, key: str = "") -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class VerdictParseError(JudgeError, ValueError):
+    """The judge's reply holds no usable score or verdict.
+
+    The message describes the problem without quoting the reply; the reply itself is on
+    `.text` (for a report section), never in `str(error)`.
+    """
+
+    def __init__(self, message: str, text: str = "", *, key: str = "") -> None:
+        super().__init__(message)
+        self.text = text
+        self.key = key
+
+
+class BackendError(JudgeError):
+    """The judge could not be reached, or refused the request."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+class BudgetExceeded(JudgeError):
+    """`--judge-budget` is spent; no further live judge calls are made."""
+
+
+class StoreError(JudgeError):
+    """A stored verdict file or cache entry is unreadable or malformed."""
+
+
+# Show these as `pytest_llmjudge.X` in tracebacks and reprs: that is where users import them.
+for _cls in (JudgeError, JudgmentFailed, ReplayMiss, VerdictParseError, BackendError, BudgetExceeded, StoreError):
+    _cls.__module__ = "pytest_llmjudge"
+del _cls
