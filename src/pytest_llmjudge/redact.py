@@ -1,0 +1,33 @@
+"""Keep secrets out of everything the plugin says or stores.
+
+Error texts from providers and HTTP clients sometimes quote request headers or parameters.  Every
+message the plugin shows, and every error it records, passes through `redact` first, which blanks
+the value of any environment variable that looks like a credential.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Mapping
+
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+# Also catch key-shaped strings that never came from the environment (a key passed in code).
+_KEY_SHAPED = re.compile(r"\b(sk|pk|rk|ak)-[A-Za-z0-9_\-]{12,}")
+_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Values of credential-like environment variables, longest first (so no part is left)."""
+    environ = os.environ if environ is None else environ
+    values = {v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """`text` with every credential-like value replaced by `[redacted]`."""
+    for value in secret_values(environ):
+        if value in text:
+            text = text.replace(value, "[redacted]")
+    text = _BEARER.sub(r"\1[redacted]", text)
+    return _KEY_SHAPED.sub("[redacted]", text)
