@@ -1,0 +1,61 @@
+"""`assert_judged` and `assert_judged_async`: judged assertions that need no fixture."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .judge import Judge, Verdict, _public
+from .runtime import active
+
+
+def _current_judge() -> Judge:
+    """A Judge bound to the running test (or, outside pytest, to settings from the environment)."""
+    runtime = active()
+    if runtime is None:
+        return Judge()
+    return Judge(runtime=runtime, context=runtime.current)
+
+
+@_public
+def assert_judged(
+    output: Any,
+    criteria: str,
+    *,
+    input: Any = None,
+    expected: Any = None,
+    threshold: float | None = None,
+    model: str | Sequence[str] | None = None,
+    rubric: Any = None,
+    samples: int | None = None,
+    aggregate: str | None = None,
+) -> Verdict:
+    """Judge `output` against `criteria`; raise JudgmentFailed (with the judge's reasoning) under the threshold.
+
+    Works anywhere inside a test, no fixture needed.  Returns the Verdict when it passes.
+    """
+    __tracebackhide__ = True
+    return _current_judge().assert_judged(
+        output, criteria, input=input, expected=expected, threshold=threshold, model=model,
+        rubric=rubric, samples=samples, aggregate=aggregate,
+    )
+
+
+@_public
+async def assert_judged_async(
+    output: Any,
+    criteria: str,
+    *,
+    input: Any = None,
+    expected: Any = None,
+    threshold: float | None = None,
+    model: str | Sequence[str] | None = None,
+    rubric: Any = None,
+    samples: int | None = None,
+    aggregate: str | None = None,
+) -> Verdict:
+    """`assert_judged`, awaitable; safe inside a running event loop."""
+    __tracebackhide__ = True
+    return await _current_judge().aassert_judged(
+        output, criteria, input=input, expected=expected, threshold=threshold, model=model,
+        rubric=rubric, samples=samples, aggregate=aggregate,
+    )

@@ -1,0 +1,1161 @@
+"""Turn a judge model's free-form reply into a score, a verdict and its reasoning.
+
+`parse_verdict(text, scale=(min, max))` runs a funnel from strict to lenient and
+stops at the first stage that yields a score or a pass/fail verdict:
+
+1. ``json``          the whole reply (fences stripped) is a JSON object.
+2. ``json-repair``   the whole reply is one JSON object, broken (unquoted keys, single
+                     quotes, comments, raw newlines, truncated) and repaired by json_repair.
+3. ``json-fragment`` JSON objects found inside prose or fences, each tried directly,
+                     then repaired.
+4. ``labelled``      format markers and fields: ``[RESULT] 4``, ``Rating: [[7]]``,
+                     ``GRADE: C``, bare ``[[7]]``, ``Score: 8/10``, ``**Result:** 5``,
+                     ``(Score 5)``, ``VERDICT: PASS``, ``<answer>FAIL</answer>``, a ``[5]``
+                     alone on its line, bare ``PASS``/``FAIL``.
+5. ``bare-number``   a reply that is only a number (``"\\n5.0"``, a fenced ``95``,
+                     ``85/100``, ``75%``), or whose first line is only a number.
+6. ``prose``         ``I would rate it a 10.``, ``The final score is 2.5.``.
+                     (A reply whose last line is a lone number after "thinking"
+                     decoration lines is read last, also as ``bare-number``.)
+
+Scores are normalized to [0, 1]: ``(raw - min) / (max - min)``, clamped, rounded to 6
+decimals.  Fractions and percents count in the units of the scale: the numerator is
+the raw score when the denominator equals the scale maximum (``2.5/10.0`` on [1, 10]
+is (2.5 - 1) / 9); with any other denominator the fraction itself is the normalized
+score (``4/5`` on [0, 1] is 0.8).  A verdict without a score gives 1.0 (pass) or 0.0
+(fail); inspect_ai grades map C -> 1.0 pass, I -> 0.0 fail, P -> 0.5 (no verdict).
+A score and a verdict given together are both kept as given, even if they disagree.
+
+Policies for replies with several candidates (why, in short):
+
+* A format marker beats stray numbers: the tiers are tried in the order
+  ``[RESULT]`` > ``Rating: [[n]]`` > ``GRADE:`` > bare ``[[n]]`` > ``Score:``-style
+  fields > a lone ``[n]`` line > a lone number > prose.  Within a tier,
+  ``[RESULT]`` and ``GRADE:`` take the **last** occurrence (Prometheus and inspect_ai
+  bind to the final marker; earlier ones are discussion), ``[[n]]`` takes the
+  **first** (FastChat's rule; later ones in real MT-Bench replies were hypothetical
+  "could earn a [[10]]"), and ``Score:`` fields take the first (equal labels: the
+  first is the answer, later ones are quotes or revisions).  Bare PASS/FAIL words take
+  the last; ``PASS or FAIL`` (both words joined by or/and/slash) is vocabulary, not
+  a verdict.
+* Prose ratings are the weakest evidence: if two prose ratings disagree ("the iPhone
+  has a rating of 8.5, the Pixel a rating of 7.8") the reply is an error, and a prose
+  number never overrides an explicit ``VERDICT:``/``<answer>`` verdict.
+* JSON objects: a whole-reply object decides alone (numbers inside its strings are
+  never mined).  A top-level ``score`` beats objects nested in other fields; when the
+  top level has none, the first nested object with a score is used.  Among several
+  objects in prose the **first** with a score wins (promptfoo / coze-loop; the prompt
+  asks for one object, later ones are usually revisions), **unless** they disagree and
+  one of them is quoted (inside an open ``"`` on its line, or introduced as an
+  "example"/"format"): then the reply raises, because a quoted, verdict-shaped object
+  (the graded output's own ``{"score": 10}``, an echoed example) cannot be told apart
+  from the judge's own answer and a silently wrong score is worse than an error.  The
+  same check runs between a quoted JSON object and a conflicting labelled score.
+* Text inside an echoed ``<output-ID>...</output-ID>`` block (the plugin's delimiter
+  for the graded output) is removed before parsing: nothing in it can become the
+  score.  After a ``</think>`` block only the text after it is parsed.
+* Confidence figures (``Confidence: 90%``, ``confidence: 9/10``) are masked before
+  scoring; a reply with only a confidence is an error.  Score mentions after a
+  negation or a reference word in the same clause ("definitely not 3", "does not
+  align with the criteria for a score of 5", "Reference (Score 5)") are not scores.
+  Numbers in identifiers, list markers, ``O(n^2)``, ``f(2)``, ``Note [2]``, keys like
+  ``"1.5模型"`` are never read: every number must be bound to a label, a marker, a
+  rating verb, or stand alone.
+* Reasoning: for JSON, the ``reasoning``/``reason``/``explanation``/``rationale``/
+  ``feedback`` value (unescaped), "" when absent; for prose replies, the reply minus
+  the score marker.
+
+Every stage is linear in the reply's length: regexes use bounded gaps only, the JSON
+scan is a single pass, json_repair only sees candidates of at most 64 KiB with a
+nesting depth of at most 64 (and at most 64 KiB per reply in total), and anything it
+raises is caught.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import VerdictParseError
+
+__all__ = ["ParsedVerdict", "parse_json_object", "parse_verdict"]
+
+# ---------------------------------------------------------------------------- limits
+_REPAIR_MAX_CHARS = 64 * 1024  # json_repair is slow and superlinear: hand it little
+_REPAIR_BUDGET = 64 * 1024  # total characters repaired per reply
+_REPAIR_MAX_DEPTH = 64  # json_repair recurses; deeper input raises RecursionError
+_SCAN_MAX_DEPTH = 512  # deeper than this is not a judge reply: stop the brace scan
+_SCAN_MAX_STEPS = 100_000  # braces and strings visited by the scan (a few per object)
+_MAX_JSON_CANDIDATES = 64  # objects examined per reply
+_MAX_PROSE_CANDIDATES = 200  # rating-verb matches examined per reply
+_MAX_FIRST_SCAN = 2000  # matches examined by "first valid" label searches
+
+_CONFIDENCE_WORDS = {
+    "high": "high",
+    "very high": "high",
+    "medium": "medium",
+    "moderate": "medium",
+    "low": "low",
+    "very low": "low",
+}
+
+
+@dataclass(frozen=True)
+class ParsedVerdict:
+    """What a judge's reply says: the normalized score and how it was found."""
+
+    score: float
+    raw_score: float | None
+    verdict: str | None
+    confidence: str | None
+    reasoning: str
+    strategy: str
+
+
+@dataclass
+class _Found:
+    """One candidate answer, before normalization."""
+
+    raw: float | None = None  # the number as written (numerator of a fraction)
+    den: float | None = None  # denominator of a fraction or 100 for a percent
+    fixed: float | None = None  # a normalized score given directly (grade P = 0.5)
+    verdict: str | None = None  # "pass" / "fail"
+    partial: bool = False  # PARTIAL verdict: neither pass nor fail
+    confidence: str | None = None
+    reasoning: str | None = None
+    bad_score: bool = False  # a score field was present but not a number
+
+    @property
+    def usable(self) -> bool:
+        return self.raw is not None or self.fixed is not None or self.verdict is not None
+
+
+# ---------------------------------------------------------------------------- numbers
+# Only used with fullmatch on strings of at most 64 characters.
+_NUMERIC_STRING = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_FRACTION_STRING = re.compile(
+    r"([-+]?(?:\d{1,15}(?:\.\d{1,15})?|\.\d{1,15}))\s{0,3}"
+    r"(?:(?:/|out\s{1,3}of)\s{0,3}(\d{1,15}(?:\.\d{1,15})?)|(%))"
+)
+# A value after a label: 4, (5), 8/10, 4 out of 5, 75%.  Bounded gaps only.
+_VALUE = (
+    r"(?P<open>[(\[]\s{0,2})?(?P<num>[-+]?(?:\d{1,15}(?:\.\d{1,12})?|\.\d{1,12}))(?![\d])"
+    r"(?:\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?)(?![\d]))?"
+    r"(?P<pct>\s{0,2}%)?"
+)
+
+
+def _finite(x: float) -> bool:
+    return math.isfinite(x)
+
+
+def _number_from_json(value: Any) -> tuple[float, float | None] | None:
+    """A JSON score value as (number, denominator), or None when it is not numeric."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            f = float(value)
+        except (OverflowError, ValueError):
+            return None
+        return (f, None) if _finite(f) else None
+    if isinstance(value, str):
+        s = value.strip()
+        if len(s) > 64:
+            return None
+        if _NUMERIC_STRING.fullmatch(s):
+            f = float(s)
+            return (f, None) if _finite(f) else None
+        m = _FRACTION_STRING.fullmatch(s)
+        if m:
+            den = 100.0 if m.group(3) else float(m.group(2))
+            return float(m.group(1)), den
+    return None
+
+
+def _value_after(text: str, m: re.Match[str]) -> bool:
+    """The character after a matched value must end the number (no '4th', '3D', '1.5.2')."""
+    end = m.end()
+    if end >= len(text):
+        return True
+    c = text[end]
+    if c.isalnum() or c == "_":
+        return False
+    if not m.group("den") and not m.group("pct") and _RANGE_AFTER.match(text, end):
+        return False  # "Score: 1-10", "score 1 to 5": the scale, not a score
+    if c == "." and end + 1 < len(text) and text[end + 1].isdigit():
+        return False
+    return True
+
+
+def _found_from_value(m: re.Match[str]) -> _Found | None:
+    try:
+        num = float(m.group("num"))
+    except (TypeError, ValueError):
+        return None
+    den: float | None = None
+    if m.group("den"):
+        den = float(m.group("den"))
+        if den <= 0:
+            return None
+    elif m.group("pct"):
+        den = 100.0
+    return _Found(raw=num, den=den)
+
+
+# ---------------------------------------------------------------------------- text prep
+_ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+_OUTPUT_OPEN = re.compile(r"<output-([A-Za-z0-9_-]{1,64})>", re.IGNORECASE)
+_OUTPUT_CLOSE = re.compile(r"</output-([A-Za-z0-9_-]{1,64})>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think\s{0,3}>", re.IGNORECASE)
+
+
+def _mask_output_blocks(text: str) -> str:
+    """Drop echoed ``<output-ID>...</output-ID>`` blocks: the graded output is never the score.
+
+    Closing tags are indexed once so that many unmatched opening tags stay linear.
+    A lone tag (no partner) is removed by itself.
+    """
+    if "output-" not in text.lower():
+        return text
+    closes: dict[str, list[tuple[int, int]]] = {}
+    for m in _OUTPUT_CLOSE.finditer(text):
+        closes.setdefault(m.group(1).lower(), []).append((m.start(), m.end()))
+    out: list[str] = []
+    pos = 0
+    used: dict[str, int] = {}
+    for m in _OUTPUT_OPEN.finditer(text):
+        if m.start() < pos:
+            continue
+        key = m.group(1).lower()
+        lst = closes.get(key, [])
+        i = used.get(key, 0)
+        while i < len(lst) and lst[i][0] < m.end():
+            i += 1
+        used[key] = i
+        out.append(text[pos : m.start()])
+        if i < len(lst):
+            out.append(" [graded output omitted] ")
+            pos = lst[i][1]
+            used[key] = i + 1
+        else:
+            pos = m.end()
+    out.append(text[pos:])
+    return _OUTPUT_CLOSE.sub(" ", "".join(out))
+
+
+_ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(65, 91)})
+_DIGIT = re.compile(r"\d")
+
+
+def _ascii_lower(text: str) -> str:
+    """Lower-case A-Z only, so the copy has the same length and positions as ``text``."""
+    return text.translate(_ASCII_LOWER)
+
+
+def _prepare(text: str) -> str:
+    text = _ZERO_WIDTH.sub("", text).replace("\r\n", "\n")
+    text = _mask_output_blocks(text)
+    # A reasoning model's <think> block is deliberation; its answer follows it.
+    last = None
+    if "</think" in _ascii_lower(text):
+        for last in _THINK_CLOSE.finditer(text):
+            pass
+    if last is not None and text[last.end() :].strip():
+        text = text[last.end() :]
+    return text
+
+
+def _strip_fences(body: str) -> str:
+    """Remove a leading ```lang line and a trailing ``` line around the whole body."""
+    if body.startswith("```"):
+        nl = body.find("\n")
+        body = body[nl + 1 :] if nl != -1 else body[3:]
+    if body.rstrip().endswith("```"):
+        body = body.rstrip()[:-3]
+    return body.strip()
+
+
+# ---------------------------------------------------------------------------- JSON
+_STRUCT = re.compile(r'[{}"]')
+_IN_STRING = re.compile(r'["\\]')
+_KEYWORDS = re.compile(r"score|rating|pass|verdict|grade|result|fail")  # on lowered text
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+@dataclass
+class _Span:
+    start: int
+    end: int
+    truncated: bool = False
+
+
+def _scan_objects(text: str) -> tuple[list[_Span], bool]:
+    """Find top-level ``{...}`` spans in one pass, string-aware inside objects only.
+
+    Quotes outside objects are prose (``12" pipes``) and are skipped.  An unmatched
+    ``{`` in prose does not hide balanced objects after it.  Returns the spans and
+    whether a scanned object was left unclosed at the end (a truncated reply).
+    """
+    n = len(text)
+    pairs: list[tuple[int, int]] = []
+    stack: list[int] = []
+    i = 0
+    steps = 0
+    while i < n:
+        steps += 1
+        if steps > _SCAN_MAX_STEPS:  # hostile input: keep what was found so far
+            return _maximal(pairs), False
+        if not stack:
+            i = text.find("{", i)
+            if i == -1:
+                break
+            stack.append(i)
+            i += 1
+            continue
+        m = _STRUCT.search(text, i)
+        if m is None:
+            break
+        c = m.group()
+        j = m.start()
+        if c == "{":
+            stack.append(j)
+            if len(stack) > _SCAN_MAX_DEPTH:
+                return _maximal(pairs), False
+            i = j + 1
+        elif c == "}":
+            pairs.append((stack.pop(), j + 1))
+            i = j + 1
+        else:  # a JSON string: skip to its closing quote, honouring escapes
+            k = j + 1
+            while True:
+                m2 = _IN_STRING.search(text, k)
+                if m2 is None:
+                    k = n
+                    break
+                if m2.group() == "\\":
+                    k = m2.start() + 2
+                    continue
+                k = m2.end()
+                break
+            i = k
+    spans = _maximal(pairs)
+    truncated = False
+    if stack:
+        last_end = spans[-1].end if spans else 0
+        tail = [s for s in stack if s >= last_end]
+        if tail:
+            spans.append(_Span(tail[0], n, truncated=True))
+            truncated = True
+    return spans, truncated
+
+
+def _maximal(pairs: list[tuple[int, int]]) -> list[_Span]:
+    """Keep the balanced spans that no other balanced span encloses."""
+    pairs.sort()
+    out: list[_Span] = []
+    last_end = -1
+    for s, e in pairs:
+        if s >= last_end:
+            out.append(_Span(s, e))
+            last_end = e
+    return out
+
+
+def _depth_ok(s: str) -> bool:
+    depth = 0
+    for m in _BRACKETS.finditer(s):
+        if m.group() in "[{":
+            depth += 1
+            if depth > _REPAIR_MAX_DEPTH:
+                return False
+        elif depth:
+            depth -= 1
+    return True
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = _REPAIR_BUDGET
+
+
+def _load(s: str, budget: _Budget | None) -> tuple[Any, bool]:
+    """Parse ``s`` as JSON, then (bounded) with json_repair.  Returns (value, repaired)."""
+    try:
+        return json.loads(s, strict=False), False
+    except Exception:  # ValueError, RecursionError: anything means "not plain JSON"
+        pass
+    if budget is None or len(s) > _REPAIR_MAX_CHARS or len(s) > budget.left or not _depth_ok(s):
+        return None, False
+    budget.left -= len(s)
+    try:
+        import json_repair  # local: only replies that need repair pay the import
+
+        value = json_repair.loads(s, skip_json_loads=True)
+    except Exception:  # json_repair raises ValueError/RecursionError on hostile input
+        return None, False
+    if isinstance(value, tuple):  # logging variants return (value, log)
+        value = value[0]
+    return value, True
+
+
+_SCORE_KEYS = (
+    "score",
+    "rating",
+    "overall_score",
+    "final_score",
+    "total_score",
+    "overall_rating",
+    "final_rating",
+    "grade",
+    "result",
+    "points",
+)
+_VERDICT_KEYS = ("pass", "passed", "verdict", "result", "decision", "outcome", "judgment", "judgement", "grade")
+_REASON_KEYS = (
+    "reasoning",
+    "reason",
+    "explanation",
+    "rationale",
+    "feedback",
+    "justification",
+    "reasons",
+    "critique",
+    "analysis",
+    "comment",
+    "comments",
+    "evaluation",
+)
+_TRUE_WORDS = {"true", "pass", "passed"}
+_FALSE_WORDS = {"false", "fail", "failed"}
+_GRADE_LETTERS = {"c": (1.0, "pass"), "correct": (1.0, "pass"), "i": (0.0, "fail"), "incorrect": (0.0, "fail")}
+
+
+def _text_value(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return "\n".join(v.strip() for v in value)
+    return None
+
+
+def _read_mapping(d: dict[Any, Any], depth: int = 0) -> _Found:
+    """Read score / verdict / reasoning / confidence from a JSON object."""
+    keys: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(k, str):
+            keys.setdefault(k.strip().lower().replace(" ", "_").replace("-", "_"), v)
+    found = _Found()
+    for key in _SCORE_KEYS:
+        if key not in keys:
+            continue
+        value = keys[key]
+        num = _number_from_json(value)
+        if num is not None:
+            found.raw, found.den = num
+            break
+        if key in ("grade", "result") and isinstance(value, str):
+            continue  # a letter or a word: read below as a verdict
+        if key in ("score", "rating") and value is not None:
+            found.bad_score = True
+    for key in _VERDICT_KEYS:
+        if key not in keys:
+            continue
+        value = keys[key]
+        if isinstance(value, bool):
+            found.verdict = "pass" if value else "fail"
+            break
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if key == "grade" and word in _GRADE_LETTERS:
+                fixed, found.verdict = _GRADE_LETTERS[word]
+                if found.raw is None:
+                    found.fixed = fixed
+                break
+            if key == "grade" and word == "p":
+                if found.raw is None:
+                    found.fixed = 0.5
+                break
+            if word in _TRUE_WORDS:
+                found.verdict = "pass"
+                break
+            if word in _FALSE_WORDS:
+                found.verdict = "fail"
+                break
+            if word == "partial":
+                found.partial = True
+                break
+    for key in _REASON_KEYS:
+        if key in keys:
+            text = _text_value(keys[key])
+            if text is not None:
+                found.reasoning = text
+                break
+    conf = keys.get("confidence")
+    if isinstance(conf, str):
+        found.confidence = _CONFIDENCE_WORDS.get(" ".join(conf.lower().split()))
+    if not found.usable and depth < 4:
+        # No score at the top: the first nested object with one (per-model sections).
+        for v in d.values():
+            if isinstance(v, dict):
+                inner = _read_mapping(v, depth + 1)
+                if inner.usable:
+                    return inner
+                found.bad_score = found.bad_score or inner.bad_score
+    return found
+
+
+def _read_value(value: Any) -> list[_Found]:
+    if isinstance(value, dict):
+        return [_read_mapping(value)]
+    if isinstance(value, list):
+        return [_read_mapping(v) for v in value[:_MAX_JSON_CANDIDATES] if isinstance(v, dict)]
+    return []
+
+
+def _quoted(text: str, start: int) -> bool:
+    """Is the object at ``start`` quoted content rather than the judge's own answer?
+
+    Inside an open double quote on its line, or introduced as an example/format.
+    """
+    line_start = text.rfind("\n", max(0, start - 300), start) + 1
+    if line_start == 0 and start > 300:
+        line_start = start - 300
+    seg = text[line_start:start]
+    if seg.count('"') % 2 == 1 or seg.count("\u201c") > seg.count("\u201d"):
+        return True
+    return _EXAMPLE_CUE.search(seg) is not None
+
+
+# "in JSON format:" introduces the real answer, so "format" is not a cue.
+_EXAMPLE_CUE = re.compile(r"\b(?:example|e\.g\.|for instance|such as|like this)\b", re.IGNORECASE)
+
+
+@dataclass
+class _JsonOutcome:
+    found: _Found | None = None
+    strategy: str = ""
+    span: _Span | None = None
+    quoted: bool = False
+    whole: bool = False  # the reply was one JSON value: it decides alone
+    bad_score: bool = False
+    truncated: bool = False
+    keyless_whole: bool = False  # a whole-reply object with no score/verdict
+    spans: tuple[tuple[int, int], ...] = ()  # every object found in the prose
+
+
+def _choose(cands: list[tuple[_Found, bool]], scale: tuple[float, float]) -> tuple[_Found, bool] | None:
+    """First candidate wins, unless they disagree and one is quoted: then fail closed."""
+    if not cands:
+        return None
+    first = cands[0]
+    key0 = _key(first[0], scale)
+    for found, _ in cands[1:]:
+        if _key(found, scale) != key0 and any(q for _, q in cands):
+            raise VerdictParseError(
+                "the reply holds several JSON verdicts with different scores, and at least one"
+                " is quoted content (an echoed example or the graded output); cannot tell which"
+                " is the judge's own"
+            )
+    return first
+
+
+def _key(found: _Found, scale: tuple[float, float]) -> tuple[float | None, str | None]:
+    return (_normalize(found, scale), found.verdict)
+
+
+def _json_stage(text: str, scale: tuple[float, float], budget: _Budget) -> _JsonOutcome:
+    out = _JsonOutcome()
+    body = _strip_fences(text.strip())
+    if body[:1] in ("{", "["):
+        try:
+            value = json.loads(body, strict=False)
+        except Exception:  # includes RecursionError on deep nesting
+            value = None
+        if isinstance(value, (dict, list)):
+            cands = [(f, False) for f in _read_value(value) if f.usable]
+            chosen = _choose(cands, scale)
+            out.whole = isinstance(value, dict) or bool(cands)
+            if chosen:
+                out.found, out.strategy = chosen[0], "json"
+                return out
+            if isinstance(value, dict):
+                out.bad_score = _read_mapping(value).bad_score
+                out.keyless_whole = True
+                return out
+    spans, out.truncated = _scan_objects(text)
+    if not spans:
+        return out
+    low = _ascii_lower(text)
+    lead = len(text) - len(text.lstrip())
+    tail = len(text.rstrip())
+    cands: list[tuple[_Found, bool]] = []
+    first_span: dict[int, _Span] = {}
+    examined = 0
+    single_whole = False
+    for span in spans:
+        if examined >= _MAX_JSON_CANDIDATES:
+            break
+        if _KEYWORDS.search(low, span.start, span.end) is None:
+            continue  # cheap filter: no score-like key, not a verdict object
+        examined += 1
+        value, repaired = _load(text[span.start : span.end], budget)
+        found_list = [f for f in _read_value(value) if f.usable]
+        for f in _read_value(value):
+            out.bad_score = out.bad_score or f.bad_score
+        is_whole = len(spans) == 1 and _fenced_whole(text, span, lead, tail)
+        if is_whole and isinstance(value, dict) and not found_list:
+            out.whole = True
+            out.keyless_whole = True
+            return out
+        for f in found_list:
+            first_span.setdefault(len(cands), span)
+            cands.append((f, _quoted(text, span.start)))
+        if is_whole and found_list:
+            single_whole = True
+            out.strategy = "json-repair" if repaired else "json"
+    chosen = _choose(cands, scale)
+    if chosen is None:
+        return out
+    out.spans = tuple((s.start, s.end) for s in spans)
+    out.found, out.quoted = chosen
+    out.span = first_span[0]
+    if single_whole:
+        out.whole = True
+    else:
+        out.strategy = "json-fragment"
+    return out
+
+
+def _fenced_whole(text: str, span: _Span, lead: int, tail: int) -> bool:
+    """Does the span cover the whole reply, apart from whitespace and code fences?"""
+    before = text[lead : span.start].strip()
+    after = text[span.end : tail].strip()
+    return before in ("", "```", "```json", "```JSON") and after in ("", "```")
+
+
+# ---------------------------------------------------------------------------- labels
+_I = 0  # no re.IGNORECASE: it makes sre several times slower; patterns run on _ascii_lower(text)
+_SEP = r"[ \t]{0,3}(?:[*_]{1,2})?[ \t]{0,3}"
+_RESULT_TAG = re.compile(
+    r"\[\s{0,3}result\s{0,3}\]" + _SEP + r"[:\-]?" + _SEP
+    + r"(?:(?:score|result|rating)[ \t]{0,2}(?:of|is|[:=])?[ \t]{0,3})?" + _VALUE,
+    _I,
+)
+_RATING_BRACKETS = re.compile(
+    r"(?<![A-Za-z])(?:rating[ \t]{0,3}(?:[:=：]|of|is)?|score[ \t]{0,3}[:=：])" + _SEP
+    + r"\[\[\s{0,3}" + _VALUE + r"\s{0,3}\]\]",
+    _I,
+)
+_GRADE = re.compile(
+    r"(?<![A-Za-z])grade[ \t]{0,3}[:=]" + _SEP
+    + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
+    _I,
+)
+_DOUBLE_BRACKETS = re.compile(r"\[\[\s{0,3}" + _VALUE + r"\s{0,3}\]\]")
+_FIELD = re.compile(
+    r"(?<![A-Za-z_])(?:(?:final|overall|total)[ \t]{1,3})?(?:score|rating|result|grade|points)(?![A-Za-z_])" + _SEP
+    + r"(?:\([^()\n]{0,24}\)" + _SEP + r")?[:=：]" + _SEP + _VALUE,  # "Score (1-10): 7"
+    _I,
+)
+_BRACKET_FIELD = re.compile(r"[(\[][ \t]{0,2}(?:score|rating)[ \t]{0,2}[:=]?[ \t]{0,2}" + _VALUE + r"[ \t]{0,2}[)\]]", _I)
+_LONE_BRACKET = re.compile(r"^[ \t]{0,8}\[[ \t]{0,3}" + _VALUE + r"[ \t]{0,3}\][ \t]{0,8}$", re.MULTILINE)
+_CONFIDENCE = re.compile(
+    r"(?<![A-Za-z])confidence(?:[ \t]{1,3}(?:level|score|rating))?" + _SEP + r"(?:[:=]|is)?" + _SEP
+    + r"(?:(?P<word>very[ \t]{1,3}high|high|medium|moderate|low|very[ \t]{1,3}low)(?![A-Za-z])|" + _VALUE + ")",
+    _I,
+)
+# Words in the clause before a score mention that make it not the judge's score.
+_NEGATION = re.compile(
+    r"(?<![A-Za-z])(?:not|never|nor|cannot|instead|rather|than|unless|except|reference|example|e\.g)"
+    r"(?![A-Za-z])|n't",
+    _I,
+)
+_CLAUSE_END = re.compile(r"[.!?;\n](?!\d)")
+
+
+_FIELD_CLAUSE_END = re.compile(r"[.!?;,:\n](?!\d)")
+
+
+def _negated_before(text: str, start: int, width: int = 60, clause: re.Pattern[str] = _CLAUSE_END) -> bool:
+    """A negation or reference word earlier in the same clause (within ``width`` chars).
+
+    Prose uses a sentence-wide window ("does not fully align with the criteria for a
+    score of 5"); a ``Score:`` field only looks at the few words right before it
+    ("Reference (Score 5)"), so "No issues, Score: 5" stays a score.
+    """
+    window = text[max(0, start - width) : start]
+    cut = sentence = 0
+    for m in clause.finditer(window):
+        cut = m.end()
+    for m in _CLAUSE_END.finditer(window):
+        sentence = m.end()
+    if _NEGATION.search(window, cut) is not None:
+        return True
+    # "For example, Score: 1 means ...": a reference word reaches across commas.
+    return _REFERENCE.search(window, sentence) is not None
+
+
+_REFERENCE = re.compile(r"(?<![A-Za-z])(?:reference|example|e\.g)(?![A-Za-z])")
+
+
+def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    last = None
+    for m in pattern.finditer(text):
+        if "num" in pattern.groupindex and not _value_after(text, m):
+            continue
+        last = m
+    return last
+
+
+def _first(pattern: re.Pattern[str], text: str, check_negation: bool = False) -> re.Match[str] | None:
+    for count, m in enumerate(pattern.finditer(text)):
+        if count >= _MAX_FIRST_SCAN:
+            return None
+        if "num" in pattern.groupindex and not _value_after(text, m):
+            continue
+        if check_negation and _negated_before(text, m.start(), 24, _FIELD_CLAUSE_END):
+            continue
+        return m
+    return None
+
+
+def _mask(text: str, spans: list[tuple[int, int]]) -> str:
+    """Blank out spans with spaces (same length: positions stay valid)."""
+    if not spans:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for s, e in spans:
+        if s < pos:
+            continue
+        parts.append(text[pos:s])
+        parts.append(" " * (e - s))
+        pos = e
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def _marker_score(text: str, low: str) -> tuple[_Found, tuple[int, int]] | None:
+    """The strongest format marker or labelled field with a score (tiers in order).
+
+    Patterns run on ``low`` (the ASCII-lowered text); ``text`` keeps the case that
+    grade letters need.
+    """
+    has_digit = _DIGIT.search(low) is not None
+    m = None
+    if has_digit:
+        m = _last(_RESULT_TAG, low)
+        if m is None:
+            m = _first(_RATING_BRACKETS, low)
+    if m is not None:
+        f = _found_from_value(m)
+        if f is not None:
+            return f, m.span()
+    g = None
+    for cand in _GRADE.finditer(low):
+        # A grade letter must be upper case: "Grade: i think..." is prose.
+        if len(cand.group("g")) > 1 or text[cand.start("g")].isupper():
+            g = cand
+    if g is not None:
+        word = g.group("g").lower()
+        if word.startswith("p"):
+            return _Found(fixed=0.5), g.span()
+        fixed, verdict = _GRADE_LETTERS[word]
+        return _Found(fixed=fixed, verdict=verdict), g.span()
+    if not has_digit:
+        return None
+    for pattern, neg in ((_DOUBLE_BRACKETS, False), (_FIELD, True), (_BRACKET_FIELD, True), (_LONE_BRACKET, False)):
+        m = _first(pattern, low, check_negation=neg)
+        if m is not None:
+            f = _found_from_value(m)
+            if f is not None:
+                return f, m.span()
+    return None
+
+
+# ---------------------------------------------------------------------------- verdict words
+_ANSWER_TAG = re.compile(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>", _I)
+_VERDICT_LABEL = re.compile(
+    r"(?<![A-Za-z])(?:verdict|decision|judge?ment|outcome|final[ \t]{1,3}answer|result|answer)" + _SEP
+    + r"[:=：]" + _SEP + r"(?P<v>pass|fail|partial)(?:ed)?(?![A-Za-z])",
+    _I,
+)
+_BARE_VERDICT = re.compile(r"(?<![A-Za-z])(?P<v>PASS|FAIL)(?:ED)?(?![A-Za-z])")
+_LONE_VERDICT_LINE = re.compile(r"^[ \t*_#>`\"'.\-]{0,8}(?P<v>pass|fail)(?:ed)?[ \t*_`\"'.!]{0,8}$", re.MULTILINE | _I)
+_VOCAB_JOIN = re.compile(r"\s{0,3}(?:or|and|nor|/|\||,)\s{0,3}", _I)
+
+
+def _marker_verdict(text: str, low: str) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
+    """(verdict, partial, span, strong): a tag or label is strong, a bare word is not."""
+    for pattern in (_ANSWER_TAG, _VERDICT_LABEL):
+        m = _last(pattern, low)
+        if m is not None:
+            v = m.group("v").lower()
+            if v == "partial":
+                return None, True, m.span(), True
+            return v, False, m.span(), True
+    tokens = list(_BARE_VERDICT.finditer(text))
+    tokens += list(_LONE_VERDICT_LINE.finditer(low))
+    if not tokens:
+        return None, False, None, False
+    tokens.sort(key=lambda m: m.start("v"))
+
+    def joined(a: re.Match[str], b: re.Match[str]) -> bool:
+        # "PASS or FAIL", "PASS/FAIL": the vocabulary, not a decision.
+        return a.group("v").lower() != b.group("v").lower() and _VOCAB_JOIN.fullmatch(low, a.end(), b.start("v")) is not None
+
+    # The last token that is not part of such a pair wins (walk back from the end).
+    for idx in range(len(tokens) - 1, max(-1, len(tokens) - 1 - _MAX_FIRST_SCAN), -1):
+        t = tokens[idx]
+        if idx > 0 and joined(tokens[idx - 1], t):
+            continue
+        if idx + 1 < len(tokens) and joined(t, tokens[idx + 1]):
+            continue
+        return t.group("v").lower(), False, t.span(), False
+    return None, False, None, False
+
+
+# ---------------------------------------------------------------------------- prose
+_RATING_VERB = re.compile(
+    r"(?<![A-Za-z])(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned"
+    r"|award|awarded|deserves?|earns?|earned|earning)(?![A-Za-z])(?=[^\d\n.;!?]{0,60}\d)",
+    _I,
+)
+_OBJECT_VERBS = {"give", "gives", "giving", "given", "assign", "assigned", "award", "awarded"}
+_TOKEN = re.compile(r"[ \t]{0,4}(?:(?P<word>[A-Za-z\u2019']{1,30})|(?P<num>[-+]?\d)|(?P<punct>\S))")
+_STOP_WORDS = {"scale", "between", "from", "range", "ranging", "out", "up"}
+_RANGE_AFTER = re.compile(r"[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}\d", _I)
+_PROSE_VALUE = re.compile(_VALUE)
+
+
+def _prose_score(text: str) -> tuple[_Found, tuple[int, int]] | None:
+    """Ratings stated in a sentence; disagreeing ones make the reply ambiguous."""
+    found: list[tuple[_Found, tuple[int, int]]] = []
+    if _DIGIT.search(text) is None:
+        return None
+    for count, m in enumerate(_RATING_VERB.finditer(text)):
+        if count >= _MAX_PROSE_CANDIDATES:
+            break
+        verb_end = m.start() + re.match(r"[A-Za-z]+", text[m.start() : m.start() + 12]).end()  # type: ignore[union-attr]
+        verb = text[m.start() : verb_end].lower()
+        if _negated_before(text, m.start()):
+            continue
+        pos = verb_end
+        words = 0
+        ok = True
+        while True:
+            t = _TOKEN.match(text, pos, min(len(text), pos + 80))
+            if t is None:
+                ok = False
+                break
+            if t.group("num") is not None:
+                break
+            if t.group("word") is not None:
+                w = t.group("word").lower().replace("\u2019", "'")
+                if _NEGATION.fullmatch(w) or w.endswith("n't") or w in _STOP_WORDS:
+                    ok = False
+                    break
+                words += 1
+                if words > 6:
+                    ok = False
+                    break
+            elif t.group("punct") not in (":", '"', "*", "(", "'", "=", "\u201c"):
+                ok = False
+                break
+            pos = t.end()
+        if not ok:
+            continue
+        if verb in _OBJECT_VERBS and words == 0:
+            continue  # "gives 3 examples": a count, not a rating
+        start = text.find(t.group("num"), t.start())  # type: ignore[union-attr]
+        v = _PROSE_VALUE.match(text, start)
+        if v is None or not _value_after(text, v) or (start > 0 and text[start - 1].isdigit()):
+            continue
+        if not v.group("den") and not v.group("pct") and _RANGE_AFTER.match(text, v.end()):
+            continue  # "from 1 to 10", "a 3 or 4": a range or alternatives
+        f = _found_from_value(v)
+        if f is not None:
+            found.append((f, (m.start(), v.end())))
+    if not found:
+        return None
+    first = found[0][0]
+    for f, _ in found[1:]:
+        if (f.raw, f.den) != (first.raw, first.den):
+            raise VerdictParseError(
+                "the reply states several different ratings in prose and no labelled score;"
+                " cannot tell which one rates the graded output"
+            )
+    return found[0]
+
+
+# ---------------------------------------------------------------------------- bare number
+_BARE = re.compile(
+    r"[*_`\"'\s]{0,6}(?P<num>[-+]?(?:\d{1,15}(?:\.\d{1,12})?|\.\d{1,12}))"
+    r"(?:\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?))?(?P<pct>\s{0,2}%)?"
+    r"(?:\s{0,2}points?)?[*_`\"'\s]{0,6}",
+    _I,
+)
+
+
+def _decoration(line: str) -> bool:
+    """Lines a UI adds around a bare answer: quotes ('> ...'), italics, fences."""
+    s = line.strip()
+    return (
+        s.startswith(">")
+        or s.startswith("```")
+        or (len(s) > 2 and s[0] in "*_" and s[-1] in "*_")
+        or s.lower() in ("<think>", "</think>")
+    )
+
+
+def _bare_first(text: str) -> tuple[_Found, tuple[int, int]] | None:
+    """The whole reply, or its first non-fence line, is a number."""
+    pos = 0
+    n = len(text)
+    for _ in range(64):  # only the first few lines can hold a score-first answer
+        if pos >= n:
+            break
+        nl = text.find("\n", pos)
+        end = n if nl == -1 else nl
+        line = text[pos:end]
+        if line.strip() and not line.strip().startswith("```"):
+            if end - pos > 80:
+                return None
+            m = _BARE.fullmatch(line)
+            if m is None:
+                return None
+            f = _found_from_value(m)
+            return (f, (pos, end)) if f is not None else None
+        pos = end + 1
+    return None
+
+
+def _bare_last(text: str) -> tuple[_Found, tuple[int, int]] | None:
+    """The last line is a number and every line before it is decoration."""
+    stripped = text.rstrip()
+    nl = stripped.rfind("\n")
+    line = stripped[nl + 1 :]
+    if len(line) > 80:
+        return None
+    m = _BARE.fullmatch(line)
+    if m is None:
+        return None
+    head = stripped[: max(nl, 0)]
+    if len(head) > 2000 or not all(_decoration(x) for x in head.split("\n") if x.strip()):
+        return None
+    f = _found_from_value(m)
+    return (f, (nl + 1, len(stripped))) if f is not None else None
+
+
+# ---------------------------------------------------------------------------- assembly
+def _check_scale(scale: Any) -> tuple[float, float]:
+    try:
+        lo, hi = scale
+    except (TypeError, ValueError):
+        raise ValueError("scale must be a (min, max) pair of numbers") from None
+    if isinstance(lo, bool) or isinstance(hi, bool) or not all(isinstance(x, (int, float)) for x in (lo, hi)):
+        raise ValueError("scale must be a (min, max) pair of numbers")
+    try:
+        lo_f, hi_f = float(lo), float(hi)
+    except OverflowError:
+        raise ValueError("scale bounds must be finite") from None
+    if not (_finite(lo_f) and _finite(hi_f)):
+        raise ValueError("scale bounds must be finite")
+    if not lo_f < hi_f:
+        raise ValueError("scale min must be below scale max")
+    if not _finite(hi_f - lo_f):
+        raise ValueError("scale range is too large")
+    return lo_f, hi_f
+
+
+def _normalize(found: _Found, scale: tuple[float, float]) -> float | None:
+    lo, hi = scale
+    if found.raw is not None:
+        if found.den is not None and found.den != hi:
+            value = found.raw / found.den  # a fraction of full marks on another scale
+        else:
+            value = (found.raw - lo) / (hi - lo)
+    elif found.fixed is not None:
+        value = found.fixed
+    elif found.verdict is not None:
+        value = 1.0 if found.verdict == "pass" else 0.0
+    else:
+        return None
+    if math.isnan(value):
+        return None
+    return round(min(1.0, max(0.0, value)), 6)
+
+
+def _raw_value(found: _Found, scale: tuple[float, float]) -> float | None:
+    return found.raw
+
+
+def _result(found: _Found, scale: tuple[float, float], reasoning: str, strategy: str) -> ParsedVerdict:
+    score = _normalize(found, scale)
+    if score is None:  # pragma: no cover - callers pass usable candidates only
+        raise VerdictParseError("no usable score in the judge's reply")
+    return ParsedVerdict(
+        score=score,
+        raw_score=_raw_value(found, scale),
+        verdict=found.verdict,
+        confidence=found.confidence,
+        reasoning=reasoning,
+        strategy=strategy,
+    )
+
+
+def _without(text: str, *spans: tuple[int, int] | None) -> str:
+    """The reply minus the marker spans: the judge's prose, before and after the score."""
+    parts: list[str] = []
+    pos = 0
+    for span in sorted(s for s in spans if s is not None):
+        if span[0] < pos:
+            continue
+        parts.append(text[pos : span[0]].strip())
+        pos = span[1]
+    parts.append(text[pos:].strip())
+    # Leftovers such as "**" or "," around a removed marker are not reasoning.
+    return "\n".join(p for p in parts if any(c.isalnum() for c in p))
+
+
+def _confidence_word(text: str, spans: list[tuple[int, int]]) -> str | None:
+    word = None
+    for m in _CONFIDENCE.finditer(text):
+        spans.append(m.span())
+        if m.group("word"):
+            word = _CONFIDENCE_WORDS.get(" ".join(m.group("word").lower().split()))
+    return word
+
+
+def parse_verdict(text: str, *, scale: tuple[float, float] = (0, 1)) -> ParsedVerdict:
+    """Parse a judge's reply into a `ParsedVerdict`; raise `VerdictParseError` if it holds none.
+
+    ``scale`` is the (min, max) the judge was asked to use; the score is normalized to
+    [0, 1].  Error messages never quote the reply; it is on the exception's ``.text``.
+    """
+    bounds = _check_scale(scale)
+    if not isinstance(text, str):
+        raise VerdictParseError(f"the judge's reply must be a str, not {type(text).__name__}", "")
+    try:
+        return _parse(text, bounds)
+    except VerdictParseError as exc:
+        if exc.text != text:
+            raise VerdictParseError(str(exc), text) from None
+        raise
+
+
+def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
+    if not original.strip():
+        raise VerdictParseError("the judge's reply is empty", original)
+    text = _prepare(original)
+    if not text.strip():
+        raise VerdictParseError("the judge's reply is empty once echoed output is removed", original)
+
+    # 1-3. JSON: whole reply, repaired, then fragments.
+    budget = _Budget()
+    js = _json_stage(text, scale, budget)
+    if js.found is not None:
+        found = js.found
+        if js.quoted:
+            # A quoted object wins only if no labelled score contradicts it.
+            conf_spans: list[tuple[int, int]] = []
+            _confidence_word(_ascii_lower(text), conf_spans)
+            masked = _mask(text, conf_spans + ([(js.span.start, js.span.end)] if js.span else []))
+            other = _marker_score(masked, _ascii_lower(masked))
+            if other is not None and _normalize(other[0], scale) != _normalize(found, scale):
+                raise VerdictParseError(
+                    "the reply quotes a JSON verdict that conflicts with a labelled score;"
+                    " cannot tell which is the judge's own"
+                )
+        if found.reasoning is None:
+            if js.whole or js.span is None:
+                found.reasoning = ""
+            else:
+                found.reasoning = _without(text, *js.spans)
+        if found.confidence is None:
+            found.confidence = _confidence_word(_ascii_lower(text), [])
+        return _result(found, scale, found.reasoning, js.strategy)
+    if js.whole:
+        if js.bad_score:
+            raise VerdictParseError("the JSON reply's score field is not a number, and it gives no pass/fail verdict")
+        hint = " (unbalanced JSON: cut off at max_tokens?)" if js.truncated else ""
+        raise VerdictParseError(f"the JSON reply has no score, rating or pass/fail field{hint}")
+
+    # 4-6. Markers, labelled fields, bare numbers, prose.
+    conf_spans = []
+    confidence = _confidence_word(_ascii_lower(text), conf_spans)
+    scan = _mask(text, conf_spans)
+    low = _ascii_lower(scan)
+    verdict, partial, vspan, strong = _marker_verdict(scan, low)
+
+    score: tuple[_Found, tuple[int, int]] | None = _marker_score(scan, low)
+    strategy = "labelled"
+    if score is None:
+        score = _bare_first(low)
+        strategy = "bare-number"
+    if score is None and not strong:
+        score = _prose_score(low)
+        strategy = "prose"
+    if score is None and not strong:
+        score = _bare_last(low)
+        strategy = "bare-number"
+    if score is not None:
+        found, span = score
+        if found.verdict is None:
+            found.verdict = verdict
+        found.confidence = confidence
+        # A rating sentence is part of the prose; a marker line is not.
+        reasoning = text.strip() if strategy == "prose" else _without(text, span, vspan if strong else None)
+        return _result(found, scale, reasoning, strategy)
+    if verdict is not None:
+        found = _Found(verdict=verdict, confidence=confidence)
+        return _result(found, scale, _without(text, vspan, *conf_spans), "labelled")
+
+    # Nothing usable: say why, without quoting the reply.
+    if partial:
+        raise VerdictParseError("the reply's verdict is PARTIAL, which is neither pass nor fail, and it gives no score")
+    if js.bad_score:
+        raise VerdictParseError("the reply's JSON score field is not a number, and it gives no pass/fail verdict")
+    if js.truncated:
+        raise VerdictParseError("no score found; the reply looks truncated (unbalanced JSON: cut off at max_tokens?)")
+    if conf_spans and not scan.strip():
+        raise VerdictParseError("the reply gives only a confidence figure, which is not a score")
+    raise VerdictParseError(
+        f"no score, rating or pass/fail verdict found in the judge's reply ({len(original)} characters)"
+    )
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object a reply carries (whole, repaired, or found in prose/fences), or None.
+
+    Uses the same bounded extraction as `parse_verdict`: the whole reply first, then the
+    first top-level object in the text that parses directly or after repair.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    text = _prepare(text)
+    body = _strip_fences(text.strip())
+    if body[:1] in ("{", "["):
+        try:
+            value = json.loads(body, strict=False)
+        except Exception:
+            value = None
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, dict):
+                    return item
+    spans, _ = _scan_objects(text)
+    budget = _Budget()
+    for span in spans[:_MAX_JSON_CANDIDATES]:
+        value, _ = _load(text[span.start : span.end], budget)
+        if isinstance(value, list):
+            value = next((v for v in value if isinstance(v, dict)), None)
+        if isinstance(value, dict) and value:
+            return value
+    return None
