@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import JudgeError
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 DATA_RULES = (
     "The test's input, reference and output are given inside tags of the form <name-{nonce}> ... "
@@ -38,8 +41,8 @@ def as_text(value: Any, what: str) -> str:
             raise JudgeError(f"{what} cannot be shown as JSON: {exc}") from None
     else:
         text = str(value)
-    # Lone surrogates cannot be encoded, stored or sent; make them visible replacement characters.
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    # Lone surrogates cannot be encoded, stored or sent; each becomes one replacement character.
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,77 @@
+"""Option resolution: precedence, validation messages, CI detection."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_llmjudge.settings import OPTIONS, SettingError, detect_ci, resolve
+
+
+def test_defaults_off_ci():
+    settings = resolve({}, {}, {})
+    assert settings.mode == "auto" and settings.mode_reason == "default"
+    assert settings.threshold == 0.5 and settings.temperature == 0.0 and settings.samples == 1
+    assert settings.model is None and settings.budget is None and settings.prune is False
+
+
+def test_cli_beats_env_beats_ini():
+    ini = {"threshold": "0.1", "model": "ini-model"}
+    env = {"LLMJUDGE_THRESHOLD": "0.2", "LLMJUDGE_MODEL": "env-model"}
+    assert resolve({}, ini, {}).threshold == 0.1
+    assert resolve({}, ini, env).threshold == 0.2
+    settings = resolve({"threshold": "0.3"}, ini, env)
+    assert settings.threshold == 0.3 and settings.model == ("env-model",)
+    assert settings.sources["threshold"] == "cli" and settings.sources["model"] == "env"
+
+
+def test_marker_sits_between_cli_and_env():
+    from_env = resolve({}, {}, {"LLMJUDGE_THRESHOLD": "0.2"})
+    assert from_env.with_marker({"threshold": 0.9}).threshold == 0.9
+    from_cli = resolve({"threshold": "0.3"}, {}, {})
+    assert from_cli.with_marker({"threshold": 0.9}).threshold == 0.3
+    assert from_cli.with_marker({"threshold": 0.9}, force=True).threshold == 0.9
+
+
+def test_models_split_on_commas_for_panels():
+    assert resolve({"model": "a, b ,c"}, {}, {}).model == ("a", "b", "c")
+
+
+@pytest.mark.parametrize("environ, expected", [({"CI": "true"}, "CI"), ({"CI": "false"}, None), ({"CI": "0"}, None),
+                                                ({"GITHUB_ACTIONS": "true"}, "GITHUB_ACTIONS"), ({}, None)])
+def test_ci_detection(environ, expected):
+    assert detect_ci(environ) == expected
+
+
+def test_ci_makes_replay_the_default_but_an_explicit_mode_wins():
+    settings = resolve({}, {}, {"CI": "1"})
+    assert settings.mode == "replay" and settings.mode_reason == "CI detected: CI is set"
+    explicit = resolve({"mode": "auto"}, {}, {"CI": "1"})
+    assert explicit.mode == "auto" and explicit.mode_reason == "--judge-mode"
+
+
+@pytest.mark.parametrize(
+    "cli, ini, env, message",
+    [
+        ({"mode": "fast"}, {}, {}, "--judge-mode must be one of auto, replay, refresh, live; got 'fast'"),
+        ({}, {"mode": "fast"}, {}, "judge_mode must be one of auto, replay, refresh, live; got 'fast'"),
+        ({}, {}, {"LLMJUDGE_MODE": "fast"}, "LLMJUDGE_MODE must be one of"),
+        ({"threshold": "nan"}, {}, {}, "--judge-threshold must be a finite number"),
+        ({"concurrency": "0"}, {}, {}, "--judge-concurrency must be a whole number >= 1"),
+        ({"samples": "2.5"}, {}, {}, "--judge-samples must be a whole number >= 1, got '2.5'"),
+        ({"budget": "-1"}, {}, {}, "--judge-budget must be >= 0"),
+        ({"temperature": "3"}, {}, {}, "--judge-temperature must be between 0 and 2"),
+        ({}, {"prune": "maybe"}, {}, "judge_prune must be true or false"),
+    ],
+)
+def test_bad_values_name_the_place_and_the_allowed_values(cli, ini, env, message):
+    with pytest.raises(SettingError) as excinfo:
+        resolve(cli, ini, env)
+    assert message in str(excinfo.value)
+
+
+def test_every_option_has_three_consistent_names():
+    for option in OPTIONS:
+        suffix = option.name.replace("_", "-")
+        assert option.cli == f"--judge-{suffix}"
+        assert option.ini == f"judge_{option.name}"
+        assert option.env == f"LLMJUDGE_{option.name.upper()}"
