@@ -4,9 +4,16 @@
 
     def test_refund_answer(bot):
         assert_judged(bot.ask("Can I return shoes?"), "Says returns are accepted within 30 days")
+
+Names are imported on first use (PEP 562): pytest imports this package for its entry point in
+every session, and a suite that never judges must not pay for the judge pipeline's imports.
 """
 
-from .api import assert_judged, assert_judged_async
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     BackendError,
     BudgetExceeded,
@@ -16,8 +23,22 @@ from .errors import (
     StoreError,
     VerdictParseError,
 )
-from .judge import Judge, Sample, Verdict
-from .parsing import ParsedVerdict, parse_verdict
+
+# public name -> the module that defines it
+_LAZY = {
+    "assert_judged": "api",
+    "assert_judged_async": "api",
+    "Judge": "judge",
+    "Sample": "judge",
+    "Verdict": "judge",
+    "ParsedVerdict": "parsing",
+    "parse_verdict": "parsing",
+}
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
+    from .api import assert_judged, assert_judged_async
+    from .judge import Judge, Sample, Verdict
+    from .parsing import ParsedVerdict, parse_verdict
 
 __all__ = [
     "BackendError",
@@ -35,3 +56,16 @@ __all__ = [
     "assert_judged_async",
     "parse_verdict",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module_name}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
