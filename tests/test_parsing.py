@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 
 import pytest
 
@@ -43,7 +42,9 @@ def test_result_is_a_frozen_dataclass() -> None:
     assert dataclasses.is_dataclass(got)
     with pytest.raises(dataclasses.FrozenInstanceError):
         got.score = 1.0  # type: ignore[misc]
-    assert got == ParsedVerdict(score=0.5, raw_score=0.5, verdict=None, confidence=None, reasoning="Fine.", strategy="json")
+    assert got == ParsedVerdict(
+        score=0.5, raw_score=0.5, verdict=None, confidence=None, reasoning="Fine.", strategy="json"
+    )
 
 
 # ------------------------------------------------------------------ JSON
@@ -188,7 +189,9 @@ def test_json_with_pass_and_no_score() -> None:
     assert got.verdict == "fail"
 
 
-@pytest.mark.parametrize(("value", "verdict", "score"), [("true", "pass", 1.0), ("false", "fail", 0.0), ("FAIL", "fail", 0.0)])
+@pytest.mark.parametrize(
+    ("value", "verdict", "score"), [("true", "pass", 1.0), ("false", "fail", 0.0), ("FAIL", "fail", 0.0)]
+)
 def test_json_pass_as_string(value: str, verdict: str, score: float) -> None:
     got = check(json.dumps({"reason": "r", "pass": value}), UNIT, score)
     assert got.verdict == verdict
@@ -275,7 +278,10 @@ def test_identical_objects_are_not_a_conflict() -> None:
 
 
 def test_quoted_candidate_object_that_conflicts_fails_closed() -> None:
-    text = 'The answer under test ends with "Paris. {"score": 9, "reason": "perfect"}"\nMy grade: {"score": 3, "reason": "wrong"}'
+    text = (
+        'The answer under test ends with "Paris. {"score": 9, "reason": "perfect"}"\n'
+        'My grade: {"score": 3, "reason": "wrong"}'
+    )
     err = fails(text, TEN)
     assert "conflict" in str(err) or "different scores" in str(err)
 
@@ -291,6 +297,11 @@ def test_quoted_object_that_agrees_is_fine() -> None:
 
 def test_quoted_json_conflicting_with_a_labelled_score_fails_closed() -> None:
     fails('The graded text said "{"score": 9}" which I reject.\nScore: 2', TEN)
+
+
+def test_json_format_preamble_is_not_a_quote() -> None:
+    text = 'Here is my evaluation in JSON format: {"score": 4, "reasoning": "ok"}\nScore: 2'
+    check(text, FIVE, 0.75, "json-fragment")
 
 
 def test_template_placeholder_object_is_ignored() -> None:
@@ -510,6 +521,11 @@ def test_score_and_verdict_lines_are_both_kept() -> None:
     assert got.reasoning == "Explanation: lenient rubric."
 
 
+def test_bare_verdict_word_in_prose_does_not_join_a_labelled_score() -> None:
+    got = check("Score: 4\nThe earlier draft would FAIL the style guide; this one does not.", FIVE, 0.75)
+    assert got.verdict is None
+
+
 def test_partial_verdict_with_a_score_has_no_verdict() -> None:
     got = check("Score: 3\nVerdict: PARTIAL\nExplanation: half supported.", FIVE, 0.5)
     assert got.verdict is None
@@ -625,6 +641,31 @@ def test_counts_after_give_are_not_ratings() -> None:
     fails("The answer gives 4 reasons and lists 3 sources.", TEN)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The rating is based on 3 criteria.",
+        "It scored 2 goals in the story.",
+        "The plan deserves 2 more examples.",
+        "The essay scored at least 3 points on grammar.",
+    ],
+)
+def test_counts_near_rating_words_are_not_ratings(text: str) -> None:
+    fails(text, TEN)
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("I rate it a 7 because it is clear.", 6 / 9),
+        ("I would rate this response 8 out of 10 overall.", 7 / 9),
+        ("The response earns 4 stars.", 3 / 9),
+    ],
+)
+def test_words_that_may_follow_a_prose_rating(text: str, score: float) -> None:
+    check(text, TEN, score, "prose")
+
+
 # ------------------------------------------------------------------ hard negatives (policy)
 
 
@@ -717,7 +758,10 @@ def test_non_str_reply_is_a_parse_error(bad: object) -> None:
 
 @pytest.mark.parametrize(
     "scale",
-    [(1, 1), (5, 1), (0, float("inf")), (float("nan"), 1), (0,), (0, 1, 2), ("0", "1"), (True, 2), None, (-1e308, 1e308)],
+    [
+        (1, 1), (5, 1), (0, float("inf")), (float("nan"), 1), (0,), (0, 1, 2),
+        ("0", "1"), (True, 2), None, (-1e308, 1e308),
+    ],
 )
 def test_bad_scale_is_a_value_error(scale: object) -> None:
     with pytest.raises(ValueError) as info:
@@ -748,15 +792,20 @@ ONE_MB = 1_000_000
         ("The reply is fine and the tone is friendly. " * 25_000)[:ONE_MB],
         " ".join(str(i) for i in range(200_000))[:ONE_MB],
     ],
-    ids=["braces", "double-brackets", "quotes", "brackets", "nested-keys", "score-labels", "empty-objects", "verdicts", "prose", "digits"],
+    ids=[
+        "braces", "double-brackets", "quotes", "brackets", "nested-keys",
+        "score-labels", "empty-objects", "verdicts", "prose", "digits",
+    ],
 )
-def test_adversarial_megabyte_is_fast(text: str) -> None:
-    start = time.perf_counter()
+def test_adversarial_megabyte_ends_in_a_verdict_or_a_parse_error(text: str) -> None:
+    # Speed is measured in benchmarks/bench_parser.py (seconds per 1 MB case), not asserted here:
+    # a loaded CI machine would make a timed test flaky. Here: it terminates, and cleanly.
     try:
-        parse_verdict(text, scale=TEN)
-    except VerdictParseError:
-        pass
-    assert time.perf_counter() - start < 1.0
+        verdict = parse_verdict(text, scale=TEN)
+    except VerdictParseError as error:
+        assert text[:200] not in str(error)
+    else:
+        assert 0.0 <= verdict.score <= 1.0
 
 
 def test_deep_nesting_does_not_raise_recursion_error() -> None:
@@ -765,22 +814,34 @@ def test_deep_nesting_does_not_raise_recursion_error() -> None:
             parse_verdict(text)
 
 
-def test_large_valid_json_parses_fast() -> None:
+def test_large_valid_json_parses_whole() -> None:
     text = json.dumps({"score": 0.5, "reason": "很长的理由。" * 5000})
-    start = time.perf_counter()
     got = check(text, UNIT, 0.5, "json")
-    assert time.perf_counter() - start < 0.2
     assert len(got.reasoning) == 30000
 
 
-def test_many_objects_in_prose_stay_fast() -> None:
+def test_many_objects_in_prose_still_find_the_score() -> None:
+    # 50,000 candidate objects: the one-pass scan must reach the last (speed: the benchmark).
     text = '{"note": "x"} ' * 50_000 + '{"score": 0.25}'
-    start = time.perf_counter()
-    try:
-        parse_verdict(text)
-    except VerdictParseError:
-        pass
-    assert time.perf_counter() - start < 1.0
+    assert parse_verdict(text, scale=UNIT).score == pytest.approx(0.25)
+
+
+def test_repair_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Broken JSON beyond the repair bound is not handed to json_repair (which is slow
+    # and superlinear); a labelled score elsewhere still counts.
+    import json_repair
+
+    sizes: list[int] = []
+    real_loads = json_repair.loads
+
+    def spy(text: str, *args: object, **kwargs: object) -> object:
+        sizes.append(len(text))
+        return real_loads(text, *args, **kwargs)
+
+    monkeypatch.setattr(json_repair, "loads", spy)
+    text = "{'reasoning': '" + "word " * 40_000 + "', 'score': 4\nScore: 4"
+    check(text, FIVE, 0.75, "labelled")
+    assert all(size <= 64 * 1024 for size in sizes), sizes
 
 
 # ------------------------------------------------------------------ parse_json_object
@@ -795,7 +856,8 @@ def test_parse_json_object_repaired() -> None:
 
 
 def test_parse_json_object_in_prose_and_fences() -> None:
-    assert parse_json_object('Result below.\n```json\n{"label": "spam", "p": 0.9}\n```\nDone.') == {"label": "spam", "p": 0.9}
+    text = 'Result below.\n```json\n{"label": "spam", "p": 0.9}\n```\nDone.'
+    assert parse_json_object(text) == {"label": "spam", "p": 0.9}
 
 
 def test_parse_json_object_takes_the_first_object() -> None:
@@ -816,3 +878,68 @@ def test_parse_json_object_skips_echoed_output() -> None:
 def test_parse_json_object_rejects_non_str() -> None:
     with pytest.raises(TypeError):
         parse_json_object(None)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ more label shapes
+
+
+@pytest.mark.parametrize(
+    ("text", "scale", "score", "verdict"),
+    [
+        ("Final verdict: PASS\nScore: 0.9", UNIT, 0.9, "pass"),
+        ("**Verdict:** FAIL", UNIT, 0.0, "fail"),
+        ("Per-criterion: accuracy 4, style 3. Overall: 3.5", FIVE, 0.625, None),
+        ("Overall Rating: 8.5/10", TEN, 7.5 / 9, None),
+    ],
+)
+def test_more_label_shapes(text: str, scale: tuple[float, float], score: float, verdict: str | None) -> None:
+    got = check(text, scale, score, "labelled")
+    assert got.verdict == verdict
+
+
+def test_negated_bare_verdict_is_not_a_verdict() -> None:
+    fails("The migration is NOT PASS yet; two steps remain.")
+
+
+@pytest.mark.parametrize(("text", "score"), [("The response gets a 3.", 0.5), ("The response merits a 4.", 0.75)])
+def test_more_prose_rating_verbs(text: str, score: float) -> None:
+    check(text, FIVE, score, "prose")
+
+
+def test_parsing_module_imports_only_stdlib_and_json_repair() -> None:
+    import ast
+    import sys
+    from pathlib import Path
+
+    import pytest_llmjudge.parsing as parsing
+
+    tree = ast.parse(Path(parsing.__file__).read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            imported.add(node.module.split(".")[0])
+    allowed = set(sys.stdlib_module_names) | {"json_repair", "__future__"}
+    assert imported <= allowed, imported - allowed
+
+
+def test_scale_accepts_other_real_numbers() -> None:
+    from fractions import Fraction
+
+    check("Score: 3", (Fraction(1), Fraction(5)), 0.5)
+
+
+def test_other_echoed_data_blocks_never_supply_the_score() -> None:
+    nonce = "0123456789ab"
+    text = (
+        f"<expected-{nonce}>\nRating: [[10]]\n</expected-{nonce}>\n"
+        f"<input-{nonce}>Score: 9</input-{nonce}>\n"
+        "The output misses the reference's main point.\nRating: [[3]]"
+    )
+    got = check(text, TEN, 2 / 9, "labelled")
+    assert "Score: 9" not in got.reasoning
+
+
+def test_ordinary_hyphenated_tags_are_kept() -> None:
+    check("<my-widget>Score: 4</my-widget>", FIVE, 0.75, "labelled")

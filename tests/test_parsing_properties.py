@@ -91,7 +91,11 @@ def test_json_score_is_normalized_and_clamped(raw: float, scale: tuple[float, fl
 
 
 @SETTINGS
-@given(n=st.integers(min_value=0, max_value=100), scale=COMMON_SCALES, form=st.sampled_from(["Score: {}", "Rating: [[{}]]", "[RESULT] {}", "{}"]))
+@given(
+    n=st.integers(min_value=0, max_value=100),
+    scale=COMMON_SCALES,
+    form=st.sampled_from(["Score: {}", "Rating: [[{}]]", "[RESULT] {}", "{}"]),
+)
 def test_labelled_integer_scores(n: int, scale: tuple[float, float], form: str) -> None:
     lo, hi = scale
     got = parse_verdict("The answer is adequate.\n" + form.format(n) if form != "{}" else str(n), scale=scale)

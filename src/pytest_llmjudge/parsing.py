@@ -1,83 +1,90 @@
 """Turn a judge model's free-form reply into a score, a verdict and its reasoning.
 
 `parse_verdict(text, scale=(min, max))` runs a funnel from strict to lenient and
-stops at the first stage that yields a score or a pass/fail verdict:
+stops at the first stage that yields a score or a pass/fail verdict (``strategy``
+names the stage):
 
-1. ``json``          the whole reply (fences stripped) is a JSON object.
-2. ``json-repair``   the whole reply is one JSON object, broken (unquoted keys, single
-                     quotes, comments, raw newlines, truncated) and repaired by json_repair.
-3. ``json-fragment`` JSON objects found inside prose or fences, each tried directly,
-                     then repaired.
+1. ``json``          the whole reply (code fences stripped) is a JSON object.
+2. ``json-repair``   the whole reply is one broken JSON object (unquoted keys, single
+                     quotes, comments, raw newlines, cut off) that json_repair fixes.
+3. ``json-fragment`` JSON objects inside prose or fences, each tried as is, then repaired.
 4. ``labelled``      format markers and fields: ``[RESULT] 4``, ``Rating: [[7]]``,
                      ``GRADE: C``, bare ``[[7]]``, ``Score: 8/10``, ``**Result:** 5``,
-                     ``(Score 5)``, ``VERDICT: PASS``, ``<answer>FAIL</answer>``, a ``[5]``
-                     alone on its line, bare ``PASS``/``FAIL``.
-5. ``bare-number``   a reply that is only a number (``"\\n5.0"``, a fenced ``95``,
-                     ``85/100``, ``75%``), or whose first line is only a number.
+                     ``(Score 5)``, a ``[5]`` alone on its line; verdicts
+                     ``VERDICT: PASS``, ``<answer>FAIL</answer>``, bare ``PASS``/``FAIL``.
+5. ``bare-number``   the reply, or its first line, is only a number (``"\\n5.0"``, a
+                     fenced ``95``, ``85/100``, ``75%``, ``90 points``).
 6. ``prose``         ``I would rate it a 10.``, ``The final score is 2.5.``.
-                     (A reply whose last line is a lone number after "thinking"
-                     decoration lines is read last, also as ``bare-number``.)
+   Last, ``bare-number`` again: a lone number after "thinking" lines (``> *Thought*``).
 
 Scores are normalized to [0, 1]: ``(raw - min) / (max - min)``, clamped, rounded to 6
-decimals.  Fractions and percents count in the units of the scale: the numerator is
-the raw score when the denominator equals the scale maximum (``2.5/10.0`` on [1, 10]
-is (2.5 - 1) / 9); with any other denominator the fraction itself is the normalized
-score (``4/5`` on [0, 1] is 0.8).  A verdict without a score gives 1.0 (pass) or 0.0
-(fail); inspect_ai grades map C -> 1.0 pass, I -> 0.0 fail, P -> 0.5 (no verdict).
-A score and a verdict given together are both kept as given, even if they disagree.
+decimals; ``raw_score`` is the number as written.  Fractions and percents count in the
+units of the scale: when the denominator is the scale maximum the numerator is the raw
+score (``2.5/10.0`` on [1, 10] is (2.5 - 1) / 9); with any other denominator the
+fraction itself is the normalized score (``4/5`` on [0, 1] is 0.8).  A verdict without
+a score gives 1.0 (pass) or 0.0 (fail); inspect_ai grades map C/Correct -> 1.0 pass,
+I/Incorrect -> 0.0 fail, P -> 0.5 with no verdict; PARTIAL is no verdict.  A score and
+a verdict given together are both kept as given, even when they disagree.
 
-Policies for replies with several candidates (why, in short):
+Policies for replies with several candidates, and why:
 
-* A format marker beats stray numbers: the tiers are tried in the order
-  ``[RESULT]`` > ``Rating: [[n]]`` > ``GRADE:`` > bare ``[[n]]`` > ``Score:``-style
-  fields > a lone ``[n]`` line > a lone number > prose.  Within a tier,
-  ``[RESULT]`` and ``GRADE:`` take the **last** occurrence (Prometheus and inspect_ai
-  bind to the final marker; earlier ones are discussion), ``[[n]]`` takes the
-  **first** (FastChat's rule; later ones in real MT-Bench replies were hypothetical
-  "could earn a [[10]]"), and ``Score:`` fields take the first (equal labels: the
-  first is the answer, later ones are quotes or revisions).  Bare PASS/FAIL words take
-  the last; ``PASS or FAIL`` (both words joined by or/and/slash) is vocabulary, not
-  a verdict.
-* Prose ratings are the weakest evidence: if two prose ratings disagree ("the iPhone
-  has a rating of 8.5, the Pixel a rating of 7.8") the reply is an error, and a prose
-  number never overrides an explicit ``VERDICT:``/``<answer>`` verdict.
-* JSON objects: a whole-reply object decides alone (numbers inside its strings are
-  never mined).  A top-level ``score`` beats objects nested in other fields; when the
-  top level has none, the first nested object with a score is used.  Among several
-  objects in prose the **first** with a score wins (promptfoo / coze-loop; the prompt
-  asks for one object, later ones are usually revisions), **unless** they disagree and
-  one of them is quoted (inside an open ``"`` on its line, or introduced as an
-  "example"/"format"): then the reply raises, because a quoted, verdict-shaped object
-  (the graded output's own ``{"score": 10}``, an echoed example) cannot be told apart
-  from the judge's own answer and a silently wrong score is worse than an error.  The
-  same check runs between a quoted JSON object and a conflicting labelled score.
-* Text inside an echoed ``<output-ID>...</output-ID>`` block (the plugin's delimiter
-  for the graded output) is removed before parsing: nothing in it can become the
-  score.  After a ``</think>`` block only the text after it is parsed.
-* Confidence figures (``Confidence: 90%``, ``confidence: 9/10``) are masked before
-  scoring; a reply with only a confidence is an error.  Score mentions after a
-  negation or a reference word in the same clause ("definitely not 3", "does not
-  align with the criteria for a score of 5", "Reference (Score 5)") are not scores.
-  Numbers in identifiers, list markers, ``O(n^2)``, ``f(2)``, ``Note [2]``, keys like
-  ``"1.5模型"`` are never read: every number must be bound to a label, a marker, a
-  rating verb, or stand alone.
+* A format marker beats stray numbers.  Tiers, strongest first: ``[RESULT]``,
+  ``Rating: [[n]]``, ``GRADE:``, bare ``[[n]]``, ``Score:``-style fields, a lone
+  ``[n]`` line, a lone number, prose.  Within a tier ``[RESULT]`` and ``GRADE:`` take
+  the LAST occurrence (Prometheus and inspect_ai bind to the final marker; earlier ones
+  are discussion), ``[[n]]`` takes the FIRST (FastChat's rule: later ones in real
+  MT-Bench replies are hypothetical, "could be improved, earning a [[10]]"), and
+  ``Score:`` fields take the first (of two equal labels the first is the answer,
+  later ones quote or revise it).  Verdict words: the last ``<answer>`` tag, else the
+  last ``VERDICT:``/``Result:`` label, else the last bare ``PASS``/``FAIL``; both words
+  joined by or/and/slash ("PASS or FAIL") are vocabulary, not a decision.  Only a
+  labelled verdict joins a numeric score; a bare word in the prose does not.
+* Prose is the weakest evidence: two prose ratings that disagree ("the phone has a
+  rating of 8.5, the tablet a rating of 7.8") make the reply an error, and prose
+  numbers are not read at all when a labelled verdict is present.
+* JSON: a whole-reply object decides alone (the numbers inside its strings are never
+  mined).  Its top-level score beats objects nested in other fields; when the top
+  level has none, the first nested object with a score counts.  Among several objects
+  in prose the FIRST with a score wins (promptfoo, coze-loop: the prompt asks for one
+  object; later ones are revisions or repeats) UNLESS they disagree and one of them is
+  quoted -- inside an open ``"`` on its line, or after "for example"/"e.g."/"such
+  as".  Then the reply raises: a quoted, verdict-shaped object (the graded output's
+  own ``{"score": 10}``, an echoed example) cannot be told from the judge's own
+  answer, and a silently wrong score is worse than an error.  The same fail-closed
+  check runs between a quoted JSON object and a conflicting labelled score.
+* An echoed ``<output-ID>...</output-ID>`` block (the plugin's delimiter around the
+  graded output), or any other ``<name-NONCE>`` data block of the prompt (input,
+  reference), is removed before anything else: nothing in it can become the score.
+  After a ``</think>`` block only the text that follows it is read.
+* Not scores: confidence figures (``Confidence: 90%``, ``Confidence: 9/10``; a reply
+  with only a confidence is an error); a score mention after a negation or a
+  reference word in its clause ("definitely not 3", "does not fully align with the
+  criteria for a score of 5", "Reference (Score 5)", "For example, Score: 1");
+  ranges ("Score: 1-10", "from 1 to 10"); counts after a rating verb ("gives 3
+  examples").  Numbers in identifiers (``top_5_words``), list markers, ``O(n^2)``,
+  ``f(2)``, ``Note [2]``, ``12" pipes`` or keys like ``"1.5模型"`` are never read:
+  every number must be bound to a label, a marker, a rating verb, or stand alone.
 * Reasoning: for JSON, the ``reasoning``/``reason``/``explanation``/``rationale``/
-  ``feedback`` value (unescaped), "" when absent; for prose replies, the reply minus
-  the score marker.
+  ``feedback`` value, unescaped ("" when absent; for an object inside prose without
+  one, the prose around it).  For labelled replies, the reply minus the score and
+  verdict markers (reasoning may come before or after the score line).  For prose
+  ratings, the whole reply: the rating sentence is part of the reasoning.
 
-Every stage is linear in the reply's length: regexes use bounded gaps only, the JSON
-scan is a single pass, json_repair only sees candidates of at most 64 KiB with a
-nesting depth of at most 64 (and at most 64 KiB per reply in total), and anything it
-raises is caught.
+Every stage is linear in the reply's length: regexes have bounded gaps and no nested
+quantifiers, patterns are skipped when a required word is absent, the JSON scan is one
+pass with a step cap, "last marker" searches look at a growing tail, and json_repair
+(slow, superlinear, raises on hostile input) only sees candidates of at most 64 KiB
+nested at most 64 deep, 64 KiB per reply in total, with everything it raises caught.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from .errors import VerdictParseError
 
@@ -88,7 +95,7 @@ _REPAIR_MAX_CHARS = 64 * 1024  # json_repair is slow and superlinear: hand it li
 _REPAIR_BUDGET = 64 * 1024  # total characters repaired per reply
 _REPAIR_MAX_DEPTH = 64  # json_repair recurses; deeper input raises RecursionError
 _SCAN_MAX_DEPTH = 512  # deeper than this is not a judge reply: stop the brace scan
-_SCAN_MAX_STEPS = 100_000  # braces and strings visited by the scan (a few per object)
+_SCAN_MAX_STEPS = 20_000  # braces, strings and escapes visited by the scan
 _MAX_JSON_CANDIDATES = 64  # objects examined per reply
 _MAX_PROSE_CANDIDATES = 200  # rating-verb matches examined per reply
 _MAX_FIRST_SCAN = 2000  # matches examined by "first valid" label searches
@@ -172,7 +179,7 @@ def _number_from_json(value: Any) -> tuple[float, float | None] | None:
         m = _FRACTION_STRING.fullmatch(s)
         if m:
             den = 100.0 if m.group(3) else float(m.group(2))
-            return float(m.group(1)), den
+            return (float(m.group(1)), den) if den > 0 else None
     return None
 
 
@@ -208,29 +215,44 @@ def _found_from_value(m: re.Match[str]) -> _Found | None:
 
 # ---------------------------------------------------------------------------- text prep
 _ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
-_OUTPUT_OPEN = re.compile(r"<output-([A-Za-z0-9_-]{1,64})>", re.IGNORECASE)
-_OUTPUT_CLOSE = re.compile(r"</output-([A-Za-z0-9_-]{1,64})>", re.IGNORECASE)
+_DATA_OPEN = re.compile(r"<([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
+_DATA_CLOSE = re.compile(r"</([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
+_NONCE = re.compile(r"[0-9A-Fa-f]{8,64}")
 _THINK_CLOSE = re.compile(r"</think\s{0,3}>", re.IGNORECASE)
 
 
+def _data_tag(m: re.Match[str]) -> tuple[str, str] | None:
+    """The (name, id) of a data delimiter: ``<output-ID>``, or any ``<name-NONCE>`` (hex)."""
+    name, ident = m.group(1).lower(), m.group(2).lower()
+    if name == "output" or _NONCE.fullmatch(ident):
+        return name, ident
+    return None
+
+
 def _mask_output_blocks(text: str) -> str:
-    """Drop echoed ``<output-ID>...</output-ID>`` blocks: the graded output is never the score.
+    """Drop echoed ``<output-ID>...</output-ID>`` blocks (and the plugin's other data
+    blocks, ``<input-NONCE>``, ``<expected-NONCE>``...): their content is data the judge
+    was shown, never its verdict.
 
     Closing tags are indexed once so that many unmatched opening tags stay linear.
     A lone tag (no partner) is removed by itself.
     """
-    if "output-" not in text.lower():
+    if "<" not in text or "-" not in text:
         return text
-    closes: dict[str, list[tuple[int, int]]] = {}
-    for m in _OUTPUT_CLOSE.finditer(text):
-        closes.setdefault(m.group(1).lower(), []).append((m.start(), m.end()))
+    closes: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for m in _DATA_CLOSE.finditer(text):
+        key = _data_tag(m)
+        if key is not None:
+            closes.setdefault(key, []).append((m.start(), m.end()))
+    if not closes and "output-" not in _ascii_lower(text):
+        return text
     out: list[str] = []
     pos = 0
-    used: dict[str, int] = {}
-    for m in _OUTPUT_OPEN.finditer(text):
-        if m.start() < pos:
+    used: dict[tuple[str, str], int] = {}
+    for m in _DATA_OPEN.finditer(text):
+        key = _data_tag(m)
+        if key is None or m.start() < pos:
             continue
-        key = m.group(1).lower()
         lst = closes.get(key, [])
         i = used.get(key, 0)
         while i < len(lst) and lst[i][0] < m.end():
@@ -238,13 +260,13 @@ def _mask_output_blocks(text: str) -> str:
         used[key] = i
         out.append(text[pos : m.start()])
         if i < len(lst):
-            out.append(" [graded output omitted] ")
+            out.append(" [echoed data omitted] ")
             pos = lst[i][1]
             used[key] = i + 1
         else:
             pos = m.end()
     out.append(text[pos:])
-    return _OUTPUT_CLOSE.sub(" ", "".join(out))
+    return _DATA_CLOSE.sub(lambda m: " " if _data_tag(m) else m.group(), "".join(out))
 
 
 _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(65, 91)})
@@ -543,7 +565,6 @@ class _JsonOutcome:
     whole: bool = False  # the reply was one JSON value: it decides alone
     bad_score: bool = False
     truncated: bool = False
-    keyless_whole: bool = False  # a whole-reply object with no score/verdict
     spans: tuple[tuple[int, int], ...] = ()  # every object found in the prose
 
 
@@ -584,7 +605,6 @@ def _json_stage(text: str, scale: tuple[float, float], budget: _Budget) -> _Json
                 return out
             if isinstance(value, dict):
                 out.bad_score = _read_mapping(value).bad_score
-                out.keyless_whole = True
                 return out
     spans, out.truncated = _scan_objects(text)
     if not spans:
@@ -593,7 +613,7 @@ def _json_stage(text: str, scale: tuple[float, float], budget: _Budget) -> _Json
     lead = len(text) - len(text.lstrip())
     tail = len(text.rstrip())
     cands: list[tuple[_Found, bool]] = []
-    first_span: dict[int, _Span] = {}
+    first_span: _Span | None = None
     examined = 0
     single_whole = False
     for span in spans:
@@ -603,17 +623,17 @@ def _json_stage(text: str, scale: tuple[float, float], budget: _Budget) -> _Json
             continue  # cheap filter: no score-like key, not a verdict object
         examined += 1
         value, repaired = _load(text[span.start : span.end], budget)
-        found_list = [f for f in _read_value(value) if f.usable]
-        for f in _read_value(value):
-            out.bad_score = out.bad_score or f.bad_score
+        read = _read_value(value)
+        out.bad_score = out.bad_score or any(f.bad_score for f in read)
+        found_list = [f for f in read if f.usable]
         is_whole = len(spans) == 1 and _fenced_whole(text, span, lead, tail)
         if is_whole and isinstance(value, dict) and not found_list:
-            out.whole = True
-            out.keyless_whole = True
+            out.whole = True  # the reply is one (repaired) object without a score
             return out
-        for f in found_list:
-            first_span.setdefault(len(cands), span)
-            cands.append((f, _quoted(text, span.start)))
+        if found_list and first_span is None:
+            first_span = span
+        quoted = bool(found_list) and _quoted(text, span.start)
+        cands.extend((f, quoted) for f in found_list)
         if is_whole and found_list:
             single_whole = True
             out.strategy = "json-repair" if repaired else "json"
@@ -622,7 +642,7 @@ def _json_stage(text: str, scale: tuple[float, float], budget: _Budget) -> _Json
         return out
     out.spans = tuple((s.start, s.end) for s in spans)
     out.found, out.quoted = chosen
-    out.span = first_span[0]
+    out.span = first_span
     if single_whole:
         out.whole = True
     else:
@@ -638,41 +658,36 @@ def _fenced_whole(text: str, span: _Span, lead: int, tail: int) -> bool:
 
 
 # ---------------------------------------------------------------------------- labels
-_I = 0  # no re.IGNORECASE: it makes sre several times slower; patterns run on _ascii_lower(text)
+# No re.IGNORECASE: it makes sre several times slower.  Label patterns are lower-case
+# and run on _ascii_lower(text), which keeps every position of the original.
 _SEP = r"[ \t]{0,3}(?:[*_]{1,2})?[ \t]{0,3}"
 _RESULT_TAG = re.compile(
     r"\[\s{0,3}result\s{0,3}\]" + _SEP + r"[:\-]?" + _SEP
     + r"(?:(?:score|result|rating)[ \t]{0,2}(?:of|is|[:=])?[ \t]{0,3})?" + _VALUE,
-    _I,
 )
 _RATING_BRACKETS = re.compile(
-    r"(?<![A-Za-z])(?:rating[ \t]{0,3}(?:[:=：]|of|is)?|score[ \t]{0,3}[:=：])" + _SEP
+    r"(?:rating[ \t]{0,3}(?:[:=：]|of|is)?|score[ \t]{0,3}[:=：])" + _SEP
     + r"\[\[\s{0,3}" + _VALUE + r"\s{0,3}\]\]",
-    _I,
 )
 _GRADE = re.compile(
-    r"(?<![A-Za-z])grade[ \t]{0,3}[:=]" + _SEP
+    r"grade[ \t]{0,3}[:=]" + _SEP
     + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
-    _I,
 )
 _DOUBLE_BRACKETS = re.compile(r"\[\[\s{0,3}" + _VALUE + r"\s{0,3}\]\]")
 _FIELD = re.compile(
-    r"(?<![A-Za-z_])(?:(?:final|overall|total)[ \t]{1,3})?(?:score|rating|result|grade|points)(?![A-Za-z_])" + _SEP
+    r"(?:(?:final|overall|total)[ \t]{1,3})?(?:score|rating|result|grade|points|overall)(?![A-Za-z_])" + _SEP
     + r"(?:\([^()\n]{0,24}\)" + _SEP + r")?[:=：]" + _SEP + _VALUE,  # "Score (1-10): 7"
-    _I,
 )
-_BRACKET_FIELD = re.compile(r"[(\[][ \t]{0,2}(?:score|rating)[ \t]{0,2}[:=]?[ \t]{0,2}" + _VALUE + r"[ \t]{0,2}[)\]]", _I)
+_BRACKET_FIELD = re.compile(r"[(\[][ \t]{0,2}(?:score|rating)[ \t]{0,2}[:=]?[ \t]{0,2}" + _VALUE + r"[ \t]{0,2}[)\]]")
 _LONE_BRACKET = re.compile(r"^[ \t]{0,8}\[[ \t]{0,3}" + _VALUE + r"[ \t]{0,3}\][ \t]{0,8}$", re.MULTILINE)
 _CONFIDENCE = re.compile(
-    r"(?<![A-Za-z])confidence(?:[ \t]{1,3}(?:level|score|rating))?" + _SEP + r"(?:[:=]|is)?" + _SEP
+    r"confidence(?:[ \t]{1,3}(?:level|score|rating))?" + _SEP + r"(?:[:=]|is)?" + _SEP
     + r"(?:(?P<word>very[ \t]{1,3}high|high|medium|moderate|low|very[ \t]{1,3}low)(?![A-Za-z])|" + _VALUE + ")",
-    _I,
 )
 # Words in the clause before a score mention that make it not the judge's score.
 _NEGATION = re.compile(
     r"(?<![A-Za-z])(?:not|never|nor|cannot|instead|rather|than|unless|except|reference|example|e\.g)"
     r"(?![A-Za-z])|n't",
-    _I,
 )
 _CLAUSE_END = re.compile(r"[.!?;\n](?!\d)")
 
@@ -702,17 +717,52 @@ def _negated_before(text: str, start: int, width: int = 60, clause: re.Pattern[s
 _REFERENCE = re.compile(r"(?<![A-Za-z])(?:reference|example|e\.g)(?![A-Za-z])")
 
 
-def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    last = None
-    for m in pattern.finditer(text):
-        if "num" in pattern.groupindex and not _value_after(text, m):
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+
+
+def _matches(pattern: re.Pattern[str], text: str, pos: int = 0) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)``, skipped when a required word is absent, and with the
+    word-start check done here rather than as a leading lookbehind.
+
+    Why: sre cannot use its fast prefix scan for a pattern that starts with a
+    lookbehind, which made each such pattern cost ~50 ms per megabyte.
+    """
+    needles = _NEEDLES.get(pattern)
+    if needles is not None and not any(n in text for n in needles):
+        return
+    word_start = pattern in _WORD_START
+    for m in pattern.finditer(text, pos):
+        if word_start and m.start() > 0 and text[m.start() - 1] in _WORD_CHARS:
             continue
-        last = m
-    return last
+        yield m
+
+
+def _last(
+    pattern: re.Pattern[str], text: str, accept: Callable[[re.Match[str]], bool] | None = None
+) -> re.Match[str] | None:
+    """The last valid match, searched in a growing tail of the text.
+
+    A reply holding thousands of markers then costs a few thousand characters of
+    matching, not one Python step per marker.
+    """
+    n = len(text)
+    size = 4096
+    while True:
+        start = max(0, n - size)
+        last = None
+        for m in _matches(pattern, text, start):
+            if "num" in pattern.groupindex and not _value_after(text, m):
+                continue
+            if accept is not None and not accept(m):
+                continue
+            last = m
+        if last is not None or start == 0:
+            return last
+        size *= 8
 
 
 def _first(pattern: re.Pattern[str], text: str, check_negation: bool = False) -> re.Match[str] | None:
-    for count, m in enumerate(pattern.finditer(text)):
+    for count, m in enumerate(_matches(pattern, text)):
         if count >= _MAX_FIRST_SCAN:
             return None
         if "num" in pattern.groupindex and not _value_after(text, m):
@@ -755,11 +805,8 @@ def _marker_score(text: str, low: str) -> tuple[_Found, tuple[int, int]] | None:
         f = _found_from_value(m)
         if f is not None:
             return f, m.span()
-    g = None
-    for cand in _GRADE.finditer(low):
-        # A grade letter must be upper case: "Grade: i think..." is prose.
-        if len(cand.group("g")) > 1 or text[cand.start("g")].isupper():
-            g = cand
+    # A grade letter must be upper case: "Grade: i think..." is prose.
+    g = _last(_GRADE, low, lambda c: len(c.group("g")) > 1 or text[c.start("g")].isupper())
     if g is not None:
         word = g.group("g").lower()
         if word.startswith("p"):
@@ -778,15 +825,14 @@ def _marker_score(text: str, low: str) -> tuple[_Found, tuple[int, int]] | None:
 
 
 # ---------------------------------------------------------------------------- verdict words
-_ANSWER_TAG = re.compile(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>", _I)
+_ANSWER_TAG = re.compile(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>")
 _VERDICT_LABEL = re.compile(
-    r"(?<![A-Za-z])(?:verdict|decision|judge?ment|outcome|final[ \t]{1,3}answer|result|answer)" + _SEP
+    r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|outcome|answer|result)" + _SEP
     + r"[:=：]" + _SEP + r"(?P<v>pass|fail|partial)(?:ed)?(?![A-Za-z])",
-    _I,
 )
-_BARE_VERDICT = re.compile(r"(?<![A-Za-z])(?P<v>PASS|FAIL)(?:ED)?(?![A-Za-z])")
-_LONE_VERDICT_LINE = re.compile(r"^[ \t*_#>`\"'.\-]{0,8}(?P<v>pass|fail)(?:ed)?[ \t*_`\"'.!]{0,8}$", re.MULTILINE | _I)
-_VOCAB_JOIN = re.compile(r"\s{0,3}(?:or|and|nor|/|\||,)\s{0,3}", _I)
+_BARE_VERDICT = re.compile(r"(?P<v>PASS|FAIL)(?:ED)?(?![A-Za-z])")
+_LONE_VERDICT_LINE = re.compile(r"^[ \t*_#>`\"'.\-]{0,8}(?P<v>pass|fail)(?:ed)?[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
+_VOCAB_JOIN = re.compile(r"\s{0,3}(?:or|and|nor|/|\||,)\s{0,3}")
 
 
 def _marker_verdict(text: str, low: str) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
@@ -798,37 +844,69 @@ def _marker_verdict(text: str, low: str) -> tuple[str | None, bool, tuple[int, i
             if v == "partial":
                 return None, True, m.span(), True
             return v, False, m.span(), True
-    tokens = list(_BARE_VERDICT.finditer(text))
-    tokens += list(_LONE_VERDICT_LINE.finditer(low))
-    if not tokens:
+    if "pass" not in low and "fail" not in low:
         return None, False, None, False
-    tokens.sort(key=lambda m: m.start("v"))
 
     def joined(a: re.Match[str], b: re.Match[str]) -> bool:
         # "PASS or FAIL", "PASS/FAIL": the vocabulary, not a decision.
-        return a.group("v").lower() != b.group("v").lower() and _VOCAB_JOIN.fullmatch(low, a.end(), b.start("v")) is not None
+        if a.group("v").lower() == b.group("v").lower():
+            return False
+        return _VOCAB_JOIN.fullmatch(low, a.end(), b.start("v")) is not None
 
-    # The last token that is not part of such a pair wins (walk back from the end).
-    for idx in range(len(tokens) - 1, max(-1, len(tokens) - 1 - _MAX_FIRST_SCAN), -1):
-        t = tokens[idx]
-        if idx > 0 and joined(tokens[idx - 1], t):
-            continue
-        if idx + 1 < len(tokens) and joined(t, tokens[idx + 1]):
-            continue
-        return t.group("v").lower(), False, t.span(), False
-    return None, False, None, False
+    # The last bare word that is not part of such a pair wins.  Look at a growing tail
+    # of the reply so that a reply full of verdict words stays cheap.
+    n = len(text)
+    size = 4096
+    while True:
+        start = max(0, n - size)
+        tokens = [
+            m
+            for m in _BARE_VERDICT.finditer(text, start)
+            if (m.start() == 0 or text[m.start() - 1] not in _WORD_CHARS)
+            and not low[max(0, m.start() - 5) : m.start()].endswith(("not ", "n't "))  # "NOT PASS"
+        ]
+        tokens += list(_LONE_VERDICT_LINE.finditer(low, start))
+        tokens.sort(key=lambda m: m.start("v"))
+        for idx in range(len(tokens) - 1, max(-1, len(tokens) - 1 - _MAX_FIRST_SCAN), -1):
+            t = tokens[idx]
+            if idx == 0 and start > 0:
+                break  # its left neighbour may lie before the window: widen it
+            if idx > 0 and joined(tokens[idx - 1], t):
+                continue
+            if idx + 1 < len(tokens) and joined(t, tokens[idx + 1]):
+                continue
+            return t.group("v").lower(), False, t.span(), False
+        else:
+            if start == 0 or len(tokens) > _MAX_FIRST_SCAN:
+                return None, False, None, False
+        if start == 0:
+            return None, False, None, False
+        size *= 8
 
 
 # ---------------------------------------------------------------------------- prose
 _RATING_VERB = re.compile(
-    r"(?<![A-Za-z])(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned"
+    r"(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned|gets|receives|merits"
     r"|award|awarded|deserves?|earns?|earned|earning)(?![A-Za-z])(?=[^\d\n.;!?]{0,60}\d)",
-    _I,
 )
-_OBJECT_VERBS = {"give", "gives", "giving", "given", "assign", "assigned", "award", "awarded"}
+_OBJECT_VERBS = {"give", "gives", "giving", "given", "assign", "assigned", "award", "awarded", "gets", "receives", "merits"}
 _TOKEN = re.compile(r"[ \t]{0,4}(?:(?P<word>[A-Za-z\u2019']{1,30})|(?P<num>[-+]?\d)|(?P<punct>\S))")
-_STOP_WORDS = {"scale", "between", "from", "range", "ranging", "out", "up"}
-_RANGE_AFTER = re.compile(r"[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}\d", _I)
+# A filler word that means the number is not the rating ("rated on a scale from 1",
+# "the rating is based on 3 criteria", "scored at least 2").
+_STOP_WORDS = {
+    "scale", "between", "from", "range", "ranging", "out", "up", "based", "using", "across", "after", "before",
+    "per", "each", "every", "about", "around", "approximately", "least", "most", "top", "number", "only",
+}
+# Words that may follow a rating ("a 7 because", "8 out of 10", "4 stars"); any other
+# word makes the number a count ("gives 3 examples", "scored 2 goals").
+_AFTER_WORDS = {
+    "out", "points", "point", "pts", "stars", "star", "because", "for", "as", "since", "overall", "on", "given",
+    "and", "but", "in", "with", "which", "due", "considering", "so", "here", "this", "that", "the", "to", "at", "i",
+    "it", "based", "reflecting", "from", "by", "is", "was", "or", "if", "while", "though", "although", "even",
+}
+_WORD = re.compile(r"[A-Za-z]+")
+_NEXT_WORD = re.compile(r"[ \t]{1,3}([A-Za-z]{1,30})")
+_RANGE_AFTER = re.compile(r"[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}\d")
 _PROSE_VALUE = re.compile(_VALUE)
 
 
@@ -837,11 +915,11 @@ def _prose_score(text: str) -> tuple[_Found, tuple[int, int]] | None:
     found: list[tuple[_Found, tuple[int, int]]] = []
     if _DIGIT.search(text) is None:
         return None
-    for count, m in enumerate(_RATING_VERB.finditer(text)):
+    for count, m in enumerate(_matches(_RATING_VERB, text)):
         if count >= _MAX_PROSE_CANDIDATES:
             break
-        verb_end = m.start() + re.match(r"[A-Za-z]+", text[m.start() : m.start() + 12]).end()  # type: ignore[union-attr]
-        verb = text[m.start() : verb_end].lower()
+        verb_end = _WORD.match(text, m.start()).end()  # type: ignore[union-attr]
+        verb = text[m.start() : verb_end]
         if _negated_before(text, m.start()):
             continue
         pos = verb_end
@@ -877,6 +955,9 @@ def _prose_score(text: str) -> tuple[_Found, tuple[int, int]] | None:
             continue
         if not v.group("den") and not v.group("pct") and _RANGE_AFTER.match(text, v.end()):
             continue  # "from 1 to 10", "a 3 or 4": a range or alternatives
+        nxt = _NEXT_WORD.match(text, v.end())
+        if nxt is not None and nxt.group(1) not in _AFTER_WORDS:
+            continue
         f = _found_from_value(v)
         if f is not None:
             found.append((f, (m.start(), v.end())))
@@ -892,12 +973,29 @@ def _prose_score(text: str) -> tuple[_Found, tuple[int, int]] | None:
     return found[0]
 
 
+# Words a pattern cannot match without (checked with `in`, ~1 ms per megabyte), and the
+# patterns that must start at a word boundary.  Patterns run on the lowered text.
+_NEEDLES: dict[re.Pattern[str], tuple[str, ...]] = {
+    _RESULT_TAG: ("result",),
+    _RATING_BRACKETS: ("[[",),
+    _DOUBLE_BRACKETS: ("[[",),
+    _GRADE: ("grade",),
+    _FIELD: ("score", "rating", "result", "grade", "points", "overall"),
+    _BRACKET_FIELD: ("score", "rating"),
+    _LONE_BRACKET: ("[",),
+    _CONFIDENCE: ("confidence",),
+    _ANSWER_TAG: ("<answer>",),
+    _VERDICT_LABEL: ("pass", "fail", "partial"),
+    _RATING_VERB: ("rat", "scor", "grad", "giv", "assign", "award", "deserv", "earn", "gets", "receives", "merits"),
+}
+_WORD_START = {_RATING_BRACKETS, _GRADE, _FIELD, _CONFIDENCE, _VERDICT_LABEL, _RATING_VERB}
+
+
 # ---------------------------------------------------------------------------- bare number
 _BARE = re.compile(
     r"[*_`\"'\s]{0,6}(?P<num>[-+]?(?:\d{1,15}(?:\.\d{1,12})?|\.\d{1,12}))"
     r"(?:\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?))?(?P<pct>\s{0,2}%)?"
     r"(?:\s{0,2}points?)?[*_`\"'\s]{0,6}",
-    _I,
 )
 
 
@@ -957,12 +1055,12 @@ def _check_scale(scale: Any) -> tuple[float, float]:
         lo, hi = scale
     except (TypeError, ValueError):
         raise ValueError("scale must be a (min, max) pair of numbers") from None
-    if isinstance(lo, bool) or isinstance(hi, bool) or not all(isinstance(x, (int, float)) for x in (lo, hi)):
+    if isinstance(lo, bool) or isinstance(hi, bool) or not all(isinstance(x, numbers.Real) for x in (lo, hi)):
         raise ValueError("scale must be a (min, max) pair of numbers")
     try:
         lo_f, hi_f = float(lo), float(hi)
-    except OverflowError:
-        raise ValueError("scale bounds must be finite") from None
+    except (OverflowError, TypeError, ValueError):
+        raise ValueError("scale bounds must be finite numbers") from None
     if not (_finite(lo_f) and _finite(hi_f)):
         raise ValueError("scale bounds must be finite")
     if not lo_f < hi_f:
@@ -990,17 +1088,13 @@ def _normalize(found: _Found, scale: tuple[float, float]) -> float | None:
     return round(min(1.0, max(0.0, value)), 6)
 
 
-def _raw_value(found: _Found, scale: tuple[float, float]) -> float | None:
-    return found.raw
-
-
 def _result(found: _Found, scale: tuple[float, float], reasoning: str, strategy: str) -> ParsedVerdict:
     score = _normalize(found, scale)
     if score is None:  # pragma: no cover - callers pass usable candidates only
         raise VerdictParseError("no usable score in the judge's reply")
     return ParsedVerdict(
         score=score,
-        raw_score=_raw_value(found, scale),
+        raw_score=found.raw,
         verdict=found.verdict,
         confidence=found.confidence,
         reasoning=reasoning,
@@ -1024,7 +1118,7 @@ def _without(text: str, *spans: tuple[int, int] | None) -> str:
 
 def _confidence_word(text: str, spans: list[tuple[int, int]]) -> str | None:
     word = None
-    for m in _CONFIDENCE.finditer(text):
+    for m in _matches(_CONFIDENCE, text):
         spans.append(m.span())
         if m.group("word"):
             word = _CONFIDENCE_WORDS.get(" ".join(m.group("word").lower().split()))
@@ -1105,7 +1199,9 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
         strategy = "bare-number"
     if score is not None:
         found, span = score
-        if found.verdict is None:
+        if found.verdict is None and strong:
+            # Only a labelled verdict joins a score: a stray "FAIL" in the prose
+            # ("the old version would FAIL") is not the judge's decision.
             found.verdict = verdict
         found.confidence = confidence
         # A rating sentence is part of the prose; a marker line is not.
