@@ -33,12 +33,24 @@ _LAZY = {
     "Verdict": "judge",
     "ParsedVerdict": "parsing",
     "parse_verdict": "parsing",
+    "assert_better": "api",
+    "Comparison": "pairwise",
+    "Checklist": "rubrics",
+    "Dimensions": "rubrics",
+    "Likert": "rubrics",
+    "PassFail": "rubrics",
+    "Questions": "rubrics",
+    "Score": "rubrics",
+    "Template": "rubrics",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
     from .api import assert_judged, assert_judged_async
     from .judge import Judge, Sample, Verdict
     from .parsing import ParsedVerdict, parse_verdict
+    from .api import assert_better
+    from .pairwise import Comparison
+    from .rubrics import Checklist, Dimensions, Likert, PassFail, Questions, Score, Template
 
 __all__ = [
     "BackendError",
@@ -55,6 +67,15 @@ __all__ = [
     "assert_judged",
     "assert_judged_async",
     "parse_verdict",
+    "assert_better",
+    "Checklist",
+    "Comparison",
+    "Dimensions",
+    "Likert",
+    "PassFail",
+    "Questions",
+    "Score",
+    "Template",
 ]
 
 

@@ -43,3 +43,18 @@ def combine_scores(scores: Sequence[float], threshold: float, method: str = "mea
     passed = score >= threshold
     agreement = sum((s >= threshold) == passed for s in scores) / len(scores)
     return Combined(score=score, agreement=round(agreement, 6), spread=round(max(scores) - min(scores), 6))
+
+
+def undecided(scores: Sequence[float], combined: float, threshold: float, band: float) -> bool:
+    """Is a judgment too close to call?  Both must hold:
+
+    * the combined score lies within `band` of the threshold (inclusive), and
+    * the samples disagree: at least one is on each side of the threshold.
+
+    One sample, or samples that all agree, are never undecided: unanimity near the threshold is
+    still a decision, and a band alone would turn every borderline single call into a failure.
+    """
+    if band <= 0 or len(scores) < 2:
+        return False
+    sides = {s >= threshold for s in scores}
+    return len(sides) > 1 and abs(combined - threshold) <= band + 1e-9

@@ -12,14 +12,16 @@ import asyncio
 import functools
 import hashlib
 import inspect
+import math
 import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from .aggregate import AGGREGATES, combine_scores
+from .aggregate import AGGREGATES, combine_scores, undecided
 from .backends import CallableBackend, CallRequest, LiteLLMBackend, call_with_retries
 from .errors import BackendError, JudgeError, JudgmentFailed, ReplayMiss, VerdictParseError
+from .pairwise import Comparison, Pairwise, comparison_from
 from .parsing import ParsedVerdict
 from .prompts import Case
 from .redact import redact
@@ -28,7 +30,7 @@ from .runtime import JudgeRuntime, TestContext, active
 from .settings import MARKER_KEYS, Settings, SettingError
 from .store import canonical_json, judgment_key
 
-__all__ = ["Judge", "Sample", "StoredScoreWarning", "Verdict"]
+__all__ = ["Comparison", "Judge", "Sample", "StoredScoreWarning", "Verdict"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _MISS_FIELDS = ("model", "criteria", "output", "input", "expected", "rubric", "sample", "messages_sha256")
@@ -71,12 +73,18 @@ class Verdict:
     raw: str = field(repr=False)
     criteria: str = ""
     rubric: str = "score"
-    keys: tuple[str, ...] = ()
+    keys: tuple[str, ...] = field(default=(), repr=False)
     samples: tuple[Sample, ...] = field(default=(), repr=False)
     agreement: float | None = None
     spread: float | None = None
     undecided: bool = False
     details: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    notes: tuple[str, ...] = field(default=(), repr=False)  # the rubric's failure details (failed constraints, ...)
+
+    @property
+    def per_model(self) -> dict[str, float]:
+        """Each judge model's score (its samples combined); one entry unless a panel judged."""
+        return dict(self.details.get("per_model") or {self.model: self.score})
 
     def failure_message(self, extra: Sequence[str] = ()) -> str:
         """The text a failed judgment shows: score, criteria, the judge's reasoning, where it came from."""
@@ -84,7 +92,10 @@ class Verdict:
         if self.undecided:
             head = f"judge undecided: {self.score:.2f} is within the inconclusive band around {self.threshold:.2f}"
         lines = [head, f"  criteria:  {_indent(self.criteria)}", f"  reasoning: {_indent(self.reasoning or '(none given)')}"]
-        lines.extend(f"  {line}" for line in extra)
+        lines.extend(f"  {line}" for line in (*self.notes, *extra))
+        per_model = self.details.get("per_model")
+        if per_model:
+            lines.append("  panel:     " + ", ".join(f"{m}={s:.2f}" for m, s in per_model.items()))
         if len(self.samples) > 1:
             spread = f", spread {self.spread:.2f}" if self.spread is not None else ""
             agreement = f"agreement {self.agreement:.0%}" if self.agreement is not None else ""
@@ -114,6 +125,7 @@ class _Job:
     settings: Settings
     threshold: float
     aggregate: str
+    band: float
     calls: list[_Call]
     backend: Any
     ledger: Any
@@ -202,6 +214,50 @@ class Judge:
         return self._check(await self.ascore(output, criteria, **options))
 
     @_public
+    def compare(
+        self,
+        candidate: Any,
+        baseline: Any,
+        criteria: str,
+        *,
+        input: Any = None,
+        model: str | Sequence[str] | None = None,
+        samples: int | None = None,
+        aggregate: str | None = None,
+    ) -> Comparison:
+        """Judge which of two outputs better meets `criteria`, asking in both orders (position bias).
+
+        Each order is its own call and key; orders that disagree make a tie.  Returns a
+        `Comparison` (winner "candidate", "baseline" or "tie", both orders' reasoning, keys).
+        """
+        job = self._pair_job(candidate, baseline, criteria, input=input, model=model, samples=samples, aggregate=aggregate)
+        return comparison_from(self._record(job, lambda: self._run(job)))
+
+    @_public
+    async def acompare(self, candidate: Any, baseline: Any, criteria: str, **options: Any) -> Comparison:
+        """`compare`, awaitable."""
+        job = self._pair_job(candidate, baseline, criteria, **options)
+        missing = self._record(job, lambda: self._lookup(job), finish=False)
+        if missing:
+            await self._record_async(job, self._runtime.loop.wrap(self._live_all(job, missing)))
+        return comparison_from(self._record(job, lambda: self._finish(job)))
+
+    @_public
+    def assert_better(self, candidate: Any, baseline: Any, criteria: str, *, allow_tie: bool = True, **options: Any) -> Comparison:
+        """`compare`, and fail (JudgmentFailed, with both orders' reasoning) unless the candidate wins
+        (or ties, with `allow_tie=True`)."""
+        __tracebackhide__ = True
+        job = self._pair_job(candidate, baseline, criteria, strict=not allow_tie, **options)
+        return _check_comparison(comparison_from(self._record(job, lambda: self._run(job))), allow_tie)
+
+    def _pair_job(self, candidate: Any, baseline: Any, criteria: Any, *, strict: bool = False, **options: Any) -> _Job:
+        # The verdict's threshold encodes what passes: not worse (0.5), or strictly better (just above).
+        threshold = math.nextafter(0.5, 1.0) if strict else 0.5
+        if baseline is None:
+            raise JudgeError("baseline is None: pass the output to compare the candidate against")
+        return self._build(candidate, criteria, expected=baseline, rubric=Pairwise(), threshold=threshold, **options)
+
+    @_public
     def score_many(self, cases: Iterable[Mapping[str, Any] | Sequence[Any]]) -> list[Verdict]:
         """Judge several cases concurrently; each is a dict of `score` arguments or an (output, criteria) pair.
 
@@ -276,6 +332,25 @@ class Judge:
         rubric: Any = None,
         samples: int | None = None,
         aggregate: str | None = None,
+        band: float | None = None,
+    ) -> _Job:
+        _check_requires(criteria, input=input, expected=expected)
+        return self._build(output, criteria, input=input, expected=expected, threshold=threshold, model=model,
+                           rubric=rubric, samples=samples, aggregate=aggregate, band=band)
+
+    def _build(
+        self,
+        output: Any,
+        criteria: Any,
+        *,
+        input: Any = None,
+        expected: Any = None,
+        threshold: float | None = None,
+        model: str | Sequence[str] | None = None,
+        rubric: Any = None,
+        samples: int | None = None,
+        aggregate: str | None = None,
+        band: float | None = None,
     ) -> _Job:
         settings, marker = self._settings()
         overrides = {**self._overrides}
@@ -293,6 +368,7 @@ class Judge:
         aggregate = aggregate or overrides.get("aggregate") or marker.get("aggregate") or "mean"
         if aggregate not in AGGREGATES:
             raise JudgeError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {aggregate!r}")
+        band = _check_band(next((b for b in (band, overrides.get("band"), marker.get("band")) if b is not None), 0.0))
         case = Case.build(output, criteria, input, expected)
         chosen_rubric = resolve_rubric(rubric if rubric is not None else overrides.get("rubric", marker.get("rubric")))
         backend = self._resolve_backend()
@@ -309,6 +385,7 @@ class Judge:
             settings=settings,
             threshold=settings.threshold,
             aggregate=aggregate,
+            band=band,
             calls=calls,
             backend=backend,
             ledger=self._runtime.ledger_for(self._context),
@@ -530,28 +607,34 @@ class Judge:
 
     def _verdict(self, job: _Job, samples: list[Sample], parsed: Mapping[str, ParsedVerdict]) -> Verdict:
         threshold = job.threshold
+        per_model: dict[str, list[float]] = {}
+        for s in samples:
+            per_model.setdefault(s.model, []).append(s.score)
         if len(samples) == 1:
-            only = samples[0]
-            score, agreement, spread = only.score, None, None
-            representative = only
+            representative = samples[0]
+            score, agreement, spread = representative.score, None, None
         else:
-            per_model: dict[str, list[float]] = {}
-            for s in samples:
-                per_model.setdefault(s.model, []).append(s.score)
-            model_scores = [combine_scores(v, threshold, job.aggregate).score for v in per_model.values()]
-            combined = combine_scores(model_scores, threshold, job.aggregate) if len(model_scores) > 1 else None
-            score = combined.score if combined else model_scores[0]
-            everyone = combine_scores([s.score for s in samples], threshold, job.aggregate)
-            agreement, spread = everyone.agreement, everyone.spread
+            # Each model's samples first, then the panel: a model judging 5 times outvotes no one.
+            model_scores = {m: combine_scores(v, threshold, job.aggregate).score for m, v in per_model.items()}
+            combined = list(model_scores.values())
+            score = combine_scores(combined, threshold, job.aggregate).score if len(combined) > 1 else combined[0]
+            everyone = [s.score for s in samples]
+            agreement = round(sum((x >= threshold) == (score >= threshold) for x in everyone) / len(everyone), 6)
+            spread = round(max(everyone) - min(everyone), 6)
             representative = min(samples, key=lambda s: abs(s.score - score))
         score = round(score, 6)
+        is_undecided = undecided([s.score for s in samples], score, threshold, job.band)
+        details = dict(representative.details)
+        if len(per_model) > 1:
+            details["per_model"] = {m: round(combine_scores(v, threshold, job.aggregate).score, 6) for m, v in per_model.items()}
+        outcome = Outcome(representative.score, representative.reasoning, representative.verdict, representative.confidence, representative.details)
         verdicts = {s.verdict for s in samples}
         live = [job.results[c.key] for c in job.calls if c.key in job.results]
         costs = [r.cost_usd for r in live if r.cost_usd is not None]
         first = job.calls[0]
         return Verdict(
             score=score,
-            passed=score >= threshold,
+            passed=score >= threshold and not is_undecided,
             threshold=threshold,
             reasoning=representative.reasoning,
             verdict=verdicts.pop() if len(verdicts) == 1 else None,
@@ -568,7 +651,9 @@ class Judge:
             samples=tuple(samples),
             agreement=agreement,
             spread=spread,
-            details=dict(representative.details),
+            undecided=is_undecided,
+            details=details,
+            notes=tuple(job.rubric.failure_details(outcome)),
         )
 
     # -- recording for reports ---------------------------------------------------------------
@@ -576,8 +661,7 @@ class Judge:
     def _check(self, verdict: Verdict) -> Verdict:
         __tracebackhide__ = True
         if not verdict.passed:
-            rubric_lines: list[str] = []
-            raise JudgmentFailed(verdict.failure_message(rubric_lines), verdict)
+            raise JudgmentFailed(verdict.failure_message(), verdict)
         return verdict
 
     def _record(self, job: _Job, step: Callable[[], Any], finish: bool = True) -> Any:
@@ -654,3 +738,25 @@ def _overall_source(sources: set[str]) -> str:
         if source in sources:
             return source
     return "replayed"
+
+
+def _check_requires(criteria: Any, **given: Any) -> None:
+    """A library criterion (see criteria.py) names the arguments it cannot be judged without."""
+    for name in getattr(criteria, "requires", ()):
+        if given.get(name) is None:
+            raise JudgeError(f"criteria {getattr(criteria, 'name', '?')} needs {name}=... to judge against; pass it to assert_judged")
+
+
+def _check_band(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 0.5:
+        raise JudgeError(f"band must be a number in [0, 0.5] (the inconclusive margin around the threshold), got {value!r}")
+    return float(value)
+
+
+def _check_comparison(comparison: Comparison, allow_tie: bool) -> Comparison:
+    __tracebackhide__ = True
+    if comparison.winner == "candidate" or (allow_tie and comparison.winner == "tie"):
+        return comparison
+    error = JudgmentFailed(comparison.failure_message(allow_tie), comparison.verdict)
+    error.comparison = comparison  # type: ignore[attr-defined]
+    raise error

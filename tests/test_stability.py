@@ -1,0 +1,186 @@
+"""Stable verdicts: samples, the inconclusive band, panels of judge models, concurrency bounds."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+import pytest
+
+from pytest_llmjudge.aggregate import undecided
+
+# -- units ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scores", "combined", "band", "expected"),
+    [
+        ([0.6, 0.4, 0.55], 0.516667, 0.05, True),  # near the threshold and split: undecided
+        ([0.52, 0.53, 0.54], 0.53, 0.05, False),  # near, but unanimous: a decision
+        ([0.9, 0.1, 0.2], 0.4, 0.05, False),  # split, but clearly under
+        ([0.6, 0.4], 0.5, 0.0, False),  # no band, never undecided
+        ([0.55], 0.55, 0.1, False),  # one sample cannot disagree with itself
+        ([0.45, 0.6], 0.55, 0.05, True),  # the band's edge is inside
+    ],
+)
+def test_undecided_rule(scores, combined, band, expected):
+    assert undecided(scores, combined, 0.5, band) is expected
+
+
+def scripted_by_criteria(scripts: dict[str, list[float]]):
+    """A responder that answers each criteria's calls with its scores, in arrival order."""
+    lock = threading.Lock()
+    queues = {k: list(v) for k, v in scripts.items()}
+
+    def respond(request: dict) -> str:
+        user = request["messages"][-1]["content"]
+        criteria = re.search(r"Criteria:\n(.*)", user).group(1).strip()
+        with lock:
+            score = queues[criteria].pop(0)
+        return json.dumps({"reasoning": f"{criteria} -> {score}", "score": score})
+
+    return respond
+
+
+SAMPLE_TESTS = """
+import pytest
+from pytest_llmjudge import assert_judged
+
+OUT = "Returns are accepted within 30 days."
+
+def test_five_samples_mean(judge):
+    v = judge.score(OUT, "mean5", samples=5)
+    assert v.score == 0.7 and len(v.samples) == 5 and len(set(v.keys)) == 5
+    assert sorted(s.score for s in v.samples) == [0.3, 0.6, 0.8, 0.9, 0.9]
+    assert sorted(s.sample for s in v.samples) == [0, 1, 2, 3, 4]
+    assert (v.agreement, v.spread, v.undecided, v.passed) == (0.8, 0.6, False, True)
+
+@pytest.mark.judge(samples=3, aggregate="majority")
+def test_majority_from_marker(judge):
+    v = judge.assert_judged(OUT, "majority3")
+    assert v.score == 0.8 and v.agreement == pytest.approx(2 / 3)
+
+@pytest.mark.judge(samples=3, aggregate="majority")
+def test_majority_fails():
+    assert_judged(OUT, "majority-fail")
+
+def test_undecided_within_band():
+    assert_judged(OUT, "split", samples=3, band=0.05)
+
+@pytest.mark.judge(samples=3, band=0.05)
+def test_unanimous_near_threshold_passes(judge):
+    v = judge.assert_judged(OUT, "unanimous")
+    assert v.score == 0.53 and not v.undecided
+"""
+SAMPLE_SCRIPTS = {
+    "mean5": [0.9, 0.8, 0.3, 0.9, 0.6],
+    "majority3": [0.9, 0.2, 0.7],
+    "majority-fail": [0.2, 0.3, 0.9],
+    "split": [0.6, 0.4, 0.55],
+    "unanimous": [0.52, 0.53, 0.54],
+}
+SAMPLE_FAILURES = [
+    "*test_majority_fails*",
+    "*JudgmentFailed: judged 0.25 < threshold 0.50",
+    "*samples:   3 (agreement 67%, spread 0.70): openai/judge-test#0=*",
+    "*test_undecided_within_band*",
+    "*JudgmentFailed: judge undecided: 0.52 is within the inconclusive band around 0.50",
+    "*samples:   3 (agreement 67%, spread 0.20)*",
+]
+
+
+def test_samples_majority_and_band_record_then_replay(pytester, openai_server, live_args):
+    openai_server.set_responder(scripted_by_criteria(SAMPLE_SCRIPTS))
+    pytester.makepyfile(test_samples=SAMPLE_TESTS)
+    result = pytester.runpytest(*live_args, "--judge-mode=auto")
+    result.assert_outcomes(passed=3, failed=2)
+    result.stdout.fnmatch_lines(SAMPLE_FAILURES)
+    assert openai_server.request_count == 5 + 3 * 4
+    assert openai_server.max_in_flight >= 2, "a judgment's samples run concurrently"
+
+    result = pytester.runpytest(*live_args, "--judge-mode=replay")
+    result.assert_outcomes(passed=3, failed=2)
+    result.stdout.fnmatch_lines(SAMPLE_FAILURES)
+    assert openai_server.request_count == 17, "replay must not call the judge"
+
+
+def test_samples_from_the_command_line(pytester, openai_server, live_args):
+    pytester.makepyfile(
+        """
+        def test_it(judge):
+            v = judge.score("SCORE=0.8", "anything")
+            assert len(v.samples) == 4 and v.score == 0.8 and v.spread == 0.0
+        """
+    )
+    pytester.runpytest(*live_args, "--judge-mode=live", "--judge-samples=4").assert_outcomes(passed=1)
+    assert openai_server.request_count == 4
+
+
+PANEL = "openai/judge-a,openai/judge-b,openai/judge-c"
+PANEL_TESTS = """
+import pytest
+from pytest_llmjudge import assert_judged
+
+OUT = "Returns are accepted within 30 days."
+PER_MODEL = {"openai/judge-a": 0.9, "openai/judge-b": 0.8, "openai/judge-c": 0.2}
+
+def test_panel_mean(judge):
+    v = judge.score(OUT, "panel mean")
+    assert v.score == pytest.approx(0.633333) and v.per_model == PER_MODEL
+    assert v.details["per_model"] == PER_MODEL and v.model == "openai/judge-a,openai/judge-b,openai/judge-c"
+    assert len(v.keys) == 3 and v.agreement == pytest.approx(2 / 3)
+
+@pytest.mark.judge(aggregate="majority")
+def test_panel_majority(judge):
+    v = judge.assert_judged(OUT, "panel majority", threshold=0.7)
+    assert v.score == 0.85
+
+def test_panel_fails_with_each_model_score():
+    assert_judged(OUT, "panel fails", threshold=0.7)
+
+def test_two_model_panel_from_the_argument(judge):
+    v = judge.score(OUT, "two", model=["openai/judge-a", "openai/judge-c"])
+    assert v.per_model == {"openai/judge-a": 0.9, "openai/judge-c": 0.2} and v.score == 0.55
+"""
+PANEL_FAILURES = [
+    "*JudgmentFailed: judged 0.63 < threshold 0.70",
+    "*panel:     openai/judge-a=0.90, openai/judge-b=0.80, openai/judge-c=0.20",
+]
+
+
+def by_model(request: dict) -> str:
+    score = {"judge-a": 0.9, "judge-b": 0.8, "judge-c": 0.2}[request["model"]]
+    return json.dumps({"reasoning": f"{request['model']} says {score}", "score": score})
+
+
+def test_panel_judges_concurrently_then_replays(pytester, openai_server, live_args):
+    openai_server.set_responder(by_model)
+    openai_server.latency_s = 0.2
+    args = [a for a in live_args if not a.startswith("--judge-model")] + [f"--judge-model={PANEL}"]
+    pytester.makepyfile(test_panel=PANEL_TESTS)
+    result = pytester.runpytest(*args, "--judge-mode=auto")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(PANEL_FAILURES)
+    assert openai_server.request_count == 3 + 3 + 3 + 2
+    assert sorted({r["model"] for r in openai_server.requests}) == ["judge-a", "judge-b", "judge-c"]
+    assert openai_server.max_in_flight == 3, "the panel's calls run at the same time"
+
+    result = pytester.runpytest(*args, "--judge-mode=replay")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(PANEL_FAILURES)
+    assert openai_server.request_count == 11, "replay must not call the judge"
+
+
+@pytest.mark.parametrize(("concurrency", "in_flight"), [("1", 1), ("2", 2), ("8", 4)])
+def test_calls_in_one_judgment_are_bounded_by_concurrency(pytester, openai_server, live_args, concurrency, in_flight):
+    openai_server.latency_s = 0.1
+    pytester.makepyfile(
+        """
+        def test_it(judge):
+            assert len(judge.score("SCORE=0.8", "anything", samples=4).samples) == 4
+        """
+    )
+    result = pytester.runpytest(*live_args, "--judge-mode=live", f"--judge-concurrency={concurrency}")
+    result.assert_outcomes(passed=1)
+    assert openai_server.max_in_flight == in_flight
