@@ -185,7 +185,12 @@ def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendE
         )
     # Decide by HTTP status first: LiteLLM names the class after the error body's "type", so an
     # "invalid_request_error" body on a 500 or 503 arrives as a BadRequestError.
-    if status in (401, 403) or isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)) or (
+    if status == 403 or (status is None and isinstance(exc, litellm.PermissionDeniedError)):
+        return fatal(
+            f"{kind} from {where}: the key in {key_variable(request.model)} is not allowed to use model "
+            f"{request.model!r} (as sent to LiteLLM). Use a key with access to it, or another --judge-model. {detail}"
+        )
+    if status == 401 or isinstance(exc, litellm.AuthenticationError) or (
         status is None and ("credentials" in detail.lower() or "api_key" in detail.lower())
     ):
         return fatal(
@@ -200,7 +205,11 @@ def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendE
     if isinstance(status, int) and status in RETRYABLE_STATUS:
         return retry()
     if isinstance(status, int) and 400 <= status < 500 or isinstance(exc, litellm.BadRequestError):
-        return fatal(f"{kind} from {where}: the judge rejected the request. {detail}")
+        return fatal(
+            f"{kind} from {where}: the judge rejected the request (HTTP {status if status is not None else '4xx'}, "
+            f"not retried; prompt {request.prompt_chars()} characters). Check --judge-model ({request.model!r} as sent "
+            f"to LiteLLM) and the parameters your rubric sends. {detail}"
+        )
     if "credentials" in detail.lower() or "api_key" in detail.lower():
         return fatal(
             f"{kind} from {where}: no usable credentials. "

@@ -8,7 +8,12 @@ rather than one global, keeps nested pytest runs (pytester) from clobbering the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
+import tempfile
+import threading
+import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +22,7 @@ from typing import Any, AsyncIterator
 from .errors import BudgetExceeded
 from .runner import LoopThread
 from .settings import Settings, resolve
-from .store import Ledger, LocalCache, ledger_path
+from .store import Ledger, LocalCache, ledger_path, write_atomically
 
 _UNSET: Any = object()
 
@@ -64,8 +69,9 @@ class JudgeRuntime:
         self.loop = LoopThread()
         self.ledgers: dict[Path, Ledger] = {}
         self.current: TestContext | None = None
-        self.spent_usd = 0.0
-        self.notices: list[str] = []
+        self.spent_usd = 0.0  # this process's live calls
+        self.shared_spend = SharedSpend.for_run(cache_dir) if settings.budget is not None else None
+        self._notices: list[str] = []
         self.drift: list[dict[str, Any]] = []
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._semaphore: asyncio.Semaphore | None = None
@@ -98,23 +104,128 @@ class JudgeRuntime:
         async with lock:
             yield
 
+    @property
+    def notices(self) -> list[str]:
+        """Things the user should read after the run (cache set aside, budget reached), oldest first."""
+        cache_notices = self.cache.notices if self.cache is not None else []
+        return list(dict.fromkeys([*self._notices, *cache_notices]))
+
+    def total_spent(self) -> float:
+        """Dollars spent on live calls in this run: across every xdist worker where it is shared."""
+        if self.shared_spend is not None:
+            return max(self.spent_usd, self.shared_spend.total())
+        return self.spent_usd
+
     def check_budget(self) -> None:
+        """Refuse a live call once --judge-budget is spent (calls already in flight still finish)."""
         budget = self.settings.budget
-        if budget is not None and self.spent_usd >= budget:
-            raise BudgetExceeded(
-                f"--judge-budget=${budget:g} is spent (${self.spent_usd:.4f} so far): no further live judge calls. "
-                "Raise the budget, or replay stored verdicts."
+        if budget is None:
+            return
+        spent = self.total_spent()
+        if spent >= budget:
+            where = " by all xdist workers" if self.shared_spend is not None and self.shared_spend.shared else ""
+            message = (
+                f"--judge-budget=${budget:g} is spent (${spent:.4f} so far{where}): no further live judge calls "
+                "this run. Raise --judge-budget, or replay stored verdicts."
             )
+            notice = f"llmjudge: --judge-budget=${budget:g} reached (${spent:.4f} spent); later live judge calls were refused"
+            if not any(n.startswith(f"llmjudge: --judge-budget=${budget:g} reached") for n in self._notices):
+                self._notices.append(notice)
+            raise BudgetExceeded(message)
 
     def spend(self, cost_usd: float | None) -> None:
         if cost_usd:
             self.spent_usd += cost_usd
+            if self.shared_spend is not None:
+                self.shared_spend.add(cost_usd)
 
     def close(self) -> None:
         self.loop.stop()
         if self.cache is not None:
-            self.notices.extend(n for n in self.cache.notices if n not in self.notices)
+            self._notices[:] = self.notices
             self.cache.close()
+
+
+class SharedSpend:
+    """The dollars one run spent, shared by its xdist workers through a small file under a lock.
+
+    The file is keyed by xdist's test-run id (`PYTEST_XDIST_TESTRUNUID`, the same in every worker
+    of one run), so each run starts from zero; outside xdist the count stays in memory.  It lives
+    beside the local cache (`<cache dir>.spend/`), or in the temp dir without one.  Calls already in
+    flight when the budget is reached still finish, so a run can overshoot by at most
+    --judge-concurrency calls per worker.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.shared = path is not None
+        self._local = 0.0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_run(cls, cache_dir: Path | None, environ: Any = None) -> "SharedSpend":
+        environ = os.environ if environ is None else environ
+        run_id = environ.get("PYTEST_XDIST_TESTRUNUID", "")
+        if not run_id or not environ.get("PYTEST_XDIST_WORKER") or not run_id.replace("-", "").isalnum():
+            return cls(None)
+        folder = (
+            cache_dir.with_name(cache_dir.name + ".spend")
+            if cache_dir is not None
+            else Path(tempfile.gettempdir()) / "pytest-llmjudge-spend"
+        )
+        return cls(folder / f"{run_id[:64]}.json")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Any:
+        assert self.path is not None
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: each worker counts its own spend
+            fcntl = None  # type: ignore[assignment]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix(".lock"), "a+") as handle:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            yield
+
+    def _read(self) -> float:
+        try:
+            value = json.loads(self.path.read_text(encoding="utf-8")).get("spent_usd", 0.0)  # type: ignore[union-attr]
+            return float(value) if isinstance(value, (int, float)) else 0.0
+        except (OSError, ValueError, AttributeError):
+            return 0.0
+
+    def total(self) -> float:
+        if self.path is None:
+            return self._local
+        try:
+            with self._locked():
+                return max(self._local, self._read())
+        except OSError:
+            return self._local
+
+    def add(self, cost_usd: float) -> float:
+        with self._lock:
+            self._local += cost_usd
+            if self.path is None:
+                return self._local
+            try:
+                with self._locked():
+                    total = self._read() + cost_usd
+                    write_atomically(self.path, json.dumps({"spent_usd": total}))
+                    self._prune_old()
+                    return total
+            except OSError:
+                return self._local
+
+    def _prune_old(self, max_age_s: float = 86400.0) -> None:
+        """Spend files of runs over a day old are of no further use."""
+        now = time.time()
+        for old in self.path.parent.glob("*.json"):  # type: ignore[union-attr]
+            with contextlib.suppress(OSError):
+                if old != self.path and now - old.stat().st_mtime > max_age_s:
+                    old.unlink()
+                    old.with_suffix(".lock").unlink(missing_ok=True)
 
 
 _ACTIVE: list[JudgeRuntime] = []

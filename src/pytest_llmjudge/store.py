@@ -181,7 +181,47 @@ def _json_only_disk():
                 raise _CacheUnsafe(f"a cache row has mode {mode}, not inline text")
             return value
 
+        def remove(self, file_path: Any) -> None:
+            # Every value is stored inline, so no row names a file of ours.  diskcache removes the
+            # file a row names when the row is overwritten or expires (`os.remove(join(dir, name))`,
+            # then `os.removedirs`); a crafted row naming `/home/me/.ssh/id_rsa` would delete it.
+            return None
+
     return JsonOnlyDisk
+
+
+_SQLITE_VALUE = re.compile(r"-?[0-9]{1,20}|[A-Za-z]{1,16}")
+
+
+def _check_settings(directory: Path) -> None:
+    """Refuse a cache whose Settings table diskcache would act on unsafely, before diskcache opens it.
+
+    diskcache runs `PRAGMA <name> = <value>` for every `sqlite_*` row of the database's own
+    Settings table, and passes every `disk_*` row to the Disk: a crafted database chooses both.
+    """
+    import sqlite3
+
+    import diskcache
+
+    db = directory / diskcache.core.DBNAME
+    if not db.is_file() or db.stat().st_size == 0:
+        return
+    known = set(diskcache.core.DEFAULT_SETTINGS) | set(diskcache.core.METADATA)
+    con = sqlite3.connect(str(db), timeout=60, isolation_level=None)
+    try:
+        try:
+            rows = con.execute("SELECT key, value FROM Settings").fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return
+            raise
+    finally:
+        con.close()
+    for key, value in rows:
+        if key not in known:
+            raise _CacheUnsafe(f"the cache database has an unknown setting {str(key)[:40]!r}")
+        if str(key).startswith("sqlite_") and not _SQLITE_VALUE.fullmatch(str(value)):
+            raise _CacheUnsafe(f"the cache database sets {key} to {str(value)[:40]!r}")
 
 
 class LocalCache:
@@ -189,6 +229,10 @@ class LocalCache:
 
     Any failure (corrupt database, read-only directory, an unsafe row) sets the directory aside
     with a `CacheWarning` and the run continues from the ledger and the judge.
+
+    Every database operation runs on one thread of the cache's own: diskcache keeps one SQLite
+    connection per thread and `close()` closes only the calling thread's, so calls from the event
+    loop's worker threads would leave connections (and locks) open after the session.
     """
 
     def __init__(self, directory: Path) -> None:
@@ -196,43 +240,52 @@ class LocalCache:
         self._cache: Any = None
         self._disabled = False
         self._open_lock = threading.Lock()
+        self._executor: Any = None
         self.notices: list[str] = []
 
-    def _open(self) -> Any:
-        if self._cache is not None or self._disabled:
-            return self._cache
+    def _on_thread(self, fn: Any, *args: Any) -> Any:
         with self._open_lock:
-            if self._cache is None and not self._disabled:
+            if self._executor is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="llmjudge-cache")
+            executor = self._executor
+        return executor.submit(fn, *args).result()
+
+    def _open(self) -> Any:
+        """Open the cache once (on the cache's thread); None when it is unusable."""
+        if self._cache is None and not self._disabled:
+            try:
+                self._cache = self._connect()
+            except Exception as exc:  # noqa: BLE001 - any failure here means "no cache"
+                moved = self._set_aside(exc)
                 try:
+                    if not moved:
+                        raise exc
                     self._cache = self._connect()
-                except Exception as exc:  # noqa: BLE001 - any failure here means "no cache"
-                    self._set_aside(exc)
-                    try:
-                        self._cache = self._connect()
-                    except Exception as exc2:  # noqa: BLE001
-                        self._disable(exc2)
+                except Exception as exc2:  # noqa: BLE001
+                    self._disable(exc2)
         return self._cache
 
     def _connect(self) -> Any:
         import diskcache
 
-        # Settings persist in the database, so pass them on every open: eviction off (a silently
-        # evicted verdict is a lost one), every value inline, a generous lock timeout for xdist.
-        return diskcache.Cache(
-            str(self.directory),
-            timeout=60,
-            disk=_json_only_disk(),
-            eviction_policy="none",
-            size_limit=2**62,
-            disk_min_file_size=2**31,
-            statistics=0,
-        )
+        _check_settings(self.directory)
+        # Settings persist in the database, so pass them all on every open (a crafted database
+        # cannot choose any): eviction off (a silently evicted verdict is a lost one), every value
+        # inline, a generous lock timeout for xdist.
+        settings = dict(diskcache.core.DEFAULT_SETTINGS)
+        settings.update(eviction_policy="none", size_limit=2**62, disk_min_file_size=2**31, statistics=0, tag_index=0)
+        return diskcache.Cache(str(self.directory), timeout=60, disk=_json_only_disk(), **settings)
 
     def _notice(self, message: str) -> None:
         self.notices.append(message)
-        warnings.warn(CacheWarning(message), stacklevel=3)
+        try:
+            warnings.warn(CacheWarning(message), stacklevel=3)
+        except Warning:
+            pass  # warnings turned into errors: the notice still reaches the summary, the run goes on
 
-    def _set_aside(self, exc: BaseException) -> None:
+    def _set_aside(self, exc: BaseException) -> bool:
         if self._cache is not None:
             with contextlib.suppress(Exception):
                 self._cache.close()
@@ -240,10 +293,10 @@ class LocalCache:
         aside = self.directory.with_name(f"{self.directory.name}.broken-{int(time.time())}-{os.getpid()}")
         try:
             os.replace(self.directory, aside)
-            where = f"moved to {aside}"
         except OSError:
-            where = "left in place"
-        self._notice(f"llmjudge: local cache {self.directory} was unusable ({_describe(exc)}); {where}, starting a new one")
+            return False
+        self._notice(f"llmjudge: local cache {self.directory} was unusable ({_describe(exc)}); moved to {aside}, starting a new one")
+        return True
 
     def _disable(self, exc: BaseException) -> None:
         self._disabled = True
@@ -251,14 +304,21 @@ class LocalCache:
         self._notice(f"llmjudge: local cache {self.directory} cannot be used ({_describe(exc)}); going on without it")
 
     def _guarded(self, fn: Any) -> Any:
+        return self._on_thread(self._guarded_here, fn)
+
+    def _guarded_here(self, fn: Any) -> Any:
         cache = self._open()
         if cache is None:
             return None
         try:
             return fn(cache)
         except Exception as exc:  # noqa: BLE001 - sqlite3.DatabaseError surfaces late, from any call
-            self._set_aside(exc)
+            if _is_busy(exc):  # another worker holds the database longer than the lock timeout
+                self._notice(f"llmjudge: local cache {self.directory} was busy ({_describe(exc)}); skipped it once")
+                return None
             self._disabled = True  # one bad cache per session is enough: go on without one
+            if not self._set_aside(exc):
+                self._notice(f"llmjudge: local cache {self.directory} was unusable ({_describe(exc)}); going on without it")
             return None
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -309,10 +369,30 @@ class LocalCache:
             handle.close()  # closing the file releases its flock
 
     def close(self) -> None:
-        if self._cache is not None:
-            with contextlib.suppress(Exception):
-                self._cache.close()
-            self._cache = None
+        """Close the database (on the thread that opened it) and stop that thread."""
+        with self._open_lock:
+            executor, self._executor = self._executor, None
+        if executor is None:
+            return
+
+        def close_here() -> None:
+            if self._cache is not None:
+                with contextlib.suppress(Exception):
+                    self._cache.close()
+                self._cache = None
+
+        with contextlib.suppress(Exception):
+            executor.submit(close_here).result()
+        executor.shutdown(wait=True)
+
+
+def _is_busy(exc: BaseException) -> bool:
+    """A lock timeout (diskcache.Timeout, "database is locked"): contention, not corruption."""
+    import sqlite3
+
+    if exc.__class__.__name__ == "Timeout" and exc.__class__.__module__.startswith("diskcache"):
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower()
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,0 +1,375 @@
+"""Faults from the judge, through the real LiteLLM client against the local server.
+
+Retryable faults (429, 5xx, timeouts, dropped or cut connections, malformed bodies) are retried by
+`call_with_retries` with exponential backoff and jitter, honouring Retry-After, up to
+--judge-retries, inside the --judge-timeout deadline; everything else fails after one request with
+a message that says what to do.  Every count here is `server.request_count`: LiteLLM's and the
+OpenAI SDK's own retries are off, so the counts are ours.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from conftest import CANARY_KEY, MODEL
+from openai_server import Reply, reply_json
+
+from pytest_llmjudge import backends
+from pytest_llmjudge.backends import CallRequest, LiteLLMBackend, backoff_delay, call_with_retries
+from pytest_llmjudge.errors import BackendError
+from pytest_llmjudge.runner import LoopThread
+from pytest_llmjudge.runtime import JudgeRuntime, SharedSpend
+from pytest_llmjudge.settings import resolve
+
+PRICED_MODEL = "openai/gpt-4o-mini"  # priced by LiteLLM by name, whatever the api_base
+# 100k prompt + 1k completion tokens of gpt-4o-mini: $0.015 + $0.0006 per call.
+EXPENSIVE = dict(prompt_tokens=100_000, completion_tokens=1_000)
+CALL_COST = 0.0156
+
+
+@pytest.fixture(scope="module")
+def loop():
+    thread = LoopThread("test-faults")
+    yield thread
+    thread.stop()
+
+
+@pytest.fixture
+def fast_backoff(monkeypatch):
+    """Backoff base 10 ms instead of 0.5 s (a module constant: not a user-facing setting)."""
+    monkeypatch.setattr(backends, "BACKOFF_BASE_S", 0.01)
+
+
+def call(loop, server, *, retries=3, timeout=10.0, model=MODEL, content="Output: SCORE=0.9"):
+    request = CallRequest(model=model, messages=[{"role": "user", "content": content}], api_base=server.base_url)
+    return loop.run(call_with_retries(LiteLLMBackend(), request, retries=retries, timeout=timeout))
+
+
+def fail(loop, server, **kwargs) -> BackendError:
+    with pytest.raises(BackendError) as info:
+        call(loop, server, **kwargs)
+    return info.value
+
+
+@pytest.fixture(autouse=True)
+def _warm(loop, _session_server):
+    """Import LiteLLM and open its client once, so timings below measure retries, not imports."""
+    if not getattr(_warm, "done", False):
+        _session_server.reset()
+        call(loop, _session_server)
+        _warm.done = True
+
+
+RETRYABLE = {
+    "429": Reply(status=429),
+    "429-retry-after-0": Reply(status=429, retry_after=0),
+    "500": Reply(status=500),
+    "502": Reply(status=502),
+    "503": Reply(status=503),
+    "529": Reply(status=529),
+    "408": Reply(status=408),
+    "504": Reply(status=504),
+    "503-invalid_request_error-body": Reply(status=503, error_type="invalid_request_error"),
+    "dropped-connection": Reply(drop=True),
+    "truncated-body": Reply(truncate=True),
+    "malformed-json-body": Reply(body=b"<html>bad gateway</html>"),
+}
+
+
+@pytest.mark.parametrize("fault", list(RETRYABLE.values()), ids=list(RETRYABLE))
+def test_retryable_fault_is_retried_then_succeeds(loop, openai_server, fast_backoff, fault):
+    openai_server.enqueue(fault, fault)
+    result = call(loop, openai_server, retries=3)
+    assert openai_server.request_count == 3
+    assert result.attempts == 3
+    assert json.loads(result.text)["score"] == 0.9
+
+
+@pytest.mark.parametrize("fault", [RETRYABLE[k] for k in ("429", "503", "dropped-connection")], ids=["429", "503", "drop"])
+def test_retryable_fault_gives_up_after_judge_retries(loop, openai_server, fast_backoff, fault):
+    openai_server.enqueue(*[fault] * 5)
+    error = fail(loop, openai_server, retries=2)
+    assert openai_server.request_count == 3, "1 try + --judge-retries=2"
+    assert error.retryable
+    assert "gave up after 3 attempts; --judge-retries=2" in str(error)
+
+
+def test_retries_zero_means_one_request(loop, openai_server, fast_backoff):
+    openai_server.enqueue(Reply(status=500), Reply(status=500))
+    fail(loop, openai_server, retries=0)
+    assert openai_server.request_count == 1
+
+
+def test_retry_after_is_honoured_over_our_backoff(loop, openai_server, monkeypatch):
+    monkeypatch.setattr(backends, "BACKOFF_BASE_S", 60.0)  # our backoff would wait 30-60 s
+    openai_server.enqueue(Reply(status=429, retry_after=1))
+    started = time.monotonic()
+    result = call(loop, openai_server, retries=2, timeout=20)
+    elapsed = time.monotonic() - started
+    assert openai_server.request_count == 2 and result.attempts == 2
+    assert 1.0 <= elapsed < 5.0
+
+
+def test_retry_after_past_the_deadline_gives_up_at_once(loop, openai_server, fast_backoff):
+    openai_server.enqueue(Reply(status=429, retry_after=30))
+    started = time.monotonic()
+    error = fail(loop, openai_server, retries=5, timeout=2)
+    assert time.monotonic() - started < 1.5, "must not sleep towards a retry it cannot make"
+    assert openai_server.request_count == 1
+    assert "the next retry (in 30.0s) would pass --judge-timeout=2s" in str(error)
+
+
+def test_backoff_is_exponential_with_jitter():
+    rng = random.Random(7)
+    for attempt in range(6):
+        step = min(backends.BACKOFF_CAP_S, backends.BACKOFF_BASE_S * 2**attempt)
+        delays = [backoff_delay(attempt, rng) for _ in range(200)]
+        assert all(step / 2 <= d <= step for d in delays)
+        assert len(set(delays)) > 150, "jittered, not fixed"
+    assert backoff_delay(30, rng) <= backends.BACKOFF_CAP_S
+
+
+def test_backoff_waits_between_attempts(loop, openai_server, monkeypatch):
+    monkeypatch.setattr(backends, "BACKOFF_BASE_S", 0.2)  # waits of 0.1-0.2, 0.2-0.4, 0.4-0.8 s
+    openai_server.enqueue(Reply(status=500), Reply(status=500), Reply(status=500))
+    started = time.monotonic()
+    call(loop, openai_server, retries=3)
+    assert time.monotonic() - started >= 0.7
+    assert openai_server.request_count == 4
+
+
+def test_a_slow_judge_is_cut_off_at_the_judgment_deadline(loop, openai_server, fast_backoff):
+    openai_server.enqueue(*[Reply(delay_s=3)] * 4)
+    started = time.monotonic()
+    error = fail(loop, openai_server, retries=5, timeout=1)
+    assert time.monotonic() - started < 2.0
+    assert "--judge-timeout=1s" in str(error)
+    assert openai_server.request_count == 1
+
+
+def test_retries_stop_at_the_deadline_not_at_the_count(loop, openai_server, fast_backoff):
+    openai_server.enqueue(*[Reply(status=503, delay_s=0.4)] * 20)
+    started = time.monotonic()
+    error = fail(loop, openai_server, retries=50, timeout=1.5)
+    assert time.monotonic() - started < 2.5
+    assert 2 <= openai_server.request_count <= 4
+    assert "--judge-timeout=1.5s" in str(error)
+
+
+CONTEXT = "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."
+FATAL = {
+    "400": (Reply(status=400), ["rejected the request (HTTP 400, not retried", "'openai/judge-test' as sent to LiteLLM"]),
+    "422": (Reply(status=422), ["rejected the request (HTTP 422"]),
+    "401": (Reply(status=401), ["refused the credentials", "Set OPENAI_API_KEY"]),
+    "403": (Reply(status=403), ["OPENAI_API_KEY is not allowed to use model 'openai/judge-test'"]),
+    "404": (Reply(status=404), ["model 'openai/judge-test' (as sent to LiteLLM) was not found", "--judge-model"]),
+    "context-window": (Reply(status=400, error_message=CONTEXT), ["too long for openai/judge-test: 5010 characters (about 1252 tokens)"]),
+}
+
+
+@pytest.mark.parametrize("fault, expected", list(FATAL.values()), ids=list(FATAL))
+def test_fatal_fault_fails_at_once_saying_what_to_do(loop, openai_server, fast_backoff, fault, expected):
+    openai_server.enqueue(fault, fault, fault)
+    error = fail(loop, openai_server, retries=3, content="x" * 5000 + " SCORE=0.9")
+    assert openai_server.request_count == 1
+    assert not error.retryable
+    for text in expected:
+        assert text in str(error)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [Reply(status=401), Reply(status=400), Reply(status=403), Reply(status=404), Reply(status=500), Reply(status=429)],
+    ids=["401", "400", "403", "404", "500", "429"],
+)
+def test_an_echoed_key_never_reaches_the_error(loop, openai_server, fast_backoff, fault):
+    fault.error_message = "Incorrect API key provided: {api_key} (Bearer {api_key})"
+    openai_server.enqueue(fault, fault)
+    error = fail(loop, openai_server, retries=1)
+    assert openai_server.request_headers[0]["authorization"] == f"Bearer {CANARY_KEY}", "the key really was sent"
+    assert CANARY_KEY not in str(error) and CANARY_KEY[6:] not in str(error)
+    assert "[redacted]" in str(error)
+
+
+# -- end to end: pytest runs against the local server ------------------------------------------
+
+JUDGED = """
+from pytest_llmjudge import assert_judged
+
+def test_judged():
+    assert_judged("Returns are accepted within 30 days. SCORE=0.9", "Says returns are accepted within 30 days")
+"""
+
+
+def cache_rows(cache_dir: Path) -> int:
+    db = cache_dir / "cache.db"
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as con:
+        return con.execute("SELECT COUNT(*) FROM Cache").fetchone()[0]
+
+
+def verdict_files(root: Path) -> list[Path]:
+    return sorted(root.rglob("judge_verdicts/**/*.json"))
+
+
+def test_e2e_retries_then_records(pytester, openai_server, fast_backoff):
+    openai_server.enqueue(Reply(status=503), Reply(drop=True))
+    pytester.makepyfile(test_x=JUDGED)
+    result = pytester.runpytest(f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=2")
+    result.assert_outcomes(passed=1)
+    assert openai_server.request_count == 3
+    assert len(verdict_files(pytester.path)) == 1
+
+
+def test_e2e_gives_up_with_a_clear_failure_and_stores_nothing(pytester, openai_server, fast_backoff):
+    openai_server.enqueue(*[Reply(status=500)] * 5)
+    pytester.makepyfile(test_x=JUDGED)
+    result = pytester.runpytest(
+        f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=2", "--judge-cache-dir=cache"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*BackendError: InternalServerError from openai/judge-test*gave up after 3 attempts; --judge-retries=2*"])
+    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 failed, 0 unparseable, 1 judge errors*"])
+    assert openai_server.request_count == 3
+    assert verdict_files(pytester.path) == [] and cache_rows(pytester.path / "cache") == 0
+
+
+def test_e2e_bad_key_fails_after_one_request(pytester, openai_server, fast_backoff):
+    openai_server.enqueue(Reply(status=401, error_message="bad key {api_key}"))
+    pytester.makepyfile(test_x=JUDGED)
+    result = pytester.runpytest(f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=3")
+    result.assert_outcomes(failed=1)
+    assert openai_server.request_count == 1
+    result.stdout.fnmatch_lines(["*Set OPENAI_API_KEY to a valid key*"])
+    assert CANARY_KEY not in result.stdout.str() + result.stderr.str()
+
+
+UNPARSEABLE = {
+    "cut-off-at-max-tokens": Reply(content='{"reasoning": "The answer covers the refund policy and', finish_reason="length"),
+    "cut-off-but-parseable": Reply(content='{"reasoning": "fine", "score": 0.9', finish_reason="length"),
+    "empty-reply": Reply(content=""),
+    "whitespace-reply": Reply(content="  \n "),
+    "no-verdict": Reply(content="I am not able to evaluate this output."),
+    "refusal-with-number-in-json-string": Reply(content='{"reasoning": "I rate nothing above 9000"}'),
+}
+
+
+@pytest.mark.parametrize("fault", list(UNPARSEABLE.values()), ids=list(UNPARSEABLE))
+def test_e2e_unparseable_replies_are_errors_never_scores_and_never_stored(pytester, openai_server, fault):
+    openai_server.enqueue(fault)
+    pytester.makepyfile(test_x=JUDGED)
+    args = [f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-cache-dir=cache"]
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*VerdictParseError*"])
+    result.stdout.no_fnmatch_line("*JudgmentFailed*")
+    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 failed, 1 unparseable*"])
+    assert verdict_files(pytester.path) == [], "a parse failure is never a stored verdict"
+    assert cache_rows(pytester.path / "cache") == 0, "nor a cached one"
+    # Nothing was stored, so the next run asks the judge again (and this time gets a verdict).
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=1)
+    assert openai_server.request_count == 2
+
+
+# -- budget --------------------------------------------------------------------------------------
+
+
+def test_litellm_prices_the_local_server_by_model_name(loop, openai_server):
+    openai_server.enqueue(Reply(content=reply_json(0.9), **EXPENSIVE))
+    result = call(loop, openai_server, model=PRICED_MODEL)
+    assert result.cost_usd == pytest.approx(CALL_COST)
+    assert openai_server.requests[0]["model"] == "gpt-4o-mini"
+
+
+BUDGETED = """
+import pytest
+from pytest_llmjudge import assert_judged
+
+@pytest.mark.parametrize("n", range({n}))
+def test_judged(n):
+    assert_judged(f"answer {{n}} SCORE=0.9", "is good")
+"""
+
+
+def expensive(request: dict) -> Reply:
+    return Reply(content=reply_json(0.9), **EXPENSIVE)
+
+
+def test_budget_stops_live_calls_once_spent(pytester, openai_server):
+    openai_server.set_responder(expensive)
+    pytester.makepyfile(test_x=BUDGETED.format(n=5))
+    result = pytester.runpytest(
+        f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0.02", "-p", "no:randomly"
+    )
+    # $0.0156 spent after the first call (< $0.02): the second goes; after it ($0.0312) none does.
+    result.assert_outcomes(passed=2, failed=3)
+    assert openai_server.request_count == 2
+    result.stdout.fnmatch_lines(
+        [
+            "*BudgetExceeded: --judge-budget=$0.02 is spent ($0.0312 so far): no further live judge calls this run.*",
+            "llmjudge: 5 judged, 0 replayed, 2 live, 0 failed, 0 unparseable, 3 over budget, $0.0312*",
+            "*llmjudge: --judge-budget=$0.02 reached ($0.0312 spent); later live judge calls were refused*",
+        ]
+    )
+    # Stored verdicts cost nothing: a second run replays the two and judges the rest.
+    result = pytester.runpytest(f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0.04")
+    result.assert_outcomes(passed=5)
+    assert openai_server.request_count == 5
+
+
+def test_budget_of_zero_makes_no_live_call(pytester, openai_server):
+    pytester.makepyfile(test_x=BUDGETED.format(n=2))
+    result = pytester.runpytest(f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0")
+    result.assert_outcomes(failed=2)
+    assert openai_server.request_count == 0
+
+
+@pytest.mark.slow
+def test_budget_holds_across_xdist_workers(pytester, openai_server):
+    """Per worker, 2 workers would spend 2 calls each (4); shared, the run stops at 2 (3 if both raced)."""
+    openai_server.set_responder(expensive)
+    openai_server.latency_s = 0.2
+    pytester.makepyfile(test_x=BUDGETED.format(n=8))
+    result = pytester.runpytest(
+        f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0.02",
+        "--judge-cache-dir=cache", "-n", "2", "-p", "xdist",
+    )
+    outcomes = result.parseoutcomes()
+    assert 2 <= openai_server.request_count <= 3, result.stdout.str()
+    assert outcomes.get("passed") == openai_server.request_count
+    assert outcomes.get("failed") == 8 - openai_server.request_count
+    result.stdout.fnmatch_lines(["*BudgetExceeded*by all xdist workers*", "*over budget, $0.0*"])
+    spend_files = list((pytester.path / "cache.spend").glob("*.json"))
+    assert len(spend_files) == 1
+    assert json.loads(spend_files[0].read_text())["spent_usd"] == pytest.approx(CALL_COST * openai_server.request_count)
+
+
+def test_shared_spend_is_per_run_and_shared_between_processes(tmp_path):
+    environ = {"PYTEST_XDIST_TESTRUNUID": "abc123", "PYTEST_XDIST_WORKER": "gw0"}
+    first = SharedSpend.for_run(tmp_path / "llmjudge", environ)
+    second = SharedSpend.for_run(tmp_path / "llmjudge", {**environ, "PYTEST_XDIST_WORKER": "gw1"})
+    first.add(0.01)
+    second.add(0.02)
+    assert first.total() == pytest.approx(0.03) and second.total() == pytest.approx(0.03)
+    other_run = SharedSpend.for_run(tmp_path / "llmjudge", {**environ, "PYTEST_XDIST_TESTRUNUID": "def456"})
+    assert other_run.total() == 0.0
+    assert not SharedSpend.for_run(tmp_path / "llmjudge", {}).shared, "outside xdist the spend stays in memory"
+    assert not SharedSpend.for_run(tmp_path, {**environ, "PYTEST_XDIST_TESTRUNUID": "../../etc"}).shared
+
+
+def test_budget_message_and_notice_from_the_runtime(tmp_path):
+    runtime = JudgeRuntime(resolve({"budget": "0.01"}, {}, {}), rootdir=tmp_path)
+    runtime.check_budget()
+    runtime.spend(0.004)
+    runtime.spend(0.007)
+    with pytest.raises(Exception, match=r"--judge-budget=\$0.01 is spent \(\$0.0110 so far\)"):
+        runtime.check_budget()
+    assert runtime.notices == ["llmjudge: --judge-budget=$0.01 reached ($0.0110 spent); later live judge calls were refused"]
+    runtime.close()
