@@ -92,6 +92,8 @@ SAMPLE_FAILURES = [
 
 def test_samples_majority_and_band_record_then_replay(pytester, openai_server, live_args):
     openai_server.set_responder(scripted_by_criteria(SAMPLE_SCRIPTS))
+    # With no latency, concurrent samples can finish before the next one arrives, under load.
+    openai_server.latency_s = 0.2
     pytester.makepyfile(test_samples=SAMPLE_TESTS)
     result = pytester.runpytest(*live_args, "--judge-mode=auto")
     result.assert_outcomes(passed=3, failed=2)

@@ -13,12 +13,17 @@ import pytest
 
 from .runtime import JudgeRuntime, TestContext, activate, deactivate
 from .settings import MARKER_KEYS, OPTIONS, SettingError, resolve
-from .summary import summary_sentence, user_properties
+from .store import ledger_path
+from .summary import judgment_lines, summary_details, summary_sentence, user_properties
 
 RUNTIME_KEY = pytest.StashKey[JudgeRuntime]()
 CONTEXT_KEY = pytest.StashKey[TestContext]()
 RECORDER_KEY = pytest.StashKey["RunRecorder"]()
-REPORT_ATTRIBUTE = "llmjudge_records"  # plain data on the teardown report: survives xdist
+DRIFT_START_KEY = pytest.StashKey[int]()
+# Plain data on the teardown report survives xdist: the controller's RunRecorder sees all of it.
+REPORT_ATTRIBUTE = "llmjudge_records"  # one dict per judgment
+DRIFT_ATTRIBUTE = "llmjudge_drift"  # refresh mode: verdicts that moved against what was stored
+USED_ATTRIBUTE = "llmjudge_used"  # {"ledger": path, "keys": [...]}: what this test read or wrote (for prune)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -123,6 +128,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         request=getattr(item, "_request", None),
     )
     item.stash[CONTEXT_KEY] = context
+    item.stash[DRIFT_START_KEY] = len(runtime.drift)
     runtime.current = context
     try:
         return (yield)
@@ -159,42 +165,179 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if context is not None:
         if call.when == "call":
             report.sections.extend(context.sections)
-        elif call.when == "teardown" and context.records:
-            setattr(report, REPORT_ATTRIBUTE, list(context.records))
+            if context.records:  # shown by -rA / -rP and with failures: cost and latency per judgment
+                report.sections.append(("llmjudge", "\n".join(judgment_lines(context.records))))
+        elif call.when == "teardown":
+            _attach_to_teardown(item, context, report)
     return report
 
 
-class RunRecorder:
-    """Gathers every judgment's record from the test reports, then writes the summary.
+def _attach_to_teardown(item: pytest.Item, context: TestContext, report: pytest.TestReport) -> None:
+    runtime = item.config.stash.get(RUNTIME_KEY, None)
+    drift: list[dict[str, Any]] = []
+    if runtime is not None:
+        start = item.stash.get(DRIFT_START_KEY, len(runtime.drift))
+        drift = [dict(d) for d in runtime.drift[start:] if d.get("test") == context.nodeid]
+    if context.records:
+        records = [dict(r) for r in context.records]
+        for entry in drift:
+            for record in records:
+                if record.get("key") == entry.get("key"):
+                    record["drift"] = {k: entry[k] for k in ("old", "new", "flipped") if k in entry}
+        setattr(report, REPORT_ATTRIBUTE, records)
+    if drift:
+        setattr(report, DRIFT_ATTRIBUTE, drift)
+    if runtime is not None and context.module_path is not None and (context.records or runtime.ledgers):
+        path = ledger_path(context.module_path, context.test_name, store_root=runtime.store_root, rootdir=runtime.rootdir)
+        ledger = runtime.ledgers.get(path)
+        if ledger is not None and ledger.used:
+            setattr(report, USED_ATTRIBUTE, {"ledger": str(path), "keys": sorted(ledger.used)})
 
-    Records travel on the teardown report, so under xdist the controller sees all of them here.
-    One instance per config keeps nested pytester runs apart.
+
+class RunRecorder:
+    """Gathers every judgment's record from the test reports, then writes the summary and reports.
+
+    Records, drift and used keys travel on the teardown report, so under xdist the controller
+    sees all of them here.  One instance per config keeps nested pytester runs apart.
     """
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.records: list[dict[str, Any]] = []
+        self.drift: list[dict[str, Any]] = []
+        self.used: dict[str, set[str]] = {}  # ledger path -> keys read or written this run
+        self.outcomes: dict[str, str] = {}  # nodeid -> passed / failed / skipped (worst phase wins)
+        self.locations: dict[str, str] = {}  # nodeid -> module path relative to rootdir
+        self.deselected = 0
+        self.exitstatus: int | None = None
+        self.written: list[str] = []  # reports written, for the summary
+        self.prune_message: str | None = None
+
+    # -- gathering -------------------------------------------------------------------------
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += len(items)
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # an xdist worker: the controller reads it in pytest_testnodedown
+            workeroutput["llmjudge_deselected"] = self.deselected
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist controller: workers deselect on their own; they report how many in workeroutput."""
+        output = getattr(node, "workeroutput", None) or {}
+        self.deselected = max(self.deselected, int(output.get("llmjudge_deselected", 0) or 0))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        records = getattr(report, REPORT_ATTRIBUTE, None)
-        if records and report.when == "teardown":
-            self.records.extend(records)
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        sentence = summary_sentence(self.records)
-        if sentence is None:
+        outcome = "skipped" if report.skipped else report.outcome
+        if hasattr(report, "wasxfail"):
+            outcome = "skipped"
+        previous = self.outcomes.get(report.nodeid)
+        rank = {"passed": 0, "skipped": 1, "failed": 2}
+        if previous is None or rank.get(outcome, 2) > rank.get(previous, 2):
+            self.outcomes[report.nodeid] = outcome
+        if report.location and report.nodeid not in self.locations:
+            self.locations[report.nodeid] = report.location[0]
+        if report.when != "teardown":
             return
-        terminalreporter.write_line(sentence)
+        records = getattr(report, REPORT_ATTRIBUTE, None)
+        if records:
+            for index, record in enumerate(records):
+                self.records.append({**record, "index": index})
+        drift = getattr(report, DRIFT_ATTRIBUTE, None)
+        if drift:
+            self.drift.extend(drift)
+        used = getattr(report, USED_ATTRIBUTE, None)
+        if used:
+            self.used.setdefault(used["ledger"], set()).update(used["keys"])
+
+    # -- after the run -----------------------------------------------------------------------
+
+    def _is_worker(self) -> bool:
+        return hasattr(self.config, "workerinput")
+
+    def _ordered_records(self) -> list[dict[str, Any]]:
+        """Records in a stable order (xdist delivers them in completion order), with the test's outcome."""
+        records = sorted(self.records, key=lambda r: (r.get("nodeid", ""), r.get("index", 0)))
+        return [{**r, "test_outcome": self.outcomes.get(r.get("nodeid", ""), "unknown")} for r in records]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.exitstatus = int(exitstatus)
+        if self._is_worker():
+            return
         runtime = self.config.stash.get(RUNTIME_KEY, None)
         if runtime is None:
             return
-        for notice in runtime.notices:
-            terminalreporter.write_line(notice, yellow=True)
-        for drift in runtime.drift:
+        settings = runtime.settings
+        if settings.report or settings.html:
+            from .report import build_report, write_report
+
+            document = build_report(self._ordered_records(), self.drift, settings=settings, exitstatus=self.exitstatus)
+            if settings.report:
+                path = _output_path(self.config, settings.report, settings.sources.get("report"))
+                write_report(path, document)
+                self.written.append(f"JSON report {path}")
+            if settings.html:
+                from .html_report import write_html
+
+                path = _output_path(self.config, settings.html, settings.sources.get("html"))
+                write_html(path, document)
+                self.written.append(f"HTML report {path}")
+        self._after_full_run(runtime)
+
+    def _after_full_run(self, runtime: JudgeRuntime) -> None:
+        """Record which stored verdicts a full run used (for `llmjudge prune`); prune them if asked."""
+        settings = runtime.settings
+        if not settings.prune and not self.used:
+            return  # nothing judged here: leave the manifest and the ledgers alone
+        from .cli import full_run_refusal, plan_prune, run_manifest, apply_prune, save_manifest
+
+        refusal = full_run_refusal(self.config, self.exitstatus, self.deselected, settings.mode, self.outcomes)
+        if refusal is not None:
+            if settings.prune:
+                self.prune_message = f"llmjudge prune: nothing removed: {refusal}"
+            return
+        manifest = run_manifest(runtime.rootdir, runtime.store_root, self.outcomes, self.locations, self.used)
+        save_manifest(self.config, manifest)
+        if settings.prune:
+            plan = plan_prune(manifest)
+            apply_prune(plan)
+            self.prune_message = "llmjudge prune: " + plan.describe()
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self._is_worker():
+            return
+        runtime = self.config.stash.get(RUNTIME_KEY, None)
+        sentence = summary_sentence(self.records)
+        if sentence is not None:
+            terminalreporter.write_line(sentence)
+            details = summary_details(self.records)
+            if details:
+                terminalreporter.write_line(details)
+            if self.config.get_verbosity() >= 1:
+                for line in judgment_lines(self._ordered_records(), with_nodeid=True):
+                    terminalreporter.write_line("  " + line)
+            if runtime is not None:
+                for notice in runtime.notices:
+                    terminalreporter.write_line(notice, yellow=True)
+        for drift in sorted(self.drift, key=lambda d: (d.get("test", ""), d.get("key", ""))):
             flip = ", pass/fail flipped" if drift["flipped"] else ""
             terminalreporter.write_line(
                 f"llmjudge drift: {drift['test']} key {drift['key'][:12]}: {drift['old']:.2f} -> {drift['new']:.2f}{flip}"
             )
+        for written in self.written:
+            terminalreporter.write_line(f"llmjudge: wrote {written}")
+        if self.prune_message:
+            terminalreporter.write_line(self.prune_message)
+
+
+def _output_path(config: pytest.Config, value: str, source: str | None) -> Path:
+    """A report path: relative to where pytest was invoked (like --junitxml), or to rootdir from the ini file."""
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return path
+    base = Path(config.rootpath) if source == "ini" else Path(config.invocation_params.dir)
+    return base / path
 
 
 @pytest.fixture(scope="session")

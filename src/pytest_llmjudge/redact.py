@@ -17,11 +17,20 @@ _KEY_SHAPED = re.compile(r"\b(sk|pk|rk|ak)-[A-Za-z0-9_\-]{12,}")
 _BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")
 
 
+_cached: tuple[dict, list[str]] | None = None  # (os.environ's raw data when computed, its secret values)
+
+
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of credential-like environment variables, longest first (so no part is left)."""
+    global _cached
+    raw = getattr(os.environ, "_data", None) if environ is None else None
+    if raw is not None and _cached is not None and _cached[0] == raw:
+        return _cached[1]  # os.environ unchanged: spare decoding it on every judgment
     environ = os.environ if environ is None else environ
-    values = {v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}
-    return sorted(values, key=len, reverse=True)
+    values = sorted({v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True)
+    if raw is not None:
+        _cached = (dict(raw), values)
+    return values
 
 
 def redact(text: str, environ: Mapping[str, str] | None = None) -> str:

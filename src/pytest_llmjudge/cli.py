@@ -1,0 +1,565 @@
+"""`llmjudge` / `python -m pytest_llmjudge`: a small CLI over the committed verdict ledgers.
+
+    llmjudge stats   [PATH...]             counts per model and test module; unparseable replies
+    llmjudge reparse [PATH...] [--write]   run the current parser over every stored reply
+    llmjudge show KEY [PATH...]            one stored judgment in full (a key prefix will do)
+    llmjudge prune [--dry-run]             remove verdicts the last full run did not use
+
+Ledger files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
+directories, and for any other JSON file shaped like a ledger (as `--judge-store DIR` writes
+them); version-control, tox/nox, node_modules, caches and virtual environments are skipped.
+
+Prune works from a *used-keys manifest*: after every full, successful pytest run that judged (see
+`full_run_refusal` for what counts as full), the plugin writes into pytest's cache
+(`.pytest_cache/v/llmjudge/used-keys`) each test's outcome, its ledger file and the keys it read or
+wrote, plus the verdict directories the run covered.  `pytest --judge-prune` applies the same plan
+at the end of such a run.  Errors exit with status 2 and one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from .errors import StoreError, VerdictParseError
+from .store import LEDGER_FORMAT, canonical_json, ledger_path, read_ledger_file, write_atomically
+
+MANIFEST_KEY = "llmjudge/used-keys"
+MANIFEST_FORMAT = 1
+SKIP_DIRS = {
+    ".git", ".hg", ".svn", ".tox", ".nox", "node_modules", "__pycache__", ".venv", "venv", ".env", "env",
+    ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "site-packages", ".eggs",
+}
+_LEDGER_SNIFF = re.compile(r'\A\s*\{\s*"format"\s*:\s*\d+\s*,\s*"test"\s*:')
+_HEX = re.compile(r"[0-9a-f]{4,64}")
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+# -- finding and reading ledgers --------------------------------------------------------------
+
+
+@dataclass
+class LedgerFile:
+    path: Path
+    test: str
+    entries: dict[str, dict[str, Any]]
+
+    def write(self) -> None:
+        """Rewrite in the plugin's own layout (sorted, indented), so a diff shows only the change."""
+        clean = {k: {f: v for f, v in e.items() if v is not None} for k, e in self.entries.items()}
+        document = {"format": LEDGER_FORMAT, "test": self.test, "verdicts": clean}
+        write_atomically(self.path, json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+
+
+def _is_venv(path: Path) -> bool:
+    return (path / "pyvenv.cfg").is_file()
+
+
+def find_ledger_files(paths: Sequence[str | Path]) -> list[Path]:
+    """Every ledger file under `paths` (files are taken as given); CliError for a missing path."""
+    found: list[Path] = []
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            raise CliError(f"{raw}: no such file or directory")
+        if root.is_file():
+            found.append(root)
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            here = Path(dirpath)
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not _is_venv(here / d))
+            inside = "judge_verdicts" in here.parts
+            for name in sorted(filenames):
+                if not name.endswith(".json") or name.startswith("."):
+                    continue
+                path = here / name
+                if inside or _sniff(path):
+                    found.append(path)
+    return sorted(dict.fromkeys(found))
+
+
+def _sniff(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(512).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return bool(_LEDGER_SNIFF.match(head))
+
+
+def read_ledger(path: Path) -> LedgerFile:
+    """One ledger file, validated; CliError (one line) when it is malformed."""
+    try:
+        entries = read_ledger_file(path)
+        test = json.loads(path.read_text(encoding="utf-8")).get("test", "")
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    except (OSError, ValueError) as exc:
+        raise CliError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
+    return LedgerFile(path, str(test or ""), entries)
+
+
+def load_ledgers(paths: Sequence[str | Path]) -> list[LedgerFile]:
+    return [read_ledger(p) for p in find_ledger_files(paths or ["."])]
+
+
+# -- parsing stored replies again ---------------------------------------------------------------
+
+
+@dataclass
+class Reparsed:
+    score: float | None = None
+    verdict: str | None = None
+    confidence: str | None = None
+    reasoning: str | None = None
+    error: str | None = None  # the parser could not read the reply
+    skipped: str | None = None  # the rubric could not be reproduced: not judged either way
+
+
+def _rubric_classes() -> dict[str, type]:
+    from . import rubrics
+
+    classes: dict[str, type] = {}
+    pending = list(rubrics.Rubric.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        classes.setdefault(getattr(cls, "name", ""), cls)
+    return classes
+
+
+def reparse_entry(entry: Mapping[str, Any]) -> Reparsed:
+    """Parse a stored reply with today's parser, through its own rubric where it can be rebuilt.
+
+    The rubric is rebuilt from its name with default arguments, and trusted only when it renders a
+    prompt whose hash equals the stored `messages_sha256` (so the scale is the one used).  Failing
+    that, the default `score` rubric falls back to the plain parser on (0, 1); other rubrics are
+    skipped rather than misread on the wrong scale.
+    """
+    from .rubrics import Reply
+
+    name = str(entry.get("rubric") or "score")
+    reply = Reply(str(entry.get("reply", "")), entry.get("logprobs"))
+    rubric_prompt = _rebuild(entry, name)
+    try:
+        if rubric_prompt is not None:
+            rubric, prompt = rubric_prompt
+            parsed = rubric.parse(prompt, reply)
+        elif name == "score":
+            from .parsing import parse_verdict
+
+            parsed = parse_verdict(reply.text, scale=(0, 1))
+        else:
+            return Reparsed(skipped=f"rubric {name!r} cannot be rebuilt from the stored fields")
+    except VerdictParseError as exc:
+        return Reparsed(error=str(exc).splitlines()[0] if str(exc) else "unparseable")
+    except Exception as exc:  # noqa: BLE001 - a parser crash is reported per entry, not fatal
+        return Reparsed(error=f"{exc.__class__.__name__}: {exc}"[:200])
+    return Reparsed(parsed.score, parsed.verdict, parsed.confidence, parsed.reasoning)
+
+
+def _rebuild(entry: Mapping[str, Any], name: str) -> Any:
+    cls = _rubric_classes().get(name)
+    wanted = entry.get("messages_sha256")
+    if cls is None or not wanted:
+        return None
+    try:
+        from .prompts import Case
+
+        rubric = cls()
+        case = Case.build(entry.get("output"), entry.get("criteria"), entry.get("input"), entry.get("expected"))
+        for prompt in rubric.prompts(case):
+            messages = [dict(m) for m in prompt.messages]
+            sha = hashlib.sha256(canonical_json(messages).encode("utf-8", "surrogatepass")).hexdigest()
+            if sha == wanted:
+                return rubric, prompt
+    except Exception:  # noqa: BLE001 - not rebuildable: fall back
+        return None
+    return None
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+def _module_of(test: str, path: Path) -> str:
+    return test.split("::", 1)[0] if test else f"(unknown: {path})"
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    ledgers = load_ledgers(args.paths)
+    per_model: dict[str, int] = {}
+    per_module: dict[str, int] = {}
+    per_rubric: dict[str, int] = {}
+    unparseable: list[tuple[LedgerFile, str, str]] = []
+    skipped = 0
+    total = 0
+    for ledger in ledgers:
+        for key, entry in ledger.entries.items():
+            total += 1
+            model = str(entry.get("model", "?"))
+            per_model[model] = per_model.get(model, 0) + 1
+            module = _module_of(ledger.test, ledger.path)
+            per_module[module] = per_module.get(module, 0) + 1
+            rubric = str(entry.get("rubric") or "score")
+            per_rubric[rubric] = per_rubric.get(rubric, 0) + 1
+            result = reparse_entry(entry)
+            if result.error is not None:
+                unparseable.append((ledger, key, result.error))
+            elif result.skipped is not None:
+                skipped += 1
+    tests = len({ledger.test for ledger in ledgers})
+    print(f"{total} stored verdicts in {len(ledgers)} ledger files ({tests} tests), {len(unparseable)} unparseable replies"
+          + (f", {skipped} not re-checked (rubric not rebuildable)" if skipped else ""))
+    for title, counts in (("by model", per_model), ("by test module", per_module), ("by rubric", per_rubric)):
+        if not counts:
+            continue
+        print(f"{title}:")
+        width = max(len(k) for k in counts)
+        for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            print(f"  {name:<{width}}  {n}")
+    if unparseable:
+        print("unparseable:")
+        for ledger, key, error in unparseable:
+            print(f"  {ledger.path}  key {key[:12]}  {error}")
+    return 0
+
+
+def cmd_reparse(args: argparse.Namespace) -> int:
+    ledgers = load_ledgers(args.paths)
+    checked = changed = broken = skipped = files_written = 0
+    for ledger in ledgers:
+        dirty = False
+        for key, entry in ledger.entries.items():
+            checked += 1
+            result = reparse_entry(entry)
+            if result.skipped is not None:
+                skipped += 1
+                continue
+            old = entry.get("score")
+            where = f"{ledger.path}  key {key[:12]}  ({ledger.test})"
+            if result.error is not None:
+                broken += 1
+                print(f"{where}: stored {_fmt(old)}, now unparseable: {result.error}")
+                continue
+            new = {"score": result.score, "verdict": result.verdict, "confidence": result.confidence, "reasoning": result.reasoning}
+            score_moved = not isinstance(old, (int, float)) or abs(float(old) - float(result.score or 0)) > 1e-6
+            other_moved = any(entry.get(f) != v for f, v in new.items() if f != "score")
+            if score_moved:
+                changed += 1
+                print(f"{where}: score {_fmt(old)} -> {_fmt(result.score)}")
+            if (score_moved or other_moved) and args.write:
+                entry.update(new)
+                dirty = True
+        if dirty:
+            ledger.write()
+            files_written += 1
+    summary = f"reparsed {checked} stored replies: {changed} scores changed, {broken} unparseable"
+    if skipped:
+        summary += f", {skipped} skipped (rubric not rebuildable)"
+    if args.write:
+        summary += f"; updated {files_written} ledger file{'s' if files_written != 1 else ''}"
+    elif changed:
+        summary += "; run with --write to update the stored scores"
+    print(summary)
+    return 1 if args.check and (changed or broken) else 0
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "(none)"
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    prefix = args.key.strip().lower()
+    if not _HEX.fullmatch(prefix):
+        raise CliError(f"{args.key!r} is not a verdict key: give 4 to 64 hex digits (a prefix of the sha256 key)")
+    matches = [(ledger, key, entry) for ledger in load_ledgers(args.paths) for key, entry in ledger.entries.items() if key.startswith(prefix)]
+    if not matches:
+        raise CliError(f"no stored verdict has a key starting with {prefix} under {', '.join(map(str, args.paths or ['.']))}")
+    keys = sorted({key for _, key, _ in matches})
+    if len(keys) > 1:
+        listed = "; ".join(f"{key[:16]} ({ledger.test})" for ledger, key, _ in sorted(matches, key=lambda m: m[1]))
+        raise CliError(f"key prefix {prefix} is ambiguous, {len(keys)} verdicts match: {listed}")
+    ledger, key, entry = matches[0]
+    if args.json:
+        print(json.dumps({"key": key, "file": str(ledger.path), "test": ledger.test, **entry}, indent=2, ensure_ascii=False, sort_keys=True))
+        return 0
+    now = reparse_entry(entry)
+    print(f"key:        {key}")
+    print(f"file:       {ledger.path}")
+    print(f"test:       {ledger.test}")
+    for name in ("model", "rubric", "prompt", "sample", "score", "verdict", "confidence"):
+        if entry.get(name) is not None:
+            print(f"{name + ':':<11} {entry[name]}")
+    if now.error is not None:
+        print(f"parsed now: unparseable: {now.error}")
+    elif now.skipped is None:
+        same = "same" if isinstance(entry.get("score"), (int, float)) and abs(entry["score"] - (now.score or 0)) <= 1e-6 else "differs from stored: run `llmjudge reparse --write`"
+        print(f"parsed now: {now.score} ({same})")
+    for name in ("criteria", "input", "expected", "output", "reasoning", "reply"):
+        if entry.get(name) is not None:
+            print(f"{name}:")
+            print("  " + str(entry[name]).replace("\n", "\n  "))
+    if entry.get("logprobs") is not None:
+        print(f"logprobs:   stored ({len(json.dumps(entry['logprobs']))} characters of JSON)")
+    if entry.get("messages_sha256"):
+        print(f"messages:   sha256 {entry['messages_sha256']}")
+    return 0
+
+
+# -- prune: the used-keys manifest and the plan ----------------------------------------------------
+
+
+def full_run_refusal(config: Any, exitstatus: int | None, deselected: int, mode: str, outcomes: Mapping[str, str]) -> str | None:
+    """Why this run cannot tell which stored verdicts are unused, or None when it can.
+
+    A run counts as full when: it judged in auto, replay or refresh mode (live reads nothing); it
+    ran tests (not --collect-only) and exited 0 (no failures, errors, crashed xdist workers, or
+    interruption); nothing narrowed the selection inside a module (no -k, -m, node ids, --deselect,
+    --lf, --sw, and no plugin deselected anything).  File and directory arguments are fine: prune
+    then covers only the modules that ran.  Tests skipped or xfailed keep all their verdicts.
+    """
+    option = config.option
+    if mode == "live":
+        return "live mode reads no stored verdicts"
+    if getattr(option, "collectonly", False):
+        return "--collect-only ran no test"
+    if exitstatus != 0:
+        return f"the run did not pass (exit status {exitstatus}); prune needs a full, successful run"
+    if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
+        return "-k/-m selected a subset of the tests"
+    if any("::" in str(arg) for arg in getattr(config, "args", ())):
+        return "node ids selected a subset of the tests"
+    if getattr(option, "deselect", None) or getattr(option, "lf", False) or getattr(option, "stepwise", False):
+        return "--deselect/--lf/--sw selected a subset of the tests"
+    if deselected:
+        return f"{deselected} tests were deselected"
+    if not outcomes:
+        return "no test ran"
+    return None
+
+
+def run_manifest(
+    rootdir: Path,
+    store_root: Path | None,
+    outcomes: Mapping[str, str],
+    locations: Mapping[str, str],
+    used: Mapping[str, Iterable[str]],
+) -> dict[str, Any]:
+    """What a full run used: per test its outcome, ledger file and keys; and the directories covered."""
+    tests: dict[str, Any] = {}
+    dirs: set[Path] = set()
+    module_dirs: set[Path] = set()
+    for nodeid, outcome in outcomes.items():
+        location = locations.get(nodeid)
+        if not location or "::" not in nodeid:
+            continue
+        module = (rootdir / location).resolve()
+        if module.suffix != ".py":
+            continue
+        path = ledger_path(module, nodeid.split("::", 1)[1], store_root=store_root, rootdir=rootdir)
+        dirs.add(path.parent)
+        module_dirs.add(module.parent)
+        tests[nodeid] = {"outcome": outcome, "ledger": _rel(path, rootdir), "used": sorted(used.get(str(path), ()))}
+    if store_root is None:  # verdicts of modules that no longer exist, beside modules that ran
+        for folder in module_dirs:
+            verdicts = folder / "judge_verdicts"
+            if verdicts.is_dir():
+                dirs.update(d for d in verdicts.iterdir() if d.is_dir() and not (folder / f"{d.name}.py").exists())
+    return {
+        "format": MANIFEST_FORMAT,
+        "rootdir": str(rootdir),
+        "written": time.time(),
+        "dirs": sorted(_rel(d, rootdir) for d in dirs),
+        "tests": dict(sorted(tests.items())),
+    }
+
+
+def _rel(path: Path, rootdir: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(rootdir.resolve()))
+    except ValueError:
+        return str(path.resolve())
+
+
+def save_manifest(config: Any, manifest: Mapping[str, Any]) -> None:
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        cache.set(MANIFEST_KEY, dict(manifest))
+
+
+@dataclass
+class PruneAction:
+    path: Path
+    test: str
+    removed: list[str]
+    kept: dict[str, dict[str, Any]]
+    reason: str
+
+    @property
+    def deletes_file(self) -> bool:
+        return not self.kept
+
+
+@dataclass
+class PrunePlan:
+    actions: list[PruneAction] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    kept: int = 0
+
+    def describe(self) -> str:
+        removed = sum(len(a.removed) for a in self.actions)
+        if not removed:
+            return f"nothing to remove ({self.kept} stored verdicts in use)"
+        deleted = sum(a.deletes_file for a in self.actions)
+        return (f"removed {removed} unused verdict{'s' if removed != 1 else ''} from {len(self.actions)} "
+                f"file{'s' if len(self.actions) != 1 else ''} ({deleted} deleted); {self.kept} kept")
+
+
+def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> PrunePlan:
+    """Which stored verdicts the run that wrote `manifest` did not use, file by file."""
+    rootdir = Path(manifest.get("rootdir") or ".")
+    if root is not None and not rootdir.is_dir():
+        rootdir = root
+    written = float(manifest.get("written") or 0)
+    tests = manifest.get("tests") or {}
+    plan = PrunePlan()
+    for folder in manifest.get("dirs") or []:
+        directory = rootdir / folder
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.json")):
+            try:
+                ledger = read_ledger(path)
+            except CliError as exc:
+                plan.notes.append(f"skipped {exc}")
+                continue
+            if path.stat().st_mtime > written + 1:
+                plan.notes.append(f"skipped {path}: changed since the run that wrote the manifest")
+                plan.kept += len(ledger.entries)
+                continue
+            test = tests.get(ledger.test)
+            if test is None:
+                action = PruneAction(path, ledger.test, sorted(ledger.entries), {}, "its test no longer exists")
+            elif test.get("outcome") != "passed":
+                plan.kept += len(ledger.entries)
+                continue
+            else:
+                used = set(test.get("used") or ())
+                kept = {k: v for k, v in ledger.entries.items() if k in used}
+                removed = sorted(k for k in ledger.entries if k not in used)
+                if not removed:
+                    plan.kept += len(kept)
+                    continue
+                action = PruneAction(path, ledger.test, removed, kept, "not used by its test")
+            plan.kept += len(action.kept)
+            plan.actions.append(action)
+    return plan
+
+
+def apply_prune(plan: PrunePlan) -> None:
+    for action in plan.actions:
+        if action.deletes_file:
+            action.path.unlink(missing_ok=True)
+            try:
+                action.path.parent.rmdir()  # only when empty
+            except OSError:
+                pass
+        else:
+            LedgerFile(action.path, action.test, action.kept).write()
+
+
+def _find_manifest(cache_dir: str | None) -> Path:
+    relative = Path("v") / MANIFEST_KEY
+    if cache_dir:
+        path = Path(cache_dir) / relative
+        if not path.is_file():
+            raise CliError(f"no used-keys manifest at {path}: run the whole test suite once (pytest, cache provider on)")
+        return path
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        path = folder / ".pytest_cache" / relative
+        if path.is_file():
+            return path
+    raise CliError(
+        "no used-keys manifest (.pytest_cache/v/llmjudge/used-keys) here or above: run the whole test suite once "
+        "(pytest, with the cache provider on), or pass --cache-dir"
+    )
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    path = _find_manifest(args.cache_dir)
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CliError(f"{path}: unreadable used-keys manifest ({exc.__class__.__name__})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise CliError(f"{path}: not a used-keys manifest of format {MANIFEST_FORMAT}")
+    plan = plan_prune(manifest, root=path.parents[3])
+    age = time.time() - float(manifest.get("written") or 0)
+    print(f"manifest {path}, written {age / 3600:.1f} h ago by a full run of {len(manifest.get('tests') or {})} tests")
+    for note in plan.notes:
+        print(note)
+    verb = "would remove" if args.dry_run else "removed"
+    for action in plan.actions:
+        what = "the whole file" if action.deletes_file else f"{len(action.removed)} of {len(action.removed) + len(action.kept)} verdicts"
+        print(f"{verb} {what}: {action.path} ({action.test or '?'}: {action.reason})")
+    if not args.dry_run:
+        apply_prune(plan)
+    description = plan.describe()
+    print(description.replace("removed", "would remove", 1) if args.dry_run else description)
+    return 0
+
+
+# -- entry point -----------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="llmjudge", description="Inspect and maintain pytest-llmjudge's stored verdicts.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    paths_help = "files or directories to scan for ledger files (default: .)"
+
+    stats = commands.add_parser("stats", help="count stored verdicts per model and test module; find unparseable replies")
+    stats.add_argument("paths", nargs="*", metavar="PATH", help=paths_help)
+    stats.set_defaults(run=cmd_stats)
+
+    reparse = commands.add_parser("reparse", help="run the current parser over every stored reply and list changed scores")
+    reparse.add_argument("paths", nargs="*", metavar="PATH", help=paths_help)
+    reparse.add_argument("--write", action="store_true", help="update the stored score, verdict, confidence and reasoning")
+    reparse.add_argument("--check", action="store_true", help="exit 1 when any score changed or a reply became unparseable")
+    reparse.set_defaults(run=cmd_reparse)
+
+    show = commands.add_parser("show", help="show one stored judgment in full")
+    show.add_argument("key", metavar="KEY", help="the verdict key, or a prefix of it (at least 4 hex digits)")
+    show.add_argument("paths", nargs="*", metavar="PATH", help=paths_help)
+    show.add_argument("--json", action="store_true", help="print the stored entry as JSON")
+    show.set_defaults(run=cmd_show)
+
+    prune = commands.add_parser("prune", help="remove stored verdicts that the last full pytest run did not use")
+    prune.add_argument("--dry-run", action="store_true", help="list what would be removed, change nothing")
+    prune.add_argument("--cache-dir", metavar="DIR", help="pytest's cache directory (default: .pytest_cache here or above)")
+    prune.set_defaults(run=cmd_prune)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except CliError as exc:
+        print(f"llmjudge: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `llmjudge stats | head`
+        return 0
+    except KeyboardInterrupt:
+        return 130

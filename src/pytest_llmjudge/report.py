@@ -1,0 +1,106 @@
+"""The JSON report of a run (`--judge-report=PATH`): every judgment, totals, drift.
+
+Built on the controller from the records the test reports carried (so it covers every xdist
+worker), and written atomically.  Plain data only: the HTML report renders the same document.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .store import write_atomically
+from .summary import live_calls
+
+REPORT_FORMAT = 1
+NEAR_THRESHOLD = 0.1  # a passing score this close to its threshold is "near": shown early in the HTML
+
+# The fields of each judgment, in the order a reader expects them.
+JUDGMENT_FIELDS = (
+    "nodeid", "status", "criteria", "rubric", "score", "threshold", "passed", "verdict", "confidence",
+    "reasoning", "model", "source", "key", "samples", "agreement", "spread", "undecided", "cost_usd",
+    "latency_s", "live_calls", "drift", "output", "error", "message", "test_outcome",
+)
+
+
+def judgment_status(record: Mapping[str, Any]) -> str:
+    """error, failed, near (passed within NEAR_THRESHOLD of the threshold) or passed."""
+    if "error" in record:
+        return "error"
+    if not record.get("passed"):
+        return "failed"
+    score, threshold = record.get("score"), record.get("threshold")
+    if isinstance(score, (int, float)) and isinstance(threshold, (int, float)) and score - threshold < NEAR_THRESHOLD:
+        return "near"
+    return "passed"
+
+
+def _judgment(record: Mapping[str, Any]) -> dict[str, Any]:
+    row = {"status": judgment_status(record), "live_calls": live_calls(record), **record}
+    row.setdefault("drift", None)
+    ordered = {name: row[name] for name in JUDGMENT_FIELDS if name in row}
+    ordered.update({k: v for k, v in row.items() if k not in ordered and k != "index"})
+    return ordered
+
+
+def build_report(
+    records: Iterable[Mapping[str, Any]],
+    drift: Iterable[Mapping[str, Any]] = (),
+    *,
+    settings: Any = None,
+    exitstatus: int | None = None,
+) -> dict[str, Any]:
+    """The report document: format, when, settings, totals, judgments (sorted by nodeid), drift."""
+    judgments = [_judgment(r) for r in records]
+    drift = [dict(d) for d in drift]
+    verdicts = [j for j in judgments if j["status"] != "error"]
+    errors: dict[str, int] = {}
+    for j in judgments:
+        if j["status"] == "error":
+            errors[str(j.get("error"))] = errors.get(str(j.get("error")), 0) + 1
+    latencies = [j["latency_s"] for j in verdicts if isinstance(j.get("latency_s"), (int, float))]
+    totals = {
+        "judged": len(judgments),
+        "passed": sum(j["status"] in ("passed", "near") for j in judgments),
+        "near_threshold": sum(j["status"] == "near" for j in judgments),
+        "failed": sum(j["status"] == "failed" for j in judgments),
+        "errors": sum(errors.values()),
+        "errors_by_type": dict(sorted(errors.items())),
+        "replayed": sum(j.get("source") == "replayed" for j in verdicts),
+        "cached": sum(j.get("source") == "cached" for j in verdicts),
+        "live": sum(j.get("source") == "live" for j in verdicts),
+        "live_calls": sum(j["live_calls"] for j in verdicts),
+        "cost_usd": round(sum(j.get("cost_usd") or 0.0 for j in verdicts), 8),
+        "latency_s": round(sum(latencies), 4),
+    }
+    totals["drifted"] = len(drift)
+    document: dict[str, Any] = {
+        "format": REPORT_FORMAT,
+        "tool": "pytest-llmjudge",
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "exitstatus": exitstatus,
+        "settings": _settings(settings),
+        "totals": totals,
+        "judgments": judgments,
+        "drift": sorted(drift, key=lambda d: (str(d.get("test", "")), str(d.get("key", "")))),
+    }
+    return document
+
+
+def _settings(settings: Any) -> dict[str, Any]:
+    if settings is None:
+        return {}
+    return {
+        "mode": settings.mode,
+        "mode_reason": settings.mode_reason,
+        "model": list(settings.model) if settings.model else None,
+        "threshold": settings.threshold,
+        "samples": settings.samples,
+        "drift": settings.drift,
+    }
+
+
+def write_report(path: Path, document: Mapping[str, Any]) -> None:
+    write_atomically(path, json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False, default=str) + "\n")

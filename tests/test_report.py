@@ -1,0 +1,204 @@
+"""The JSON report, per-judgment lines (-rA, -v), the summary, and drift in refresh mode (also under xdist)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+# A judge that needs no network and no LiteLLM: it obeys SCORE=x in the output under test, unless
+# FAKE_SCORE_<WORD> (a word in the output) overrides it; GARBLE in the output gets an unreadable reply.
+FAKE_CONFTEST = r'''
+import json, os, re, pytest
+
+@pytest.fixture(scope="session")
+def judge_backend():
+    def fake(messages):
+        text = messages[-1]["content"]
+        if "GARBLE" in text:
+            return "I would rather not say."
+        m = re.search(r"SCORE=([0-9.]+)", text)
+        score = float(m.group(1)) if m else 0.5
+        for word in re.findall(r"WORD=(\w+)", text):
+            score = float(os.environ.get("FAKE_SCORE_" + word, score))
+        return json.dumps({"reasoning": f"fake judge gave {score}", "score": score})
+    fake.name = "fake-judge"
+    return fake
+'''
+
+JUDGED = '''
+import pytest
+from pytest_llmjudge import assert_judged
+
+def test_good():
+    assert_judged("Returns within 30 days. SCORE=0.9", "Says returns are accepted within 30 days", threshold=0.7)
+
+def test_near():
+    assert_judged("Returns within 30 days, mostly. SCORE=0.75", "Says returns are accepted within 30 days", threshold=0.7)
+
+def test_bad():
+    assert_judged("No returns, ever. SCORE=0.2", "Says returns are accepted within 30 days", threshold=0.7)
+
+def test_garbled():
+    assert_judged("GARBLE", "Is readable")
+
+def test_samples(judge):
+    verdict = judge.score("Action items: a, b. SCORE=0.8", "Mentions every action item", samples=2)
+    assert verdict.passed
+
+def test_plain():
+    assert True
+'''
+
+FIELDS = ("nodeid", "criteria", "rubric", "score", "threshold", "passed", "verdict", "confidence", "reasoning",
+          "model", "source", "key", "samples", "cost_usd", "latency_s", "status", "drift", "test_outcome")
+
+
+def _setup(pytester: pytest.Pytester, body: str = JUDGED) -> None:
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_refunds=body)
+
+
+def test_json_report_has_every_judgment_with_its_fields(pytester):
+    _setup(pytester)
+    result = pytester.runpytest("--judge-mode=auto", "--judge-report=out/report.json")
+    result.assert_outcomes(passed=4, failed=2)
+    path = pytester.path / "out" / "report.json"
+    result.stdout.fnmatch_lines([f"llmjudge: wrote JSON report {path}"])
+    document = json.loads(path.read_text())
+    assert document["format"] == 1 and document["exitstatus"] == 1
+    assert document["settings"]["mode"] == "auto"
+    judgments = {j["nodeid"].split("::")[1]: j for j in document["judgments"]}
+    assert sorted(judgments) == ["test_bad", "test_garbled", "test_good", "test_near", "test_samples"]
+
+    good = judgments["test_good"]
+    for name in FIELDS:
+        assert name in good, name
+    assert good["score"] == pytest.approx(0.9) and good["threshold"] == 0.7 and good["passed"] is True
+    assert good["status"] == "passed" and good["source"] == "live" and good["model"] == "fake-judge"
+    assert re.fullmatch(r"[0-9a-f]{64}", good["key"])
+    assert good["reasoning"] == "fake judge gave 0.9"
+    assert good["latency_s"] is not None and good["latency_s"] >= 0 and good["live_calls"] == 1
+    assert "SCORE=0.9" in good["output"] and good["test_outcome"] == "passed"
+    assert judgments["test_near"]["status"] == "near"
+    bad = judgments["test_bad"]
+    assert bad["status"] == "failed" and bad["passed"] is False and bad["test_outcome"] == "failed"
+    garbled = judgments["test_garbled"]
+    assert garbled["status"] == "error" and garbled["error"] == "VerdictParseError" and "key" in garbled
+    samples = judgments["test_samples"]
+    assert len(samples["samples"]) == 2 and samples["live_calls"] == 2
+    assert {s["sample"] for s in samples["samples"]} == {0, 1}
+
+    totals = document["totals"]
+    assert totals == {**totals, "judged": 5, "passed": 3, "near_threshold": 1, "failed": 1, "errors": 1,
+                      "live": 4, "live_calls": 5, "replayed": 0, "cached": 0, "drifted": 0}
+    assert totals["errors_by_type"] == {"VerdictParseError": 1}
+    assert not [p for p in path.parent.iterdir() if p.name != "report.json"], "no temporary file is left behind"
+
+
+def test_replayed_judgments_are_reported_as_replayed_with_no_live_calls(pytester):
+    _setup(pytester)
+    pytester.runpytest("--judge-mode=auto")
+    result = pytester.runpytest("--judge-mode=replay", "--judge-report=report.json")
+    result.assert_outcomes(passed=4, failed=2)
+    document = json.loads((pytester.path / "report.json").read_text())
+    verdicts = [j for j in document["judgments"] if j["status"] != "error"]
+    assert {j["source"] for j in verdicts} == {"replayed"}
+    assert all(j["latency_s"] is None and j["live_calls"] == 0 for j in verdicts)
+    assert document["totals"]["live_calls"] == 0 and document["totals"]["replayed"] == 4
+    assert document["settings"]["mode"] == "replay"
+
+
+def test_each_judged_test_lists_cost_and_latency_in_rA_and_v_output(pytester):
+    _setup(pytester)
+    result = pytester.runpytest("--judge-mode=auto", "-rA")
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_good _*",
+            "*- llmjudge -*",
+            "PASS 0.90 >= 0.70  live  fake-judge  cost n/a  *.** s  key *  Says returns are accepted within 30 days",
+        ]
+    )
+    result.stdout.fnmatch_lines(["FAIL 0.20 < 0.70  live  fake-judge  cost n/a  *"])
+    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 failed, 1 unparseable, $0.0000",
+                                 "llmjudge: 5 live judge calls, *.** s judging (slowest *)"])
+    result = pytester.runpytest("--judge-mode=replay", "-v")
+    result.stdout.fnmatch_lines(["  test_refunds.py::test_bad  FAIL 0.20 < 0.70  replayed  fake-judge  $0.000000  -  key *"])
+    assert "live judge call" not in result.stdout.str(), "nothing went live: no timing line"
+
+
+def test_no_report_and_no_summary_when_nothing_is_judged(pytester):
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "llmjudge:" not in result.stdout.str() and "llmjudge drift" not in result.stdout.str()
+
+
+def test_report_from_ini_is_written_relative_to_rootdir(pytester):
+    _setup(pytester)
+    pytester.makeini("[pytest]\njudge_report = reports/judged.json\n")
+    sub = pytester.mkdir("elsewhere")
+    result = pytester.runpytest("--judge-mode=auto", f"--rootdir={pytester.path}", str(pytester.path), "-p", "no:cacheprovider")
+    assert (pytester.path / "reports" / "judged.json").exists(), result.stdout.str()
+    assert not (sub / "reports").exists()
+
+
+def test_refresh_reports_drift_in_summary_and_report(pytester, monkeypatch):
+    body = """
+from pytest_llmjudge import assert_judged
+
+def test_moves_and_flips():
+    assert_judged("WORD=a SCORE=0.9", "criteria a", threshold=0.7)
+
+def test_moves_a_little():
+    assert_judged("WORD=b SCORE=0.9", "criteria b", threshold=0.5)
+
+def test_moves_within_drift():
+    assert_judged("WORD=c SCORE=0.9", "criteria c", threshold=0.5)
+
+def test_steady():
+    assert_judged("WORD=d SCORE=0.9", "criteria d", threshold=0.5)
+"""
+    _setup(pytester, body)
+    pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=4)
+    monkeypatch.setenv("FAKE_SCORE_a", "0.3")
+    monkeypatch.setenv("FAKE_SCORE_b", "0.6")
+    monkeypatch.setenv("FAKE_SCORE_c", "0.85")
+    result = pytester.runpytest("--judge-mode=refresh", "--judge-drift=0.2", "--judge-report=r.json")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "llmjudge drift: test_refunds.py::test_moves_a_little key *: 0.90 -> 0.60",
+            "llmjudge drift: test_refunds.py::test_moves_and_flips key *: 0.90 -> 0.30, pass/fail flipped",
+        ]
+    )
+    assert "test_moves_within_drift key" not in result.stdout.str() and "test_steady key" not in result.stdout.str()
+    document = json.loads((pytester.path / "r.json").read_text())
+    assert [(d["test"].split("::")[1], d["flipped"]) for d in document["drift"]] == [("test_moves_a_little", False), ("test_moves_and_flips", True)]
+    by_test = {j["nodeid"].split("::")[1]: j for j in document["judgments"]}
+    assert by_test["test_moves_and_flips"]["drift"] == {"old": 0.9, "new": 0.3, "flipped": True}
+    assert by_test["test_steady"]["drift"] is None
+    assert document["totals"]["drifted"] == 2
+
+
+def test_xdist_report_merges_every_worker_and_keeps_their_drift(pytester, monkeypatch):
+    body = "\n".join(
+        ["import pytest", "from pytest_llmjudge import assert_judged", "", "@pytest.mark.parametrize('n', range(8))",
+         "def test_many(n):", "    assert_judged(f'WORD=w{n} SCORE=0.9', f'criteria {n}', threshold=0.5)"]
+    )
+    _setup(pytester, body)
+    pytester.runpytest_subprocess("-n", "2", "--judge-mode=auto").assert_outcomes(passed=8)
+    for n in (1, 4, 6):
+        monkeypatch.setenv(f"FAKE_SCORE_w{n}", "0.1")
+    result = pytester.runpytest_subprocess("-n", "2", "--judge-mode=refresh", "--judge-report=r.json")
+    result.assert_outcomes(passed=5, failed=3)
+    document = json.loads((pytester.path / "r.json").read_text())
+    assert [j["nodeid"] for j in document["judgments"]] == sorted(f"test_refunds.py::test_many[{n}]" for n in range(8))
+    assert len({j["key"] for j in document["judgments"]}) == 8
+    assert sorted(d["test"] for d in document["drift"]) == [f"test_refunds.py::test_many[{n}]" for n in (1, 4, 6)]
+    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 0 replayed, 8 live, 3 failed*"])
+    assert result.stdout.str().count("llmjudge drift:") == 3
+    assert result.stdout.str().count("llmjudge: wrote JSON report") == 1
+    assert sorted(p.name for p in pytester.path.iterdir() if p.suffix == ".json") == ["r.json"]
