@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import os
 import random
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -265,6 +266,32 @@ def backoff_delay(attempt: int, rng: random.Random | None = None) -> float:
     return step / 2 + (rng or random).uniform(0, step / 2)
 
 
+async def close_litellm_clients() -> None:
+    """Close LiteLLM's cached async clients and forget them; run on the loop they belong to.
+
+    LiteLLM caches clients per event loop, keyed by `id(loop)`.  Once a loop is closed, a new loop
+    may get the same id and be handed a client bound to the dead loop ("Connection error").  So
+    before one of our loops stops, its clients are closed (no "Unclosed client session" noise at
+    exit) and evicted.
+    """
+    litellm = sys.modules.get("litellm")
+    if litellm is None:
+        return
+    try:
+        from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
+
+        await close_litellm_async_clients()
+    except Exception:  # noqa: BLE001 - cleanup must never fail a run; other litellm versions differ
+        pass
+    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    flush = getattr(cache, "flush_cache", None)
+    if callable(flush):
+        try:
+            flush()
+        except Exception:  # noqa: BLE001
+            pass
+
+
 async def call_with_retries(
     backend: Any, request: CallRequest, *, retries: int, timeout: float, limit_s: float | None = None
 ) -> CallResult:
@@ -281,7 +308,10 @@ async def call_with_retries(
         try:
             if remaining <= 0:
                 raise TimeoutError()
-            result = await asyncio.wait_for(backend.attempt(request, remaining), remaining)
+            # LiteLLM gets the configured timeout, which stays the same from call to call: its client
+            # cache is keyed on it, and a per-call value built a new client, aiohttp session and TCP
+            # connection for every call (and leaked them). The remaining deadline is ours to enforce.
+            result = await asyncio.wait_for(backend.attempt(request, limit_s), remaining)
         except asyncio.CancelledError:
             raise
         except BackendError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import sys
 import threading
 from typing import Any, Awaitable, Coroutine, TypeVar
 
@@ -46,11 +47,16 @@ class LoopThread:
         """Schedule `coro` on the background loop; return a thread-safe future."""
         return asyncio.run_coroutine_threadsafe(coro, self._ensure())
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+    @property
+    def started(self) -> bool:
+        """Whether a live call ever started the loop (a replay-only run never does)."""
+        return self._loop is not None
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run `coro` on the background loop and wait for it (from any thread but the loop's)."""
         if self._thread is not None and threading.current_thread() is self._thread:
             raise RuntimeError("LoopThread.run called from its own loop")
-        return self.submit(coro).result()
+        return self.submit(coro).result(timeout)
 
     def wrap(self, coro: Coroutine[Any, Any, T]) -> Awaitable[T]:
         """Run `coro` on the background loop, awaitable from the caller's own running loop."""
@@ -65,6 +71,10 @@ class LoopThread:
             return
 
         async def drain() -> None:
+            if "litellm" in sys.modules:  # only a loop that made live calls has clients to release
+                from .backends import close_litellm_clients
+
+                await close_litellm_clients()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in tasks:
                 task.cancel()
