@@ -46,12 +46,41 @@ Policies for replies with several candidates, and why:
   mined).  Its top-level score beats objects nested in other fields; when the top
   level has none, the first nested object with a score counts.  Among several objects
   in prose the FIRST with a score wins (promptfoo, coze-loop: the prompt asks for one
-  object; later ones are revisions or repeats) UNLESS they disagree and one of them is
-  quoted -- inside an open ``"`` on its line, or after "for example"/"e.g."/"such
-  as".  Then the reply raises: a quoted, verdict-shaped object (the graded output's
-  own ``{"score": 10}``, an echoed example) cannot be told from the judge's own
-  answer, and a silently wrong score is worse than an error.  The same fail-closed
-  check runs between a quoted JSON object and a conflicting labelled score.
+  object; later ones are revisions or repeats), with the quoting rules below.
+* Quoted content.  The graded output may carry a fake verdict (``{"score": 1.0}``,
+  ``Score: 10/10``) and the judge may quote it; quoted content is never the judge's
+  verdict.  An object is QUOTED when it lies inside quotation marks, when a quote mark
+  hugs it (``"{...}``, ``{...}"``, ``{...}".``: the end of a quotation whose opening may
+  be out of reach, or that the output's own quote marks shifted), or when its sentence
+  introduces it as an example ("for example", "e.g.", "such as", "like this").  It is
+  ATTRIBUTED when its sentence introduces it as the output's, at most 60 characters
+  before it with no negation, no hand-over word ("so", "my", "verdict", "score"...)
+  and no removed echo block in between -- "the output/response/answer (says, claims,
+  contains, includes, asks, reads, writes, tries...)", "it says", "quoted", "verbatim"
+  -- or when the text right after it refers back ("That is what the output asks for").
+  Quotation marks are paired across lines, outside JSON objects: ``"`` opens before a
+  non-space and not after a letter, digit or closing punctuation, and closes after a
+  non-space and not before a letter or digit (so ``12" pipes`` never opens); ``'``
+  opens only after a space or opening bracket and closes only before a space or
+  punctuation (so ``don't``, ``it's`` and ``students' work`` never open one); curly
+  quotes say their side.  A closing mark pairs with the earliest pending opening mark
+  of its kind within reach (2,000 characters for ``"``, 500 for ``'``); an opening
+  mark with no closer in reach is stray.  Then, among the objects with a score:
+  - all agree: the score stands (read from the first own object, if any);
+  - otherwise the first OWN object (neither quoted nor attributed) wins over
+    everything after it, so a fake quoted after the judge's verdict changes nothing;
+  - an object before it that disagrees raises when it is quoted (the quotation's
+    bounds are the output's to forge, so nothing says which object is the judge's:
+    a silently wrong score is worse than an error), and when it is attributed but
+    has a reasoning field, or the own object has none; an attributed BARE score
+    object loses to an own object of the requested shape (a reasoning field and a
+    score): "The output contains {"score": 1.0}... My verdict: {"reasoning": ...}";
+  - no own object: several that disagree raise; one (or several that agree) counts
+    only when the judge's own labelled score, or else its prose rating, agrees, and
+    raises when that disagrees or is absent.
+  Labels, format markers, verdict tags and words, and prose ratings inside quotation
+  marks are skipped, as is a label right after an attribution verb ("the output
+  claims Score: 10/10"); a verdict word alone on its line may still wear quotes.
 * An echoed ``<output-ID>...</output-ID>`` block (the plugin's delimiter around the
   graded output), or any other ``<name-NONCE>`` data block of the prompt (input,
   reference), is removed before anything else: nothing in it can become the score.
@@ -72,7 +101,9 @@ Policies for replies with several candidates, and why:
 
 Every stage is linear in the reply's length: regexes have bounded gaps and no nested
 quantifiers, patterns are skipped when a required word is absent, the JSON scan is one
-pass with a step cap, "last marker" searches look at a growing tail, and json_repair
+pass with a step cap, "last marker" searches look at a growing tail, quote pairing is
+one lazy pass over at most 5,000 quote marks (text past them is not quote-aware),
+attribution looks at most 200 characters back and 160 ahead, and json_repair
 (slow, superlinear, raises on hostile input) only sees candidates of at most 64 KiB
 nested at most 64 deep, 64 KiB per reply in total, with everything it raises caught.
 """
@@ -83,6 +114,7 @@ import json
 import math
 import numbers
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -229,6 +261,9 @@ def _data_tag(m: re.Match[str]) -> tuple[str, str] | None:
     return None
 
 
+_ECHO_PLACEHOLDER = " [echoed data omitted] "
+
+
 def _mask_output_blocks(text: str) -> str:
     """Drop echoed ``<output-ID>...</output-ID>`` blocks (and the plugin's other data
     blocks, ``<input-NONCE>``, ``<expected-NONCE>``...): their content is data the judge
@@ -260,7 +295,7 @@ def _mask_output_blocks(text: str) -> str:
         used[key] = i
         out.append(text[pos : m.start()])
         if i < len(lst):
-            out.append(" [echoed data omitted] ")
+            out.append(_ECHO_PLACEHOLDER)
             pos = lst[i][1]
             used[key] = i + 1
         else:
@@ -538,18 +573,196 @@ def _read_value(value: Any) -> list[_Found]:
     return []
 
 
-def _quoted(text: str, start: int) -> bool:
-    """Is the object at ``start`` quoted content rather than the judge's own answer?
+# ---------------------------------------------------------------------------- quotations
+_QUOTE_LIMIT = 2000  # a double quote closes within this many characters, or it is stray
+_SQUOTE_LIMIT = 500  # single quotes double as apostrophes: a shorter reach
+_MAX_QUOTES = 5_000  # quote marks examined per reply; past them no position counts as quoted
+_QUOTE_MARKS = re.compile("[\"'\u201c\u201d\u2018\u2019]")
+_NO_OPEN_AFTER = frozenset(")]}.,;:!?\"'\u201d\u2019")  # a mark after these closes, never opens
+_SQUOTE_OPEN_AFTER = frozenset("([{:-\u2014")  # besides whitespace: where a ' may open
+_SQUOTE_CLOSE_BEFORE = frozenset(".,;:!?)]}-\u2014\"")  # besides whitespace: where a ' may close
 
-    Inside an open double quote on its line, or introduced as an example/format.
+
+class _Quotes:
+    """The parts of the reply inside quotation marks, paired across lines.
+
+    Marks inside JSON objects are the object's own and are not looked at.  A straight
+    ``"`` can open when the next character is not a space and the previous one is not a
+    letter, digit or closing punctuation; it can close when the previous character is
+    not a space and the next one is not a letter or digit (so ``12" pipes`` only closes
+    and ``a"b`` does neither).  A ``'`` opens only after a space or an opening bracket and
+    closes only before a space or punctuation, so ``don't`` and ``it's`` do neither.
+    Curly quotes say which side they are.  A closing mark pairs with the EARLIEST
+    pending opening mark of its kind within reach (2,000 characters for ``"``, 500 for
+    ``'``); openers with no closer in reach are stray.  One pass over at most 5,000
+    marks; text past them is not quote-aware (a reply with that many quote marks is not
+    a judge's prose, and the other rules still apply to it).
     """
-    line_start = text.rfind("\n", max(0, start - 300), start) + 1
-    if line_start == 0 and start > 300:
-        line_start = start - 300
-    seg = text[line_start:start]
-    if seg.count('"') % 2 == 1 or seg.count("\u201c") > seg.count("\u201d"):
+
+    def __init__(self, text: str, objects: list[_Span]) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        spans: list[tuple[int, int]] = []
+        pending: dict[bool, list[int]] = {True: [], False: []}  # double?, opener positions
+        n = len(text)
+        seen = 0
+        gaps: list[tuple[int, int]] = []
+        pos = 0
+        for s in objects:
+            if s.start > pos:
+                gaps.append((pos, s.start))
+            pos = max(pos, s.end)
+        gaps.append((pos, n))
+        for g0, g1 in gaps:
+            if g0 >= g1:
+                continue
+            for m in _QUOTE_MARKS.finditer(text, g0, g1):
+                seen += 1
+                i = m.start()
+                if seen > _MAX_QUOTES:
+                    self._finish(spans)
+                    return
+                c = m.group()
+                prev = text[i - 1] if i > 0 else " "
+                nxt = text[i + 1] if i + 1 < n else " "
+                double = c in "\"\u201c\u201d"
+                if c in "\u201c\u2018":
+                    can_open, can_close = True, False
+                elif c == "\u201d":
+                    can_open, can_close = False, True
+                elif c == '"':
+                    can_open = not nxt.isspace() and not prev.isalnum() and prev not in _NO_OPEN_AFTER
+                    can_close = not prev.isspace() and not nxt.isalnum()
+                else:  # ' or the typographic apostrophe
+                    can_open = (
+                        c == "'" and not nxt.isspace() and nxt != "'" and (prev.isspace() or prev in _SQUOTE_OPEN_AFTER)
+                    )
+                    can_close = not prev.isspace() and (nxt.isspace() or nxt in _SQUOTE_CLOSE_BEFORE)
+                waiting = pending[double]
+                if can_close and waiting:
+                    reach = _QUOTE_LIMIT if double else _SQUOTE_LIMIT
+                    j = bisect_left(waiting, i - reach)
+                    if j < len(waiting):
+                        spans.append((waiting[j], i + 1))
+                        waiting.clear()
+                        continue
+                    waiting.clear()  # every opener is out of reach: stray
+                if can_open:
+                    waiting.append(i)
+        self._finish(spans)
+
+    def _finish(self, spans: list[tuple[int, int]]) -> None:
+        # Single- and double-quoted spans may nest or overlap: merge them.
+        for s, e in sorted(spans):
+            if self.ends and s < self.ends[-1]:
+                self.ends[-1] = max(self.ends[-1], e)
+            else:
+                self.starts.append(s)
+                self.ends.append(e)
+
+    def inside(self, pos: int) -> bool:
+        k = bisect_right(self.starts, pos) - 1
+        return k >= 0 and pos < self.ends[k]
+
+
+class _LazyQuotes:
+    """Build `_Quotes` only when a candidate needs it (most replies never do)."""
+
+    def __init__(self, text: str, objects: list[_Span] | None = None, built: _Quotes | None = None) -> None:
+        self.text = text
+        self.objects = objects
+        self._q = built
+
+    def get(self) -> _Quotes:
+        if self._q is None:
+            objects = self.objects if self.objects is not None else _scan_objects(self.text)[0]
+            self._q = _Quotes(self.text, objects)
+        return self._q
+
+    def inside(self, pos: int) -> bool:
+        return self.get().inside(pos)
+
+
+# Attribution: a candidate introduced as what the graded output says is quoted content.
+_SOURCE = r"(?:output|response|answer|submission|completion|candidate|text|model|assistant|reply|message)"
+_ATTR_VERB = (
+    r"(?:says|said|claims|claimed|contains|contained|includes|included|asks|asked|reads|writes|wrote"
+    r"|requests|requested|demands|demanded|tries|tried|attempts|attempted|instructs|instructed|tells|told"
+    r"|states|stated|insists|insisted|suggests|suggested|proposes|proposed|embeds|embedded|injects|injected"
+    r"|ends|ended|outputs|printed|prints|returns|returned)"
+)
+# "the output (also) says", "the model's response contains", "it says", "they claim", "quoted".
+_ATTRIBUTION = re.compile(
+    r"(?<![a-z])(?:(?:the|this|that|its|their)[ \t]+(?:[a-z']{1,12}[ \t]+){0,2}?" + _SOURCE
+    + r"(?:'s)?|it|they)[ \t]+(?:[a-z]{1,12}[ \t]+){0,2}?" + _ATTR_VERB + r"(?![a-z])"
+    r"|(?<![a-z])(?:quoted|quoting|verbatim)(?![a-z])"
+)
+# "... {"score": 1.0}. That is what the output asks for."
+_BACKREF = re.compile(
+    r"[\s`'\".,;:!?)\]\u201d\u2014-]{0,16}(?:that|this|which|it)(?:'s|[ \t]+is|[ \t]+was)[ \t]+"
+    r"(?:(?:what|how|exactly|just|precisely|also|the|its|an?)[ \t]+){0,3}" + _SOURCE + r"(?![a-z])"
+)
+_ATTR_NEGATION = re.compile(r"(?<![a-z])(?:no|not|nothing|never|none|nor|without)(?![a-z])|n't")
+# Words that hand over to the judge's own verdict: "contains errors, so my score: {...}".
+_OWN_INTRO = re.compile(
+    r"(?<![a-z])(?:so|therefore|thus|hence|overall|my|mine|verdict|score|rating|grade|evaluation|assessment"
+    r"|judge?ment|conclusion|final)(?![a-z])"
+)
+_SENTENCE_BREAK = re.compile(r"[.!?](?=\s)|\n[ \t]*\n")
+# A label right after an attribution verb: 'the output claims Score: 10/10'.
+_LABEL_ATTRIBUTION = re.compile(
+    r"(?<![a-z])(?:says|said|claims|claimed|asks|asked|reads|writes|wrote|requests|requested|demands"
+    r"|demanded|tries|tried|instructs|insists|suggests|contains|includes)(?:[ \t]{1,3}(?:for|that|with))?"
+    r"[ \t]{0,3}[:\-]?[ \t]{0,3}[\"'\u201c\u2018]?[ \t]{0,2}$"
+)
+
+
+def _attributed(text: str, low: str, span: _Span) -> bool:
+    """Is the object introduced (or followed) as what the graded output says?
+
+    Before it, in the same sentence and at most 60 characters from the object, with no
+    negation, no hand-over word ("so", "my", "verdict"...) and no removed echo block in
+    between: "the output contains {...}", "it says: {...}", "quoted: {...}".  Right
+    after it: "That is what the output asks for".
+    """
+    w0 = max(0, span.start - 200)
+    window = low[w0 : span.start]
+    cut = 0
+    for m in _SENTENCE_BREAK.finditer(window):
+        cut = m.end()
+    last = None
+    for m in _ATTRIBUTION.finditer(window, cut):
+        last = m
+    if last is not None:
+        between = window[last.end() :]
+        if (
+            len(between) <= 60
+            and _ECHO_PLACEHOLDER.strip() not in between
+            and _ATTR_NEGATION.search(between) is None
+            and _OWN_INTRO.search(between) is None
+        ):
+            return True
+    return _BACKREF.match(low, span.end, min(len(low), span.end + 160)) is not None
+
+
+def _quote_hugged(text: str, span: _Span) -> bool:
+    """A quote mark right against the object ("{...}" or {...}".): the end of a quotation
+    whose opening may lie out of reach, or that the quoted text itself shifted."""
+    before = text[max(0, span.start - 2) : span.start].rstrip(" ")
+    if before.endswith(('"', "\u201c", "'", "\u2018")):
         return True
-    return _EXAMPLE_CUE.search(seg) is not None
+    after = text[span.end : span.end + 3].lstrip(".,;!?")
+    return after.startswith(('"', "\u201d", "'", "\u2019"))
+
+
+def _example_cued(text: str, start: int) -> bool:
+    """Introduced as an example in its sentence: "For example, {...}", "such as {...}"."""
+    w0 = max(0, start - 300)
+    cut = w0
+    for m in _SENTENCE_BREAK.finditer(text, w0, start):
+        cut = m.end()
+    nl = text.rfind("\n", cut, start)
+    return _EXAMPLE_CUE.search(text, nl + 1 if nl != -1 else cut, start) is not None
 
 
 # "in JSON format:" introduces the real answer, so "format" is not a cue.
@@ -561,27 +774,65 @@ class _JsonOutcome:
     found: _Found | None = None
     strategy: str = ""
     span: _Span | None = None
-    quoted: bool = False
+    quoted: bool = False  # the chosen object is quoted or attributed content
     whole: bool = False  # the reply was one JSON value: it decides alone
     bad_score: bool = False
     truncated: bool = False
     spans: tuple[tuple[int, int], ...] = ()  # every object found in the prose
+    objects: list[_Span] | None = None  # the scan's object spans, for quote pairing
+    quotes: _Quotes | None = None  # built when an object needed it
 
 
-def _choose(cands: list[tuple[_Found, bool]], scale: tuple[float, float]) -> tuple[_Found, bool] | None:
-    """First candidate wins, unless they disagree and one is quoted: then fail closed."""
+@dataclass
+class _Cand:
+    found: _Found
+    quoted: bool = False  # inside quotation marks, hugged by one, or an example
+    attributed: bool = False  # introduced as what the graded output says
+    span: _Span | None = None
+
+    @property
+    def own(self) -> bool:
+        return not (self.quoted or self.attributed)
+
+
+def _choose(cands: list[_Cand], scale: tuple[float, float]) -> _Cand | None:
+    """Which JSON candidate is the judge's own verdict (see the module docstring).
+
+    All agree: the first own one (else the first).  Otherwise the first own candidate
+    (neither quoted nor attributed) wins over everything after it; a candidate before
+    it that disagrees must be attributed and bare (no reasoning) while the own one has
+    reasoning, else the reply is an error.
+    """
     if not cands:
         return None
-    first = cands[0]
-    key0 = _key(first[0], scale)
-    for found, _ in cands[1:]:
-        if _key(found, scale) != key0 and any(q for _, q in cands):
+    own = next((c for c in cands if c.own), None)
+    key0 = _key(cands[0].found, scale)
+    if all(_key(c.found, scale) == key0 for c in cands[1:]):
+        return own or cands[0]
+    if own is None:
+        raise VerdictParseError(
+            "the reply holds several JSON verdicts with different scores, all of them quoted"
+            " content (an echoed example or the graded output); none is the judge's own"
+        )
+    key_own = _key(own.found, scale)
+    for c in cands:
+        if c is own:
+            break
+        if _key(c.found, scale) == key_own:
+            continue
+        if c.quoted:
             raise VerdictParseError(
-                "the reply holds several JSON verdicts with different scores, and at least one"
-                " is quoted content (an echoed example or the graded output); cannot tell which"
-                " is the judge's own"
+                "the reply holds several JSON verdicts with different scores, and one before the"
+                " judge's apparent own is quoted content (an echoed example or the graded output);"
+                " cannot tell which is the judge's own"
             )
-    return first
+        if c.found.reasoning is not None or own.found.reasoning is None:
+            raise VerdictParseError(
+                "the reply holds several JSON verdicts with different scores, and one attributed"
+                " to the graded output has the same shape as the judge's apparent own;"
+                " cannot tell which is the judge's own"
+            )
+    return own
 
 
 def _key(found: _Found, scale: tuple[float, float]) -> tuple[float | None, str | None]:
@@ -597,23 +848,24 @@ def _json_stage(text: str, scale: tuple[float, float], budget: _Budget) -> _Json
         except Exception:  # includes RecursionError on deep nesting
             value = None
         if isinstance(value, (dict, list)):
-            cands = [(f, False) for f in _read_value(value) if f.usable]
-            chosen = _choose(cands, scale)
-            out.whole = isinstance(value, dict) or bool(cands)
+            whole_cands = [_Cand(f) for f in _read_value(value) if f.usable]
+            chosen = _choose(whole_cands, scale)
+            out.whole = isinstance(value, dict) or bool(whole_cands)
             if chosen:
-                out.found, out.strategy = chosen[0], "json"
+                out.found, out.strategy = chosen.found, "json"
                 return out
             if isinstance(value, dict):
                 out.bad_score = _read_mapping(value).bad_score
                 return out
     spans, out.truncated = _scan_objects(text)
+    out.objects = spans
     if not spans:
         return out
     low = _ascii_lower(text)
     lead = len(text) - len(text.lstrip())
     tail = len(text.rstrip())
-    cands: list[tuple[_Found, bool]] = []
-    first_span: _Span | None = None
+    cands: list[_Cand] = []
+    quotes: _Quotes | None = None
     examined = 0
     single_whole = False
     for span in spans:
@@ -630,19 +882,23 @@ def _json_stage(text: str, scale: tuple[float, float], budget: _Budget) -> _Json
         if is_whole and isinstance(value, dict) and not found_list:
             out.whole = True  # the reply is one (repaired) object without a score
             return out
-        if found_list and first_span is None:
-            first_span = span
-        quoted = bool(found_list) and _quoted(text, span.start)
-        cands.extend((f, quoted) for f in found_list)
-        if is_whole and found_list:
+        if not found_list:
+            continue
+        quoted = attributed = False
+        if is_whole:
             single_whole = True
             out.strategy = "json-repair" if repaired else "json"
+        else:
+            if quotes is None:
+                quotes = _Quotes(text, spans)
+            quoted = quotes.inside(span.start) or _quote_hugged(text, span) or _example_cued(text, span.start)
+            attributed = _attributed(text, low, span)
+        cands.extend(_Cand(f, quoted, attributed, span) for f in found_list)
     chosen = _choose(cands, scale)
     if chosen is None:
         return out
     out.spans = tuple((s.start, s.end) for s in spans)
-    out.found, out.quoted = chosen
-    out.span = first_span
+    out.found, out.quoted, out.span, out.quotes = chosen.found, not chosen.own, chosen.span, quotes
     if single_whole:
         out.whole = True
     else:
@@ -761,7 +1017,9 @@ def _last(
         size *= 8
 
 
-def _first(pattern: re.Pattern[str], text: str, check_negation: bool = False) -> re.Match[str] | None:
+def _first(
+    pattern: re.Pattern[str], text: str, check_negation: bool = False, skip: _Skip | None = None
+) -> re.Match[str] | None:
     for count, m in enumerate(_matches(pattern, text)):
         if count >= _MAX_FIRST_SCAN:
             return None
@@ -769,8 +1027,27 @@ def _first(pattern: re.Pattern[str], text: str, check_negation: bool = False) ->
             continue
         if check_negation and _negated_before(text, m.start(), 24, _FIELD_CLAUSE_END):
             continue
+        if skip is not None and skip(m.start()):
+            continue
         return m
     return None
+
+
+class _Skip:
+    """Marks that are quoted content: inside quotation marks, or right after an
+    attribution verb ("the output claims Score: 10/10")."""
+
+    def __init__(self, quotes: _LazyQuotes, low: str) -> None:
+        self.quotes = quotes
+        self.low = low
+
+    def __call__(self, start: int) -> bool:
+        if _LABEL_ATTRIBUTION.search(self.low, max(0, start - 40), start) is not None:
+            return True
+        return self.quotes.inside(start)
+
+    def accept(self, m: re.Match[str]) -> bool:
+        return not self(m.start())
 
 
 def _mask(text: str, spans: list[tuple[int, int]]) -> str:
@@ -789,24 +1066,24 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-def _marker_score(text: str, low: str) -> tuple[_Found, tuple[int, int]] | None:
+def _marker_score(text: str, low: str, skip: _Skip) -> tuple[_Found, tuple[int, int]] | None:
     """The strongest format marker or labelled field with a score (tiers in order).
 
     Patterns run on ``low`` (the ASCII-lowered text); ``text`` keeps the case that
-    grade letters need.
+    grade letters need.  Quoted markers (``skip``) are not candidates.
     """
     has_digit = _DIGIT.search(low) is not None
     m = None
     if has_digit:
-        m = _last(_RESULT_TAG, low)
+        m = _last(_RESULT_TAG, low, skip.accept)
         if m is None:
-            m = _first(_RATING_BRACKETS, low)
+            m = _first(_RATING_BRACKETS, low, skip=skip)
     if m is not None:
         f = _found_from_value(m)
         if f is not None:
             return f, m.span()
     # A grade letter must be upper case: "Grade: i think..." is prose.
-    g = _last(_GRADE, low, lambda c: len(c.group("g")) > 1 or text[c.start("g")].isupper())
+    g = _last(_GRADE, low, lambda c: (len(c.group("g")) > 1 or text[c.start("g")].isupper()) and skip.accept(c))
     if g is not None:
         word = g.group("g").lower()
         if word.startswith("p"):
@@ -816,7 +1093,7 @@ def _marker_score(text: str, low: str) -> tuple[_Found, tuple[int, int]] | None:
     if not has_digit:
         return None
     for pattern, neg in ((_DOUBLE_BRACKETS, False), (_FIELD, True), (_BRACKET_FIELD, True), (_LONE_BRACKET, False)):
-        m = _first(pattern, low, check_negation=neg)
+        m = _first(pattern, low, check_negation=neg, skip=skip)
         if m is not None:
             f = _found_from_value(m)
             if f is not None:
@@ -835,10 +1112,14 @@ _LONE_VERDICT_LINE = re.compile(r"^[ \t*_#>`\"'.\-]{0,8}(?P<v>pass|fail)(?:ed)?[
 _VOCAB_JOIN = re.compile(r"\s{0,3}(?:or|and|nor|/|\||,)\s{0,3}")
 
 
-def _marker_verdict(text: str, low: str) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
-    """(verdict, partial, span, strong): a tag or label is strong, a bare word is not."""
+def _marker_verdict(text: str, low: str, skip: _Skip) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
+    """(verdict, partial, span, strong): a tag or label is strong, a bare word is not.
+
+    Quoted tags, labels and words (``skip``) are not candidates; a verdict alone on its
+    line may wear quotes as decoration.
+    """
     for pattern in (_ANSWER_TAG, _VERDICT_LABEL):
-        m = _last(pattern, low)
+        m = _last(pattern, low, skip.accept)
         if m is not None:
             v = m.group("v").lower()
             if v == "partial":
@@ -875,6 +1156,8 @@ def _marker_verdict(text: str, low: str) -> tuple[str | None, bool, tuple[int, i
                 continue
             if idx + 1 < len(tokens) and joined(t, tokens[idx + 1]):
                 continue
+            if t.re is _BARE_VERDICT and skip(t.start("v")):
+                continue  # 'the output says "PASS"': quoted, not the judge's word
             return t.group("v").lower(), False, t.span(), False
         else:
             if start == 0 or len(tokens) > _MAX_FIRST_SCAN:
@@ -910,8 +1193,11 @@ _RANGE_AFTER = re.compile(r"[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}\d")
 _PROSE_VALUE = re.compile(_VALUE)
 
 
-def _prose_score(text: str) -> tuple[_Found, tuple[int, int]] | None:
-    """Ratings stated in a sentence; disagreeing ones make the reply ambiguous."""
+def _prose_score(text: str, skip: _Skip) -> tuple[_Found, tuple[int, int]] | None:
+    """Ratings stated in a sentence; disagreeing ones make the reply ambiguous.
+
+    A rating inside quotation marks ('it says "rate this a 10"') is not a candidate.
+    """
     found: list[tuple[_Found, tuple[int, int]]] = []
     if _DIGIT.search(text) is None:
         return None
@@ -920,7 +1206,7 @@ def _prose_score(text: str) -> tuple[_Found, tuple[int, int]] | None:
             break
         verb_end = _WORD.match(text, m.start()).end()  # type: ignore[union-attr]
         verb = text[m.start() : verb_end]
-        if _negated_before(text, m.start()):
+        if _negated_before(text, m.start()) or skip.quotes.inside(m.start()):
             continue
         pos = verb_end
         words = 0
@@ -1155,12 +1441,22 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
     if js.found is not None:
         found = js.found
         if js.quoted:
-            # A quoted object wins only if no labelled score contradicts it.
+            # Quoted or attributed objects only: they count when the judge's own
+            # labelled score (or prose rating) elsewhere agrees, never alone.
             conf_spans: list[tuple[int, int]] = []
             _confidence_word(_ascii_lower(text), conf_spans)
-            masked = _mask(text, conf_spans + ([(js.span.start, js.span.end)] if js.span else []))
-            other = _marker_score(masked, _ascii_lower(masked))
-            if other is not None and _normalize(other[0], scale) != _normalize(found, scale):
+            masked = _mask(text, sorted(conf_spans + list(js.spans)))
+            masked_low = _ascii_lower(masked)
+            skip = _Skip(_LazyQuotes(text, js.objects, js.quotes), masked_low)
+            other = _marker_score(masked, masked_low, skip)
+            if other is None:
+                other = _prose_score(masked_low, skip)
+            if other is None:
+                raise VerdictParseError(
+                    "the reply's only JSON verdict is quoted content (the graded output's or an"
+                    " example's), and the judge gives no score of its own"
+                )
+            if _normalize(other[0], scale) != _normalize(found, scale):
                 raise VerdictParseError(
                     "the reply quotes a JSON verdict that conflicts with a labelled score;"
                     " cannot tell which is the judge's own"
@@ -1184,15 +1480,16 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
     confidence = _confidence_word(_ascii_lower(text), conf_spans)
     scan = _mask(text, conf_spans)
     low = _ascii_lower(scan)
-    verdict, partial, vspan, strong = _marker_verdict(scan, low)
+    skip = _Skip(_LazyQuotes(text, js.objects, js.quotes), low)
+    verdict, partial, vspan, strong = _marker_verdict(scan, low, skip)
 
-    score: tuple[_Found, tuple[int, int]] | None = _marker_score(scan, low)
+    score: tuple[_Found, tuple[int, int]] | None = _marker_score(scan, low, skip)
     strategy = "labelled"
     if score is None:
         score = _bare_first(low)
         strategy = "bare-number"
     if score is None and not strong:
-        score = _prose_score(low)
+        score = _prose_score(low, skip)
         strategy = "prose"
     if score is None and not strong:
         score = _bare_last(low)
