@@ -7,7 +7,6 @@ rather than one global, keeps nested pytest runs (pytester) from clobbering the 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -17,12 +16,16 @@ import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from .errors import BudgetExceeded
-from .runner import LoopThread
 from .settings import Settings, resolve
 from .store import Ledger, LocalCache, ledger_path, write_atomically
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from .runner import LoopThread
 
 _UNSET: Any = object()
 
@@ -66,7 +69,7 @@ class JudgeRuntime:
         # Replay reads the ledger only, and live stores nothing: neither opens the cache.
         use_cache = cache_dir is not None and settings.mode in ("auto", "refresh")
         self.cache = LocalCache(cache_dir) if use_cache else None
-        self.loop = LoopThread()
+        self._loop: LoopThread | None = None
         self.ledgers: dict[Path, Ledger] = {}
         self.current: TestContext | None = None
         self.spent_usd = 0.0  # this process's live calls
@@ -92,7 +95,18 @@ class JudgeRuntime:
 
     # -- live-call plumbing, used on the background loop only --------------------------------
 
+    @property
+    def loop(self) -> LoopThread:
+        """The background loop for live calls, started on first need (asyncio stays unimported until then)."""
+        if self._loop is None:
+            from .runner import LoopThread
+
+            self._loop = LoopThread()
+        return self._loop
+
     def semaphore(self) -> asyncio.Semaphore:
+        import asyncio
+
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
         return self._semaphore
@@ -100,6 +114,8 @@ class JudgeRuntime:
     @asynccontextmanager
     async def key_lock(self, key: str) -> AsyncIterator[None]:
         """One live call per key at a time in this process (the second finds the first's result)."""
+        import asyncio
+
         lock = self._key_locks.setdefault(key, asyncio.Lock())
         async with lock:
             yield
@@ -140,7 +156,8 @@ class JudgeRuntime:
                 self.shared_spend.add(cost_usd)
 
     def close(self) -> None:
-        self.loop.stop()
+        if self._loop is not None:
+            self._loop.stop()
         if self.cache is not None:
             self._notices[:] = self.notices
             self.cache.close()
