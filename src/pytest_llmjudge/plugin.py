@@ -96,9 +96,10 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     configured = any(source != "default" for source in settings.sources.values())
     if not configured and not any(_uses_judge(item) for item in items):
         return None
-    model = ",".join(settings.model) if settings.model else "(none: --judge-model)"
+    # The judge_backend fixture is resolved per test, later: without a model, say only that.
+    judge = f"judge {','.join(settings.model)}" if settings.model else "no --judge-model (a judge_backend fixture may supply the judge)"
     store = str(runtime.store_root) if runtime.store_root else "judge_verdicts/ beside each test module"
-    return f"llmjudge: mode {settings.mode} ({settings.mode_reason}), judge {model}, verdicts in {store}"
+    return f"llmjudge: mode {settings.mode} ({settings.mode_reason}), {judge}, verdicts in {store}"
 
 
 def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
