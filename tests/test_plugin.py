@@ -453,17 +453,13 @@ def test_score_many_runs_calls_concurrently(pytester, openai_server, live_args):
     openai_server.latency_s = 0.3
     pytester.makepyfile(
         """
-        import time
-
         def test_many(judge):
-            start = time.monotonic()
             verdicts = judge.score_many([(f"answer {i} SCORE=0.{i}", "is good") for i in range(1, 7)])
-            elapsed = time.monotonic() - start
             assert [v.score for v in verdicts] == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
-            assert elapsed < 6 * 0.3, elapsed
         """
     )
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    # Overlapping requests at the server prove concurrency; wall time is for benchmarks/run_all.py.
     assert openai_server.max_in_flight > 1
 
 

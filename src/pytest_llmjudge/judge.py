@@ -320,23 +320,10 @@ class Judge:
             return CallableBackend(backend)
         raise JudgeError(f"judge_backend must be a callable taking the chat messages, or None; got {backend!r}")
 
-    def _prepare(
-        self,
-        output: Any,
-        criteria: Any,
-        *,
-        input: Any = None,
-        expected: Any = None,
-        threshold: float | None = None,
-        model: str | Sequence[str] | None = None,
-        rubric: Any = None,
-        samples: int | None = None,
-        aggregate: str | None = None,
-        band: float | None = None,
-    ) -> _Job:
-        _check_requires(criteria, input=input, expected=expected)
-        return self._build(output, criteria, input=input, expected=expected, threshold=threshold, model=model,
-                           rubric=rubric, samples=samples, aggregate=aggregate, band=band)
+    def _prepare(self, output: Any, criteria: Any, **options: Any) -> _Job:
+        """`_build`, after checking that a library criterion got the input or reference it needs."""
+        _check_requires(criteria, input=options.get("input"), expected=options.get("expected"))
+        return self._build(output, criteria, **options)
 
     def _build(
         self,
