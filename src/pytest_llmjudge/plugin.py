@@ -13,7 +13,6 @@ import pytest
 
 from .runtime import JudgeRuntime, TestContext, activate, deactivate
 from .settings import MARKER_KEYS, OPTIONS, SettingError, resolve
-from .store import ledger_path
 from .summary import judgment_lines, summary_details, summary_sentence, user_properties
 
 RUNTIME_KEY = pytest.StashKey[JudgeRuntime]()
@@ -189,6 +188,8 @@ def _attach_to_teardown(item: pytest.Item, context: TestContext, report: pytest.
     if drift:
         setattr(report, DRIFT_ATTRIBUTE, drift)
     if runtime is not None and context.module_path is not None and (context.records or runtime.ledgers):
+        from .store import ledger_path
+
         path = ledger_path(context.module_path, context.test_name, store_root=runtime.store_root, rootdir=runtime.rootdir)
         ledger = runtime.ledgers.get(path)
         if ledger is not None and ledger.used:

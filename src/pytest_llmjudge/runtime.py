@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from .errors import BudgetExceeded
 from .settings import Settings, resolve
-from .store import Ledger, LocalCache, ledger_path, write_atomically
 
 if TYPE_CHECKING:
     import asyncio
 
     from .runner import LoopThread
+    from .store import Ledger, LocalCache
 
 _UNSET: Any = object()
 
@@ -67,8 +67,8 @@ class JudgeRuntime:
         self.rootdir = rootdir
         self.store_root = store_root
         # Replay reads the ledger only, and live stores nothing: neither opens the cache.
-        use_cache = cache_dir is not None and settings.mode in ("auto", "refresh")
-        self.cache = LocalCache(cache_dir) if use_cache else None
+        self._cache_dir = cache_dir if settings.mode in ("auto", "refresh") else None
+        self._cache: LocalCache | None = None
         self._loop: LoopThread | None = None
         self.ledgers: dict[Path, Ledger] = {}
         self.current: TestContext | None = None
@@ -87,6 +87,8 @@ class JudgeRuntime:
     def ledger_for(self, context: TestContext | None) -> Ledger | None:
         if context is None or context.module_path is None:
             return None
+        from .store import Ledger, ledger_path
+
         path = ledger_path(context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir)
         ledger = self.ledgers.get(path)
         if ledger is None:
@@ -121,9 +123,19 @@ class JudgeRuntime:
             yield
 
     @property
+    def cache(self) -> LocalCache | None:
+        """The local cache (auto and refresh modes), made on first use: a session that never
+        judges imports no storage code."""
+        if self._cache is None and self._cache_dir is not None:
+            from .store import LocalCache
+
+            self._cache = LocalCache(self._cache_dir)
+        return self._cache
+
+    @property
     def notices(self) -> list[str]:
         """Things the user should read after the run (cache set aside, budget reached), oldest first."""
-        cache_notices = self.cache.notices if self.cache is not None else []
+        cache_notices = self._cache.notices if self._cache is not None else []
         return list(dict.fromkeys([*self._notices, *cache_notices]))
 
     def total_spent(self) -> float:
@@ -158,9 +170,9 @@ class JudgeRuntime:
     def close(self) -> None:
         if self._loop is not None:
             self._loop.stop()
-        if self.cache is not None:
+        if self._cache is not None:
             self._notices[:] = self.notices
-            self.cache.close()
+            self._cache.close()
 
 
 class SharedSpend:
@@ -227,6 +239,8 @@ class SharedSpend:
             if self.path is None:
                 return self._local
             try:
+                from .store import write_atomically
+
                 with self._locked():
                     total = self._read() + cost_usd
                     write_atomically(self.path, json.dumps({"spent_usd": total}))
