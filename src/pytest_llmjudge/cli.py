@@ -19,6 +19,7 @@ at the end of such a run.  Errors exit with status 2 and one line, never a trace
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -386,10 +387,17 @@ def run_manifest(
 
 
 def _rel(path: Path, rootdir: Path) -> str:
+    resolved = path.resolve()
     try:
-        return str(path.resolve().relative_to(rootdir.resolve()))
+        return str(resolved.relative_to(_resolved(rootdir)))
     except ValueError:
-        return str(path.resolve())
+        return str(resolved)
+
+
+@functools.lru_cache(maxsize=8)
+def _resolved(rootdir: Path) -> Path:
+    """rootdir, resolved once: _rel runs for every test of a run."""
+    return rootdir.resolve()
 
 
 def save_manifest(config: Any, manifest: Mapping[str, Any]) -> None:

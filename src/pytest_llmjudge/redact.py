@@ -17,19 +17,25 @@ _KEY_SHAPED = re.compile(r"\b(sk|pk|rk|ak)-[A-Za-z0-9_\-]{12,}")
 _BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")
 
 
-_cached: tuple[dict, list[str]] | None = None  # (os.environ's raw data when computed, its secret values)
+# (os.environ's variable names, the credential-like ones among them, their values, the result)
+_cached: tuple[frozenset, tuple, tuple, list[str]] | None = None
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of credential-like environment variables, longest first (so no part is left)."""
     global _cached
     raw = getattr(os.environ, "_data", None) if environ is None else None
-    if raw is not None and _cached is not None and _cached[0] == raw:
-        return _cached[1]  # os.environ unchanged: spare decoding it on every judgment
+    if raw is not None and _cached is not None:
+        names, secret_names, secret_raw, values = _cached
+        # pytest rewrites PYTEST_CURRENT_TEST at every test phase: watch only the names and the
+        # credential-like values, or the cache would never hit.
+        if raw.keys() == names and tuple(raw.get(n) for n in secret_names) == secret_raw:
+            return values
     environ = os.environ if environ is None else environ
     values = sorted({v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True)
     if raw is not None:
-        _cached = (dict(raw), values)
+        secret_names = tuple(n for n in raw if _SECRET_NAME.search(os.fsdecode(n) if isinstance(n, bytes) else n))
+        _cached = (frozenset(raw.keys()), secret_names, tuple(raw[n] for n in secret_names), values)
     return values
 
 
