@@ -202,3 +202,13 @@ def test_xdist_report_merges_every_worker_and_keeps_their_drift(pytester, monkey
     assert result.stdout.str().count("llmjudge drift:") == 3
     assert result.stdout.str().count("llmjudge: wrote JSON report") == 1
     assert sorted(p.name for p in pytester.path.iterdir() if p.suffix == ".json") == ["r.json"]
+
+
+def test_summary_never_shows_a_real_spend_as_zero():
+    from pytest_llmjudge.summary import format_usd, summary_sentence
+
+    assert format_usd(0.0) == "$0.0000"
+    assert format_usd(0.00001) == "<$0.0001"
+    assert format_usd(0.0312) == "$0.0312"
+    records = [{"source": "live", "passed": True, "cost_usd": 0.00002}]
+    assert summary_sentence(records).endswith(", <$0.0001")

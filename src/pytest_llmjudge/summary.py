@@ -8,6 +8,13 @@ from typing import Any, Iterable, Mapping
 PROPERTY_FIELDS = ("score", "threshold", "passed", "model", "source", "reasoning", "cost_usd", "latency_s")
 
 
+def format_usd(cost: float) -> str:
+    """Dollars to 4 places; a real but sub-cent spend is not shown as "$0.0000" (it was not free)."""
+    if 0 < cost < 0.00005:
+        return "<$0.0001"
+    return f"${cost:.4f}"
+
+
 def summary_sentence(records: Iterable[Mapping[str, Any]]) -> str | None:
     """`llmjudge: 14 judged, 11 replayed, 3 live, 1 failed, 0 unparseable, $0.0031`, or None if nothing was judged."""
     records = list(records)
@@ -29,7 +36,7 @@ def summary_sentence(records: Iterable[Mapping[str, Any]]) -> str | None:
     if others:
         parts.append(f"{others} other errors")
     cost = sum(r.get("cost_usd") or 0.0 for r in verdicts)
-    parts.append(f"${cost:.4f}")
+    parts.append(format_usd(cost))
     return "llmjudge: " + ", ".join(parts)
 
 
