@@ -212,3 +212,26 @@ def test_summary_never_shows_a_real_spend_as_zero():
     assert format_usd(0.0312) == "$0.0312"
     records = [{"source": "live", "passed": True, "cost_usd": 0.00002}]
     assert summary_sentence(records).endswith(", <$0.0001")
+
+
+def test_worker_notices_reach_the_summary_under_xdist(pytester, openai_server, live_args):
+    # A corrupt local cache is set aside by each worker that opens it; the notice must not die
+    # with the worker.
+    cache = pytester.path / "judge-cache"
+    cache.mkdir()
+    (cache / "cache.db").write_bytes(b"this is not a sqlite database" * 100)
+    pytester.makepyfile(
+        """
+        import pytest
+        from pytest_llmjudge import assert_judged
+
+        @pytest.mark.parametrize("n", range(4))
+        def test_judged(n):
+            assert_judged(f"answer {n} SCORE=0.9", "is good")
+        """
+    )
+    result = pytester.runpytest(
+        *live_args, "--judge-mode=auto", f"--judge-cache-dir={cache}", "-n", "2", "-p", "xdist", "-W", "ignore::UserWarning"
+    )
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["llmjudge: 4 judged*", "llmjudge: local cache *judge-cache* was unusable*"])

@@ -214,6 +214,7 @@ class RunRecorder:
         self.exitstatus: int | None = None
         self.written: list[str] = []  # reports written, for the summary
         self.prune_message: str | None = None
+        self.worker_notices: list[str] = []  # notices xdist workers handed over
 
     # -- gathering -------------------------------------------------------------------------
 
@@ -225,9 +226,10 @@ class RunRecorder:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        """xdist controller: workers deselect on their own; they report how many in workeroutput."""
+        """xdist controller: workers report their deselections and notices in workeroutput."""
         output = getattr(node, "workeroutput", None) or {}
         self.deselected = max(self.deselected, int(output.get("llmjudge_deselected", 0) or 0))
+        self.worker_notices.extend(str(n) for n in output.get("llmjudge_notices", ()) or ())
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         outcome = "skipped" if report.skipped else report.outcome
@@ -265,9 +267,12 @@ class RunRecorder:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.exitstatus = int(exitstatus)
-        if self._is_worker():
-            return
         runtime = self.config.stash.get(RUNTIME_KEY, None)
+        if self._is_worker():
+            # A worker's notices (cache set aside, budget reached) would die with it: hand them over.
+            if runtime is not None and runtime.notices:
+                self.config.workeroutput["llmjudge_notices"] = list(runtime.notices)  # type: ignore[attr-defined]
+            return
         if runtime is None:
             return
         settings = runtime.settings
@@ -319,9 +324,9 @@ class RunRecorder:
             if self.config.get_verbosity() >= 1:
                 for line in judgment_lines(self._ordered_records(), with_nodeid=True):
                     terminalreporter.write_line("  " + line)
-            if runtime is not None:
-                for notice in runtime.notices:
-                    terminalreporter.write_line(notice, yellow=True)
+            notices = [*(runtime.notices if runtime is not None else []), *self.worker_notices]
+            for notice in dict.fromkeys(notices):
+                terminalreporter.write_line(notice, yellow=True)
         for drift in sorted(self.drift, key=lambda d: (d.get("test", ""), d.get("key", ""))):
             flip = ", pass/fail flipped" if drift["flipped"] else ""
             terminalreporter.write_line(
