@@ -196,10 +196,7 @@ class Judge:
     async def ascore(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """`score`, awaitable: safe inside a running event loop (the calls run on a background loop)."""
         job = self._prepare(output, criteria, **options)
-        missing = self._record(job, lambda: self._lookup(job), finish=False)
-        if missing:
-            await self._record_async(job, self._runtime.loop.wrap(self._live_all(job, missing)))
-        return self._record(job, lambda: self._finish(job))
+        return await self._record_async(job, self._arun(job))
 
     @_public
     def assert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
@@ -237,10 +234,7 @@ class Judge:
     async def acompare(self, candidate: Any, baseline: Any, criteria: str, **options: Any) -> Comparison:
         """`compare`, awaitable."""
         job = self._pair_job(candidate, baseline, criteria, **options)
-        missing = self._record(job, lambda: self._lookup(job), finish=False)
-        if missing:
-            await self._record_async(job, self._runtime.loop.wrap(self._live_all(job, missing)))
-        return comparison_from(self._record(job, lambda: self._finish(job)))
+        return comparison_from(await self._record_async(job, self._arun(job)))
 
     @_public
     def assert_better(self, candidate: Any, baseline: Any, criteria: str, *, allow_tie: bool = True, **options: Any) -> Comparison:
@@ -484,6 +478,13 @@ class Judge:
             self._runtime.loop.run(self._live_all(job, missing))
         return self._finish(job)
 
+    async def _arun(self, job: _Job) -> Verdict:
+        """`_run`, awaitable: the live calls are awaited, so the caller's own event loop keeps running."""
+        missing = self._lookup(job)
+        if missing:
+            await self._runtime.loop.wrap(self._live_all(job, missing))
+        return self._finish(job)
+
     async def _live_all(self, job: _Job, missing: list[_Call]) -> None:
         deadline = job.started + job.settings.timeout
         results = await asyncio.gather(*(self._live_one(job, call, deadline) for call in missing), return_exceptions=True)
@@ -662,11 +663,15 @@ class Judge:
         return result
 
     async def _record_async(self, job: _Job, awaitable: Awaitable[Any]) -> Any:
+        """`_record` for an awaitable step."""
         try:
-            return await awaitable
+            result = await awaitable
         except (JudgeError, JudgmentFailed) as exc:
             self._note_error(job, exc)
             raise
+        if isinstance(result, Verdict):
+            self._note_verdict(job, result)
+        return result
 
     def _note_verdict(self, job: _Job, verdict: Verdict) -> None:
         if job.context is None:
