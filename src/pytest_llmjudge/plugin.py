@@ -187,13 +187,9 @@ def _attach_to_teardown(item: pytest.Item, context: TestContext, report: pytest.
         setattr(report, REPORT_ATTRIBUTE, records)
     if drift:
         setattr(report, DRIFT_ATTRIBUTE, drift)
-    if runtime is not None and context.module_path is not None and (context.records or runtime.ledgers):
-        from .store import ledger_path
-
-        path = ledger_path(context.module_path, context.test_name, store_root=runtime.store_root, rootdir=runtime.rootdir)
-        ledger = runtime.ledgers.get(path)
-        if ledger is not None and ledger.used:
-            setattr(report, USED_ATTRIBUTE, {"ledger": str(path), "keys": sorted(ledger.used)})
+    ledger = context.ledger  # None unless this test judged something
+    if ledger is not None and ledger.used:
+        setattr(report, USED_ATTRIBUTE, {"ledger": str(ledger.path), "keys": sorted(ledger.used)})
 
 
 class RunRecorder:

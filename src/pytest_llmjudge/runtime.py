@@ -41,6 +41,7 @@ class TestContext:
     request: Any = None  # the item's FixtureRequest: resolves `judge_backend` on first need
     records: list[dict[str, Any]] = field(default_factory=list)  # one per judgment, for reports
     sections: list[tuple[str, str]] = field(default_factory=list)  # report sections (raw replies)
+    ledger: Ledger | None = None  # this test's verdict file, once a judgment asked for it
     backend: Any = _UNSET
 
     def judge_backend(self) -> Any:
@@ -85,15 +86,18 @@ class JudgeRuntime:
         return cls(resolve({}, {}, os.environ), rootdir=Path.cwd())
 
     def ledger_for(self, context: TestContext | None) -> Ledger | None:
+        """The test's verdict file, found once per test and shared by every judgment in it."""
         if context is None or context.module_path is None:
             return None
-        from .store import Ledger, ledger_path
+        if context.ledger is None:
+            from .store import Ledger, ledger_path
 
-        path = ledger_path(context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir)
-        ledger = self.ledgers.get(path)
-        if ledger is None:
-            ledger = self.ledgers[path] = Ledger(path, context.nodeid)
-        return ledger
+            path = ledger_path(context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir)
+            ledger = self.ledgers.get(path)
+            if ledger is None:
+                ledger = self.ledgers[path] = Ledger(path, context.nodeid)
+            context.ledger = ledger
+        return context.ledger
 
     # -- live-call plumbing, used on the background loop only --------------------------------
 
