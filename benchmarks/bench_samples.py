@@ -2,7 +2,7 @@
 
     python benchmarks/bench_samples.py [--repeats 5] [--latency 0.2] [--samples 5]
 
-Starts the test suite's fake OpenAI-compatible server (tests/openai_server.py, loaded by path) in a
+Starts the test suite's fake OpenAI-compatible server (tests/helpers/openai_server.py, loaded by path) in a
 subprocess, judges through the real LiteLLM client in `live` mode (nothing stored, every call
 sent), once with --judge-concurrency=1 and once with the default (8), and prints the medians.
 """
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_server_module():
-    spec = importlib.util.spec_from_file_location("openai_server", ROOT / "tests" / "openai_server.py")
+    spec = importlib.util.spec_from_file_location("openai_server", ROOT / "tests" / "helpers" / "openai_server.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules["openai_server"] = module
     spec.loader.exec_module(module)  # type: ignore[union-attr]

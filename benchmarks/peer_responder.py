@@ -1,4 +1,4 @@
-"""A responder for tests/openai_server.py that satisfies both pytest-llmjudge and DeepEval's GEval.
+"""A responder for tests/helpers/openai_server.py that satisfies both pytest-llmjudge and DeepEval's GEval.
 
 One JSON object carries every field either side asks for: `steps` (GEval's step generation),
 `score` 0-10 with `reason` (GEval's evaluation; pytest-llmjudge normalizes a 0-10 score too) and

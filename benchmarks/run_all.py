@@ -6,7 +6,7 @@
 
 Each benchmark runs pytest in a fresh subprocess on a generated suite in a temporary directory,
 with this interpreter (run it with the project's venv).  Judges are the local OpenAI-compatible
-server in tests/openai_server.py (real HTTP on 127.0.0.1, real LiteLLM) or, where only the store
+server in tests/helpers/openai_server.py (real HTTP on 127.0.0.1, real LiteLLM) or, where only the store
 matters, a callable judge; nothing leaves the machine.
 
   startup  `pytest --collect-only -q` on 200 tests that never judge: plugin on vs `-p no:llmjudge`
@@ -45,7 +45,7 @@ CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "J
 
 
 def _server_module() -> Any:
-    spec = importlib.util.spec_from_file_location("llmjudge_bench_openai_server", ROOT / "tests" / "openai_server.py")
+    spec = importlib.util.spec_from_file_location("llmjudge_bench_openai_server", ROOT / "tests" / "helpers" / "openai_server.py")
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     sys.modules[spec.name] = module  # type: ignore[union-attr]
     spec.loader.exec_module(module)  # type: ignore[union-attr]

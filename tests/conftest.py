@@ -13,15 +13,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm  # noqa: E402,F401  (see the module docstring)
 import pytest  # noqa: E402
-from openai_server import OpenAIServer  # noqa: E402
+from helpers import CANARY_KEY, MODEL  # noqa: E402
+from helpers.openai_server import OpenAIServer  # noqa: E402
 
 from pytest_llmjudge.settings import CI_VARIABLES  # noqa: E402
 
 pytest_plugins = ["pytester"]
-
-# A key-shaped canary: it must never appear in a stored verdict, a report or any output.
-CANARY_KEY = "sk-canary-7d41c0ffee5ca1ab1e"
-MODEL = "openai/judge-test"
 
 
 @pytest.fixture(autouse=True)

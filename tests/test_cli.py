@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_report import FAKE_CONFTEST
+from helpers import FAKE_CONFTEST
 
 TESTS = '''
 from pytest_llmjudge import assert_judged

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CANARY_KEY, MODEL
-from openai_server import Reply, reply_json
+from helpers import CANARY_KEY, MODEL
+from helpers.openai_server import Reply, reply_json
 
 from pytest_llmjudge import backends
 from pytest_llmjudge.backends import CallRequest, LiteLLMBackend, backoff_delay, call_with_retries

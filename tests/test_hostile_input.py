@@ -15,8 +15,8 @@ import re
 import time
 
 import pytest
-from conftest import MODEL
-from openai_server import Reply, reply_json
+from helpers import MODEL
+from helpers.openai_server import Reply, reply_json
 
 from pytest_llmjudge import parse_verdict
 from pytest_llmjudge.errors import JudgeError, VerdictParseError

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from test_report import FAKE_CONFTEST
+from helpers import FAKE_CONFTEST
 
 from pytest_llmjudge.html_report import render_html
 from pytest_llmjudge.report import build_report

@@ -19,10 +19,7 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before importing litellm:
 import litellm  # noqa: E402
 import pytest  # noqa: E402
 
-try:  # tests/ as a package (tests/__init__.py or pythonpath = ["."]) ...
-    from tests import openai_server as fake
-except ImportError:  # ... or pytest's default rootdir-less "prepend" import of tests/
-    import openai_server as fake  # type: ignore[no-redef]
+from helpers import openai_server as fake  # noqa: E402
 
 OpenAIServer, Reply, load_script = fake.OpenAIServer, fake.Reply, fake.load_script
 reply_json, score_from_prompt = fake.reply_json, fake.score_from_prompt

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
+from helpers import MODEL
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import CANARY_KEY, MODEL
-from openai_server import Reply, reply_json
+from helpers import CANARY_KEY, MODEL
+from helpers.openai_server import Reply, reply_json
 
 JUDGED = """
 from pytest_llmjudge import assert_judged

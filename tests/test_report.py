@@ -7,26 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import FAKE_CONFTEST
 
-# A judge that needs no network and no LiteLLM: it obeys SCORE=x in the output under test, unless
-# FAKE_SCORE_<WORD> (a word in the output) overrides it; GARBLE in the output gets an unreadable reply.
-FAKE_CONFTEST = r'''
-import json, os, re, pytest
-
-@pytest.fixture(scope="session")
-def judge_backend():
-    def fake(messages):
-        text = messages[-1]["content"]
-        if "GARBLE" in text:
-            return "I would rather not say."
-        m = re.search(r"SCORE=([0-9.]+)", text)
-        score = float(m.group(1)) if m else 0.5
-        for word in re.findall(r"WORD=(\w+)", text):
-            score = float(os.environ.get("FAKE_SCORE_" + word, score))
-        return json.dumps({"reasoning": f"fake judge gave {score}", "score": score})
-    fake.name = "fake-judge"
-    return fake
-'''
 
 JUDGED = '''
 import pytest

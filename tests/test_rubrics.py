@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from openai_server import Reply
+from helpers.openai_server import Reply
 
 from pytest_llmjudge import criteria
 from pytest_llmjudge.errors import JudgeError, VerdictParseError

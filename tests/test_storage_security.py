@@ -16,8 +16,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import CANARY_KEY, MODEL
-from openai_server import Reply, reply_json
+from helpers import CANARY_KEY, MODEL
+from helpers.openai_server import Reply, reply_json
 
 JUDGED = """
 from pytest_llmjudge import assert_judged

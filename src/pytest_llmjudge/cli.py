@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .errors import StoreError, VerdictParseError
-from .store import LEDGER_FORMAT, canonical_json, ledger_path, read_ledger_file, write_atomically
+from .keys import canonical_json, messages_sha256
+from .store import LedgerDocument, ledger_path, write_atomically
 
 MANIFEST_KEY = "llmjudge/used-keys"
 MANIFEST_FORMAT = 1
@@ -48,19 +49,6 @@ class CliError(Exception):
 
 
 # -- finding and reading ledgers --------------------------------------------------------------
-
-
-@dataclass
-class LedgerFile:
-    path: Path
-    test: str
-    entries: dict[str, dict[str, Any]]
-
-    def write(self) -> None:
-        """Rewrite in the plugin's own layout (sorted, indented), so a diff shows only the change."""
-        clean = {k: {f: v for f, v in e.items() if v is not None} for k, e in self.entries.items()}
-        document = {"format": LEDGER_FORMAT, "test": self.test, "verdicts": clean}
-        write_atomically(self.path, json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
 
 
 def _is_venv(path: Path) -> bool:
@@ -99,19 +87,15 @@ def _sniff(path: Path) -> bool:
     return bool(_LEDGER_SNIFF.match(head))
 
 
-def read_ledger(path: Path) -> LedgerFile:
+def read_ledger(path: Path) -> LedgerDocument:
     """One ledger file, validated; CliError (one line) when it is malformed."""
     try:
-        entries = read_ledger_file(path)
-        test = json.loads(path.read_text(encoding="utf-8")).get("test", "")
+        return LedgerDocument.read(path)
     except StoreError as exc:
         raise CliError(str(exc)) from None
-    except (OSError, ValueError) as exc:
-        raise CliError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
-    return LedgerFile(path, str(test or ""), entries)
 
 
-def load_ledgers(paths: Sequence[str | Path]) -> list[LedgerFile]:
+def load_ledgers(paths: Sequence[str | Path]) -> list[LedgerDocument]:
     return [read_ledger(p) for p in find_ledger_files(paths or ["."])]
 
 
@@ -182,7 +166,7 @@ def _rebuild(entry: Mapping[str, Any], name: str) -> Any:
         case = Case.build(entry.get("output"), entry.get("criteria"), entry.get("input"), entry.get("expected"))
         for prompt in rubric.prompts(case):
             messages = [dict(m) for m in prompt.messages]
-            sha = hashlib.sha256(canonical_json(messages).encode("utf-8", "surrogatepass")).hexdigest()
+            sha = messages_sha256(messages)
             if sha == wanted:
                 return rubric, prompt
     except Exception:  # noqa: BLE001 - not rebuildable: fall back
@@ -202,7 +186,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     per_model: dict[str, int] = {}
     per_module: dict[str, int] = {}
     per_rubric: dict[str, int] = {}
-    unparseable: list[tuple[LedgerFile, str, str]] = []
+    unparseable: list[tuple[LedgerDocument, str, str]] = []
     skipped = 0
     total = 0
     for ledger in ledgers:
@@ -484,7 +468,7 @@ def apply_prune(plan: PrunePlan) -> None:
             except OSError:
                 pass
         else:
-            LedgerFile(action.path, action.test, action.kept).write()
+            LedgerDocument(action.path, action.test, action.kept).write()
 
 
 def _find_manifest(cache_dir: str | None) -> Path:

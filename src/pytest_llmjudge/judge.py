@@ -28,7 +28,7 @@ from .redact import redact
 from .rubrics import Outcome, Prompt, Reply, Rubric, resolve_rubric
 from .runtime import JudgeRuntime, TestContext, active
 from .settings import MARKER_KEYS, Settings, SettingError
-from .store import canonical_json, judgment_key
+from .keys import canonical_json, judgment_key, messages_sha256
 
 __all__ = ["Comparison", "Judge", "Sample", "StoredScoreWarning", "Verdict"]
 
@@ -402,7 +402,7 @@ class Judge:
         request = CallRequest(
             model=send_model or model_id, messages=messages, api_base=api_base, temperature=settings.temperature, params=dict(prompt.params)
         )
-        sha = hashlib.sha256(canonical_json(messages).encode("utf-8", "surrogatepass")).hexdigest()
+        sha = messages_sha256(messages)
         return _Call(model_id, sample, prompt, request, key, sha)
 
     # -- stored replies ---------------------------------------------------------------------

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from .parsing import ParsedVerdict, parse_json_object
+from .parsing import ParsedVerdict, parse_json_object, reasoning_from
 from .prompts import Case, data_rules, fence
 from .redact import redact
 from .rubrics import Outcome, Prompt, Reply, Rubric, RubricParse, _fail, _messages
@@ -66,7 +66,7 @@ class Pairwise(Rubric):
                 if isinstance(value, str) and value.strip().strip("[]").lower() in _LETTER:
                     letter = _LETTER[value.strip().strip("[]").lower()]
                     break
-            reasoning = next((obj[k].strip() for k in ("reasoning", "explanation", "rationale") if isinstance(obj.get(k), str)), "")
+            reasoning = reasoning_from(obj)
         if letter is None:
             found = list(_MARKER.finditer(text))
             if found:

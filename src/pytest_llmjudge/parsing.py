@@ -116,11 +116,11 @@ import numbers
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from .errors import VerdictParseError
 
-__all__ = ["ParsedVerdict", "parse_json_object", "parse_verdict"]
+__all__ = ["ParsedVerdict", "parse_json_object", "parse_verdict", "reasoning_from"]
 
 # ---------------------------------------------------------------------------- limits
 _REPAIR_MAX_CHARS = 64 * 1024  # json_repair is slow and superlinear: hand it little
@@ -499,6 +499,24 @@ def _text_value(value: Any) -> str | None:
     return None
 
 
+def _reasoning_in(keys: Mapping[str, Any]) -> str | None:
+    for key in _REASON_KEYS:
+        if key in keys:
+            text = _text_value(keys[key])
+            if text is not None:
+                return text
+    return None
+
+
+def reasoning_from(obj: Mapping[Any, Any]) -> str:
+    """The judge's reasoning in a JSON object: one list of field names for every rubric ("" if none)."""
+    keys: dict[str, Any] = {}
+    for k, v in obj.items():
+        if isinstance(k, str):
+            keys.setdefault(k.strip().lower().replace(" ", "_").replace("-", "_"), v)
+    return _reasoning_in(keys) or ""
+
+
 def _read_mapping(d: dict[Any, Any], depth: int = 0) -> _Found:
     """Read score / verdict / reasoning / confidence from a JSON object."""
     keys: dict[str, Any] = {}
@@ -545,12 +563,7 @@ def _read_mapping(d: dict[Any, Any], depth: int = 0) -> _Found:
             if word == "partial":
                 found.partial = True
                 break
-    for key in _REASON_KEYS:
-        if key in keys:
-            text = _text_value(keys[key])
-            if text is not None:
-                found.reasoning = text
-                break
+    found.reasoning = _reasoning_in(keys)
     conf = keys.get("confidence")
     if isinstance(conf, str):
         found.confidence = _CONFIDENCE_WORDS.get(" ".join(conf.lower().split()))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .errors import JudgeError, VerdictParseError
-from .parsing import ParsedVerdict, parse_json_object, parse_verdict
+from .parsing import ParsedVerdict, parse_json_object, parse_verdict, reasoning_from
 from .prompts import Case, data_rules, fence, render_case
 
 __all__ = [
@@ -163,14 +163,6 @@ def _pass_fail(value: Any) -> bool | None:
         if word in _FAIL_WORDS:
             return False
     return None
-
-
-def _reasoning(obj: Mapping[str, Any]) -> str:
-    for name in ("reasoning", "reason", "explanation", "rationale"):
-        value = obj.get(name)
-        if isinstance(value, str):
-            return value.strip()
-    return ""
 
 
 # -- Score -------------------------------------------------------------------------------------
@@ -469,7 +461,7 @@ class Dimensions(Rubric):
         total = sum(self.weights.values())
         score = round(sum(self.weights[d] * s for d, s in found.items()) / total, 6)
         details = {"dimensions": found, "label": self.label(score), "weights": dict(self.weights)}
-        return RubricParse(score, None, None, None, _reasoning(obj), "json-dimensions", details)
+        return RubricParse(score, None, None, None, reasoning_from(obj), "json-dimensions", details)
 
     def failure_details(self, outcome: Outcome) -> list[str]:
         dims = outcome.details.get("dimensions") or {}
@@ -540,7 +532,7 @@ class Checklist(Rubric):
                 continue
             verdict = next((_pass_fail(item[k]) for k in ("verdict", "result", "passed", "pass") if k in item), None)
             if verdict is not None and 1 <= number <= len(self.constraints):
-                by_id.setdefault(number, (verdict, _reasoning(item)))
+                by_id.setdefault(number, (verdict, reasoning_from(item)))
         missing = [str(i) for i in range(1, len(self.constraints) + 1) if i not in by_id]
         if missing:
             raise _fail(f"Checklist: the reply gives no PASS/FAIL for constraint(s) {', '.join(missing)}", reply)

@@ -21,13 +21,14 @@ import tempfile
 import threading
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import StoreError
+from .keys import canonical_json, judgment_key  # noqa: F401  (re-exported for callers of store)
 
 # Bump when the prompt template or the stored format changes meaning: every key changes with it.
-KEY_VERSION = 1
 LEDGER_FORMAT = 1
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
@@ -35,17 +36,6 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 
 class CacheWarning(UserWarning):
     """The local cache was unusable and was set aside; the run goes on without it."""
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no insignificant white space: equal values, equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def judgment_key(request: Mapping[str, Any]) -> str:
-    """The sha256 hex of everything that changes a verdict (never keys, timeouts or thresholds)."""
-    payload = {"key_version": KEY_VERSION, **request}
-    return hashlib.sha256(canonical_json(payload).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def ledger_filename(test_name: str) -> str:
@@ -101,12 +91,11 @@ def _validate_entry(path: Path, key: str, entry: Any) -> dict[str, Any]:
     return entry
 
 
-def read_ledger_file(path: Path) -> dict[str, dict[str, Any]]:
-    """Read and validate one ledger file; raise StoreError naming the file when it is malformed."""
+def _read_document(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return "", {}
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
     try:
@@ -117,7 +106,34 @@ def read_ledger_file(path: Path) -> dict[str, dict[str, Any]]:
         raise StoreError(f"{path}: not a verdict file (expected an object with a 'verdicts' object)")
     if data.get("format") != LEDGER_FORMAT:
         raise StoreError(f"{path}: verdict file format {data.get('format')!r}, this plugin reads format {LEDGER_FORMAT}")
-    return {key: _validate_entry(path, key, entry) for key, entry in data["verdicts"].items()}
+    entries = {key: _validate_entry(path, key, entry) for key, entry in data["verdicts"].items()}
+    return str(data.get("test") or ""), entries
+
+
+def read_ledger_file(path: Path) -> dict[str, dict[str, Any]]:
+    """Read and validate one ledger file; raise StoreError naming the file when it is malformed."""
+    return _read_document(path)[1]
+
+
+@dataclass
+class LedgerDocument:
+    """One verdict file as it is on disk: the only code that reads or writes the file format."""
+
+    path: Path
+    test: str
+    entries: dict[str, dict[str, Any]]
+
+    @classmethod
+    def read(cls, path: Path) -> LedgerDocument:
+        """Read and validate `path` (a missing file is empty); StoreError names a malformed one."""
+        test, entries = _read_document(path)
+        return cls(path, test, entries)
+
+    def write(self) -> None:
+        """Rewrite atomically in the one layout (sorted, indented), so a diff shows only the change."""
+        clean = {k: {f: v for f, v in e.items() if v is not None} for k, e in self.entries.items()}
+        document = {"format": LEDGER_FORMAT, "test": self.test, "verdicts": clean}
+        write_atomically(self.path, json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
 
 
 class Ledger:
@@ -155,9 +171,7 @@ class Ledger:
             if entries.get(key) == clean:
                 return False
             entries[key] = clean
-            document = {"format": LEDGER_FORMAT, "test": self.nodeid, "verdicts": entries}
-            text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-            write_atomically(self.path, text)
+            LedgerDocument(self.path, self.nodeid, entries).write()
             return True
 
 

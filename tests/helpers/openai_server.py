@@ -27,7 +27,7 @@ server)::
     try: ...
     finally: stop_subprocess(proc)
 
-or directly: ``python tests/openai_server.py --port 0 --latency 0.2 --responder
+or directly: ``python tests/helpers/openai_server.py --port 0 --latency 0.2 --responder
 score_from_prompt [--script FILE]``; the first stdout line is the base URL.  A script is
 a JSON-lines file of `Reply` fields (``{"status": 429, "retry_after": 1}``) consumed in
 order before the responder answers.

@@ -1,0 +1,37 @@
+"""Judgment keys: canonical JSON, and the sha256 that names a judgment.
+
+A key hashes what changes a verdict (who judges, the messages, the sampling parameters, the sample
+index, the rubric) and nothing that only changes how the call travels or what the test does with the
+verdict: never API keys, timeouts, retries or the threshold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["KEY_VERSION", "canonical_json", "judgment_key", "messages_sha256"]
+
+KEY_VERSION = 1
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no insignificant white space: equal values, equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _sha256(text: str) -> str:
+    # surrogatepass: an output may hold lone surrogates, and its key must still be computable.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def judgment_key(request: Mapping[str, Any]) -> str:
+    """The sha256 hex of everything that changes a verdict (never keys, timeouts or thresholds)."""
+    return _sha256(canonical_json({"key_version": KEY_VERSION, **request}))
+
+
+def messages_sha256(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The sha256 hex of the rendered judge messages, as stored beside each verdict."""
+    return _sha256(canonical_json(list(messages)))
