@@ -22,6 +22,9 @@ __all__ = [
 class JudgeError(Exception):
     """Base class of every error the plugin raises, other than `JudgmentFailed`."""
 
+    # What reports call this error, and count it as (a judgment record's `error_kind`).
+    kind = "error"
+
 
 class JudgmentFailed(AssertionError):
     """A judged score fell under its threshold.  Carries the `Verdict` as `.verdict`."""
@@ -33,6 +36,8 @@ class JudgmentFailed(AssertionError):
 
 class ReplayMiss(JudgeError):
     """Replay mode, and no stored verdict exists for this judgment."""
+
+    kind = "missing"
 
     def __init__(self, message: str, key: str = "") -> None:
         super().__init__(message)
@@ -46,6 +51,8 @@ class VerdictParseError(JudgeError, ValueError):
     `.text` (for a report section), never in `str(error)`.
     """
 
+    kind = "unparseable"
+
     def __init__(self, message: str, text: str = "", *, key: str = "") -> None:
         super().__init__(message)
         self.text = text
@@ -55,6 +62,8 @@ class VerdictParseError(JudgeError, ValueError):
 class BackendError(JudgeError):
     """The judge could not be reached, or refused the request."""
 
+    kind = "judge error"
+
     def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
@@ -63,6 +72,8 @@ class BackendError(JudgeError):
 
 class BudgetExceeded(JudgeError):
     """`--judge-budget` is spent; no further live judge calls are made."""
+
+    kind = "over budget"
 
 
 class StoreError(JudgeError):

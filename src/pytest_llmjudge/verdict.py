@@ -60,7 +60,8 @@ class JudgmentRecord(TypedDict, total=False):
     cost_usd: float | None
     latency_s: float | None
     # an error
-    error: str
+    error: str  # the exception's class name, as shown to people
+    error_kind: str  # what reports count it as: `JudgeError.kind` ("unparseable", "missing", ...)
     message: str
     # added by the session
     test_outcome: str
