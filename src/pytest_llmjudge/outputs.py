@@ -1,0 +1,194 @@
+"""What an output under test is judged as: the text the judge sees, the same in every process.
+
+Strings are judged as they are, dicts and lists as JSON, other objects as their ``str()``.  Two
+kinds of value get more care:
+
+- Responses as the LLM SDKs return them (an OpenAI ``ChatCompletion`` or Responses API
+  ``Response``, an Anthropic ``Message``, a LiteLLM ``ModelResponse``, or any of them as a dict)
+  are judged by their answer: the text, and tool calls as JSON.  They are recognized by shape, so
+  no SDK is imported.  Thinking and reasoning blocks are left out: they are how the model got to
+  its answer, not the answer the application shows.
+- The text is hashed into the verdict key, so it must not depend on the process.  Sets are
+  sorted; a value shown by its memory address is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .errors import JudgeError
+
+__all__ = ["judged_text"]
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# `<foo.Bar object at 0x7f3a...>`: a default repr names a memory address, different every run.
+_ADDRESS = re.compile(r"<[^\n]*? at 0x[0-9a-fA-F]{4,}>")
+
+
+def judged_text(value: object, what: str) -> str:
+    """The text `value` is judged as; JudgeError for a value that has none or no stable one."""
+    if value is None:
+        raise JudgeError(f"{what} is None: pass the text to judge (did the code under test return nothing?)")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise JudgeError(f"{what} is {type(value).__name__}: decode it to text before judging it")
+    if isinstance(value, str):
+        text = value
+    else:
+        answer = _sdk_answer(value, what)
+        if answer is not None:
+            text = answer
+        elif isinstance(value, (dict, list, tuple, set, frozenset)):
+            text = _json(value, what)
+        else:
+            text = _stable_str(value, what)
+    # Lone surrogates cannot be encoded, stored or sent; each becomes one replacement character.
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+# -- values with no stable order or text ------------------------------------------------------------
+
+
+def _canonical(value: Any) -> Any:
+    """`value` with every set sorted; dicts keep their insertion order (it is stable, and sorting
+    dict keys now would change the key of every stored verdict of a dict output)."""
+    if isinstance(value, (set, frozenset)):
+        items = [_canonical(v) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False, default=repr))
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def _json(value: object, what: str) -> str:
+    def fallback(obj: object) -> str:
+        return _stable_str(obj, what)
+
+    try:
+        return json.dumps(_canonical(value), indent=2, ensure_ascii=False, default=fallback)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, JudgeError):
+            raise
+        raise JudgeError(f"{what} cannot be shown as JSON: {exc}") from None
+
+
+def _stable_str(value: object, what: str) -> str:
+    text = str(value)
+    found = _ADDRESS.search(text)
+    if found:
+        raise JudgeError(
+            f"{what} holds a {type(value).__name__} shown by its memory address ({found[0]!r}),"
+            " which differs in every run, so its verdict could never be replayed: pass its text, or give the"
+            " class a __str__ that shows its content"
+        )
+    return text
+
+
+# -- responses as the SDKs return them ------------------------------------------------------------
+
+
+def _as_mapping(value: object) -> Mapping[str, Any] | None:
+    if isinstance(value, Mapping):
+        return value
+    dump = getattr(value, "model_dump", None)  # pydantic models: the OpenAI and Anthropic SDKs, LiteLLM
+    if callable(dump):
+        try:
+            dumped = dump()
+        except Exception:  # not an SDK object after all: judged as it is
+            return None
+        return dumped if isinstance(dumped, Mapping) else None
+    return None
+
+
+def _sdk_answer(value: object, what: str) -> str | None:
+    """The answer in an SDK response, or None when `value` is not shaped like one."""
+    data = _as_mapping(value)
+    if data is None:
+        return None
+    choices = data.get("choices")
+    if isinstance(choices, Sequence) and choices and all(isinstance(c, Mapping) and "message" in c for c in choices):
+        if len(choices) > 1:
+            raise JudgeError(
+                f"{what} is a chat completion with {len(choices)} choices: judge each one "
+                "(e.g. `[c.message for c in response.choices]`), or the one the application shows"
+            )
+        choice = choices[0]
+        message = choice.get("message")
+        if isinstance(message, Mapping):
+            return _chat_message(message, what, finish=choice.get("finish_reason"))
+    if data.get("type") == "message" and data.get("role") == "assistant" and isinstance(data.get("content"), list):
+        return _anthropic_message(data, what)
+    if data.get("object") == "response" and isinstance(data.get("output"), list):
+        return _responses_output(data["output"], what)
+    if data.get("role") == "assistant" and "content" in data and ("tool_calls" in data or "refusal" in data):
+        return _chat_message(data, what, finish=None)  # a chat message on its own (`choices[0].message`)
+    return None
+
+
+def _answer(texts: list[str], calls: list[dict[str, Any]], what: str, kind: str, nothing: str) -> str:
+    parts = [t for t in texts if t.strip()]
+    if calls:
+        parts.append(json.dumps({"tool_calls": calls}, indent=2, ensure_ascii=False))
+    if not parts:
+        raise JudgeError(f"{what} is {kind} with no text and no tool calls ({nothing}): there is nothing to judge")
+    return "\n\n".join(parts)
+
+
+def _arguments(raw: object) -> object:
+    """Tool-call arguments arrive as a JSON string; judged as the object they encode where they parse."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def _chat_message(message: Mapping[str, Any], what: str, *, finish: object) -> str:
+    content = message.get("content")
+    texts: list[str] = []
+    if isinstance(content, str):
+        texts.append(content)
+    elif isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        texts.extend(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping):
+            calls.append({"name": function.get("name"), "arguments": _arguments(function.get("arguments"))})
+    refusal = message.get("refusal")
+    nothing = f"refusal: {refusal!r}" if refusal else f"finish_reason {finish!r}"
+    return _answer(texts, calls, what, "a chat completion", nothing)
+
+
+def _anthropic_message(data: Mapping[str, Any], what: str) -> str:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in data["content"]:
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif block.get("type") == "tool_use":
+            calls.append({"name": block.get("name"), "arguments": block.get("input")})
+    return _answer(texts, calls, what, "an Anthropic message", f"stop_reason {data.get('stop_reason')!r}")
+
+
+def _responses_output(items: list[Any], what: str) -> str:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        if item.get("type") == "message":
+            for part in item.get("content") or []:
+                text = part.get("text") if isinstance(part, Mapping) and part.get("type") == "output_text" else None
+                if isinstance(text, str):
+                    texts.append(text)
+        elif item.get("type") == "function_call":
+            calls.append({"name": item.get("name"), "arguments": _arguments(item.get("arguments"))})
+    return _answer(texts, calls, what, "a Responses API response", "no message or function_call output")
