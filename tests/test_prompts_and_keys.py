@@ -7,10 +7,9 @@ import re
 
 import pytest
 
-from pytest_llmjudge import JudgeError
+from pytest_llmjudge import JudgeError, Score
+from pytest_llmjudge.case import Case, as_text, render_case
 from pytest_llmjudge.keys import judgment_key
-from pytest_llmjudge.prompts import Case, as_text, render_case
-from pytest_llmjudge.rubrics import Score
 from pytest_llmjudge.store import ledger_filename
 
 
