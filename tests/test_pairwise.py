@@ -69,7 +69,8 @@ from pytest_llmjudge import assert_better
 def test_compare_fixture(judge):
     c = judge.compare("GOOD answer", "plain answer", "Which answer is more helpful?")
     assert (c.winner, c.score, c.consistent) == ("candidate", 1.0, True)
-    assert [(o.order, o.preferred) for o in c.orders] == [("candidate-first", "candidate"), ("baseline-first", "candidate")]
+    orders = [(o.order, o.preferred) for o in c.orders]
+    assert orders == [("candidate-first", "candidate"), ("baseline-first", "candidate")]
     assert len(set(c.keys)) == 2 and c.verdict.rubric == "pairwise"
 
 def test_assert_better_passes():

@@ -91,8 +91,7 @@ def data_rules(nonce: str) -> str:
 
 
 def render_case(case: Case, *, criteria: str | None = None) -> str:
-    """The user message body: criteria in the clear (or `criteria` in their place), then input, reference and
-    output fenced."""
+    """The user message: the criteria in the clear (`criteria` overrides them), then input, reference, output fenced."""
     nonce = case.nonce
     parts = [f"Criteria:\n{case.criteria if criteria is None else criteria}"]
     if case.input is not None:

@@ -29,12 +29,12 @@ CHECKLIST_INSTRUCTIONS = (
     '"verdict": "PASS" or "FAIL"}, ... one entry per constraint, in order]}'
 )
 
-
 _PASS_WORDS = {"pass", "passed", "yes", "true", "met", "ok"}
 _FAIL_WORDS = {"fail", "failed", "no", "false", "not met"}
 
 
 def _pass_fail(value: Any) -> bool | None:
+    """One constraint's verdict as a bool (True, "PASS", "met", ...), or None when it says neither."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str):

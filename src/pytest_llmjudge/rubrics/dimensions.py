@@ -43,7 +43,8 @@ QUALITY_LABELS: Mapping[str, float] = {"Excellent": 0.9, "Good": 0.8, "Medium": 
 
 DIMENSIONS_INSTRUCTIONS = (
     "Score the output on each dimension below, each from 0.0 (fails it entirely) to 1.0 (fully meets it), "
-    "in the light of the criteria.\n{dimensions}\n\nThink first, then score. Reply with one JSON object and nothing else:\n"
+    "in the light of the criteria.\n{dimensions}\n\n"
+    "Think first, then score. Reply with one JSON object and nothing else:\n"
     '{{"reasoning": "<a few sentences on the strengths and weaknesses>", "scores": {{{fields}}}}}'
 )
 
@@ -114,12 +115,13 @@ class Dimensions(Rubric):
             value = scores.get(dim)
             if isinstance(value, Mapping):  # {"correctness": {"score": 0.9, "reasoning": ...}}
                 value = value.get("score")
+            unit = None if value is None else unit_score(value)
             if value is None:
                 missing.append(dim)
-            elif unit_score(value) is None:
+            elif unit is None:
                 bad.append(dim)
             else:
-                found[dim] = unit_score(value)  # type: ignore[assignment]
+                found[dim] = unit
         if missing or bad:
             problems = ([f"no score for {', '.join(missing)}"] if missing else []) + (
                 [f"a score outside [0, 1] for {', '.join(bad)}"] if bad else []

@@ -13,7 +13,7 @@ In the verdict ledger a pairwise entry stores the candidate as `output` and the 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
