@@ -7,10 +7,9 @@ import re
 
 import pytest
 
+from pytest_llmjudge.case import Case
 from pytest_llmjudge.errors import VerdictParseError
-from pytest_llmjudge.pairwise import Pairwise
-from pytest_llmjudge.prompts import Case
-from pytest_llmjudge.rubrics import Reply
+from pytest_llmjudge.rubrics import Pairwise, Reply
 
 CASE = Case.build("the candidate", "is better", expected="the baseline")
 
@@ -56,7 +55,7 @@ def prefers(word: str, *, always_a: bool = False):
 
     def respond(request: dict) -> str:
         user = request["messages"][-1]["content"]
-        a = re.search(r"Response A:\n<response_a-\w+>\n(.*?)\n</response_a", user, re.S).group(1)
+        a = re.search(r"Response A:\n<response_a-\w+>\n(.*?)\n</response_a", user, re.DOTALL).group(1)
         winner = "A" if always_a or word in a else "B"
         return json.dumps({"reasoning": f"A is {a!r}; I prefer {winner}", "winner": winner})
 
@@ -70,7 +69,8 @@ from pytest_llmjudge import assert_better
 def test_compare_fixture(judge):
     c = judge.compare("GOOD answer", "plain answer", "Which answer is more helpful?")
     assert (c.winner, c.score, c.consistent) == ("candidate", 1.0, True)
-    assert [(o.order, o.preferred) for o in c.orders] == [("candidate-first", "candidate"), ("baseline-first", "candidate")]
+    orders = [(o.order, o.preferred) for o in c.orders]
+    assert orders == [("candidate-first", "candidate"), ("baseline-first", "candidate")]
     assert len(set(c.keys)) == 2 and c.verdict.rubric == "pairwise"
 
 def test_assert_better_passes():

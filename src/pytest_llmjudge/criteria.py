@@ -12,11 +12,13 @@ Each says what it ignores, so that one judgment measures one thing.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
+from typing import TypeVar
+
+from typing_extensions import Self
 
 __all__ = [
     "COMPLETENESS",
-    "Criterion",
     "FACTUAL_ACCURACY",
     "INSTRUCTION_FOLLOWING",
     "LIBRARY",
@@ -25,7 +27,10 @@ __all__ = [
     "RELEVANCE",
     "SAFETY",
     "TONE",
+    "Criterion",
 ]
+
+C = TypeVar("C", bound="Criterion")
 
 
 class Criterion(str):
@@ -34,7 +39,7 @@ class Criterion(str):
     name: str
     requires: tuple[str, ...]
 
-    def __new__(cls, text: str, *, name: str, requires: tuple[str, ...] = ()) -> "Criterion":
+    def __new__(cls, text: str, *, name: str, requires: tuple[str, ...] = ()) -> Self:
         self = super().__new__(cls, " ".join(text.split()))
         self.name = name
         self.requires = requires

@@ -1,0 +1,218 @@
+"""The rubric contract: the `Rubric` ABC, what flows through it, and the registry of kinds by name.
+
+A rubric turns a `Case` into one or more `Prompt`s (one judge call each), and turns the parsed
+replies back into an `Outcome`.  Every prompt is its own call with its own key, so each is stored
+and replayed on its own.  A rubric's `describe()` (name, version and every parameter) is part of
+each key: changing a weight, a constraint or a question re-judges, nothing else does.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar, TypeVar
+
+from ..case import Case, data_rules
+from ..errors import JudgeError, VerdictParseError
+from ..parsing import ParsedVerdict, parse_verdict
+
+__all__ = [
+    "DEFAULT_KIND",
+    "EVALUATOR",
+    "Message",
+    "Outcome",
+    "Prompt",
+    "Reply",
+    "Rubric",
+    "RubricError",
+    "RubricParse",
+    "chat",
+    "details_of",
+    "parse_failure",
+    "register_rubric",
+    "resolve_rubric",
+    "rubric_kinds",
+    "system_prompt",
+    "text_items",
+    "unit_score",
+]
+
+Message = Mapping[str, str]
+
+
+class RubricError(JudgeError, ValueError):
+    """A rubric was defined with bad parameters (raised at definition, not at judging time)."""
+
+
+RubricError.__module__ = "pytest_llmjudge"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One judge call a rubric asks for."""
+
+    messages: tuple[Message, ...]
+    scale: tuple[float, float] = (0.0, 1.0)
+    name: str = ""  # which part of the rubric this call is ("" for single-call rubrics)
+    params: Mapping[str, Any] = field(default_factory=dict)  # extra call parameters (logprobs, ...)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the judge said for one prompt (live or replayed)."""
+
+    text: str
+    logprobs: Any = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a rubric makes of its replies: one score in [0, 1] and why."""
+
+    score: float
+    reasoning: str
+    verdict: str | None = None
+    confidence: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RubricParse(ParsedVerdict):
+    """A parsed reply plus what a structured rubric read from it (dimensions, constraints, ...)."""
+
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def details_of(parsed: ParsedVerdict) -> Mapping[str, Any]:
+    """What a structured rubric read from a reply beyond the score (empty for a plain parse)."""
+    return parsed.details if isinstance(parsed, RubricParse) else {}
+
+
+class Rubric(ABC):
+    """A kind of judgment: its prompts, how one reply is parsed, and how the parsed replies combine.
+
+    The defaults parse one reply with the tolerant parser on the prompt's scale and take it as the
+    outcome; a kind overrides `parse`/`combine` where it reads more (or asks more than once).
+    """
+
+    name: ClassVar[str] = "rubric"
+    version: ClassVar[int] = 1  # bump when the prompt text changes meaning: it is part of every key
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-safe identity of this rubric (name, version, parameters): part of the key."""
+        return {"name": self.name, "version": self.version, **self.parameters()}
+
+    def parameters(self) -> dict[str, Any]:
+        """The rubric's parameters, JSON-safe (kinds with parameters override this)."""
+        return {}
+
+    @abstractmethod
+    def prompts(self, case: Case) -> list[Prompt]:
+        """The judge calls this case needs, each with its messages (the case's texts fenced as data)."""
+
+    def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
+        """Read one reply; raise `VerdictParseError` (see `parse_failure`) if it holds no answer."""
+        return parse_verdict(reply.text, scale=prompt.scale)
+
+    def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
+        """One outcome from the parsed replies of every prompt, in the order `prompts` gave them."""
+        ((_, parsed),) = results
+        return Outcome(parsed.score, parsed.reasoning, parsed.verdict, parsed.confidence, dict(details_of(parsed)))
+
+    def failure_details(self, outcome: Outcome) -> list[str]:
+        """Extra lines for a failure message (failed constraints, weak dimensions, ...)."""
+        return []
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.parameters().items())
+        return f"{type(self).__name__}({params})"
+
+
+# -- the registry of kinds ---------------------------------------------------------------------
+
+DEFAULT_KIND = "score"
+_KINDS: dict[str, type[Rubric]] = {}
+R = TypeVar("R", bound=type[Rubric])
+
+
+def register_rubric(cls: R) -> R:
+    """Class decorator: make a rubric kind findable by its `name` (its `version` and parameters stay in keys)."""
+    known = _KINDS.get(cls.name)
+    if known is not None and known is not cls:
+        raise RubricError(f"rubric name {cls.name!r} is taken by {known.__qualname__}")
+    _KINDS[cls.name] = cls
+    return cls
+
+
+def rubric_kinds() -> Mapping[str, type[Rubric]]:
+    """Every registered rubric kind by name (read-only): what a stored verdict's `rubric` field names."""
+    return MappingProxyType(_KINDS)
+
+
+def resolve_rubric(value: Any) -> Rubric:
+    """A Rubric instance from what a user passed (None for the default kind, a Rubric, or a Rubric class)."""
+    if value is None:
+        return _KINDS[DEFAULT_KIND]()
+    if isinstance(value, Rubric):
+        return value
+    if isinstance(value, type) and issubclass(value, Rubric):
+        try:
+            return value()
+        except TypeError as exc:
+            name = value.__name__
+            raise JudgeError(f"rubric {name} needs arguments ({exc}); pass an instance, e.g. {name}(...)") from None
+    raise JudgeError(f"rubric must be a Rubric from pytest_llmjudge.rubrics (e.g. Score()), got {value!r}")
+
+
+# -- pieces every kind's prompts and parsers share -----------------------------------------------
+
+EVALUATOR = (
+    "You are an impartial evaluator of the output of an AI system. Judge the output only against the criteria. {rules}"
+)
+
+
+def system_prompt(case: Case, instructions: str) -> str:
+    """The evaluator's system message: its role, the rule that fenced text is data, then `instructions`."""
+    return EVALUATOR.format(rules=data_rules(case.nonce)) + "\n\n" + instructions
+
+
+def chat(system: str, user: str) -> tuple[Message, ...]:
+    """The messages of one judge call: a system message, then a user message."""
+    return ({"role": "system", "content": system}, {"role": "user", "content": user})
+
+
+def parse_failure(message: str, reply: Reply) -> VerdictParseError:
+    """The error a rubric raises for a reply it cannot read (the reply travels with it)."""
+    return VerdictParseError(message, reply.text)
+
+
+def unit_score(value: Any) -> float | None:
+    """A number in [0, 1] from a JSON value (numbers or numeric strings), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0:
+        return float(value)
+    return None
+
+
+def text_items(kind: str, values: Any) -> tuple[str, ...]:
+    """A rubric parameter that is a list of distinct non-empty strings (constraints, questions), stripped."""
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise RubricError(f"{kind} takes a list of strings, got {type(values).__name__}")
+    items = tuple(values)
+    if not items:
+        raise RubricError(f"{kind} needs at least one item")
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            raise RubricError(f"{kind}: every item must be a non-empty string, got {item!r}")
+    if len(set(items)) != len(items):
+        raise RubricError(f"{kind}: items must be distinct")
+    return tuple(i.strip() for i in items)

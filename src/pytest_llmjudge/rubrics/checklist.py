@@ -1,0 +1,113 @@
+"""A checklist: PASS/FAIL per constraint in one call; the score is the share that passed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..case import Case, render_case
+from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
+from .base import (
+    Outcome,
+    Prompt,
+    Reply,
+    Rubric,
+    RubricParse,
+    chat,
+    parse_failure,
+    register_rubric,
+    system_prompt,
+    text_items,
+)
+
+__all__ = ["CHECKLIST_INSTRUCTIONS", "Checklist"]
+
+CHECKLIST_INSTRUCTIONS = (
+    "Check the output against each numbered constraint, one at a time, independently of the others. "
+    "A constraint passes only if the output clearly satisfies it. Reply with one JSON object and nothing else:\n"
+    '{"results": [{"id": <the constraint\'s number>, "reasoning": "<one or two sentences>", '
+    '"verdict": "PASS" or "FAIL"}, ... one entry per constraint, in order]}'
+)
+
+_PASS_WORDS = {"pass", "passed", "yes", "true", "met", "ok"}
+_FAIL_WORDS = {"fail", "failed", "no", "false", "not met"}
+
+
+def _pass_fail(value: Any) -> bool | None:
+    """One constraint's verdict as a bool (True, "PASS", "met", ...), or None when it says neither."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _PASS_WORDS:
+            return True
+        if word in _FAIL_WORDS:
+            return False
+    return None
+
+
+@register_rubric
+class Checklist(Rubric):
+    """PASS/FAIL per constraint in one call; the score is the share that passed.
+
+    A failure message names the constraints that failed, with the judge's reason for each.
+    """
+
+    name = "checklist"
+
+    def __init__(self, constraints: Sequence[str]) -> None:
+        self.constraints = text_items("Checklist(constraints)", constraints)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"constraints": list(self.constraints)}
+
+    def prompts(self, case: Case) -> list[Prompt]:
+        numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(self.constraints, 1))
+        user = render_case(case, criteria=f"{case.criteria}\n\nConstraints:\n{numbered}")
+        return [Prompt(messages=chat(system_prompt(case, CHECKLIST_INSTRUCTIONS), user))]
+
+    def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
+        obj = parse_json_object(reply.text)
+        results = None if obj is None else (obj.get("results") or obj.get("constraints"))
+        by_id: dict[int, tuple[bool, str]] = {}
+        if isinstance(results, Mapping):  # {"1": "PASS", ...}
+            results = [{"id": k, "verdict": v} for k, v in results.items()]
+        if not isinstance(results, list):
+            raise parse_failure("Checklist: the reply has no list of results", reply)
+        for item in results:
+            if not isinstance(item, Mapping):
+                continue
+            ident = item.get("id", item.get("constraint"))
+            try:
+                number = int(str(ident).strip().rstrip("."))
+            except ValueError:
+                continue
+            verdict = next((_pass_fail(item[k]) for k in ("verdict", "result", "passed", "pass") if k in item), None)
+            if verdict is not None and 1 <= number <= len(self.constraints):
+                by_id.setdefault(number, (verdict, reasoning_from(item)))
+        missing = [str(i) for i in range(1, len(self.constraints) + 1) if i not in by_id]
+        if missing:
+            raise parse_failure(
+                f"Checklist: the reply gives no PASS/FAIL for constraint(s) {', '.join(missing)}", reply
+            )
+        checks: list[dict[str, Any]] = [
+            {"constraint": c, "passed": by_id[i][0], "reasoning": by_id[i][1]}
+            for i, c in enumerate(self.constraints, 1)
+        ]
+        passed = sum(c["passed"] for c in checks)
+        score = round(passed / len(checks), 6)
+        failed = [c["constraint"] for c in checks if not c["passed"]]
+        reasoning = "; ".join(
+            f"{'PASS' if c['passed'] else 'FAIL'} {c['constraint']}: {c['reasoning']}" for c in checks
+        )
+        details = {"constraints": checks, "failed": failed, "passed": passed, "total": len(checks)}
+        return RubricParse(score, None, "pass" if not failed else "fail", None, reasoning, "json-checklist", details)
+
+    def failure_details(self, outcome: Outcome) -> list[str]:
+        checks = [c for c in outcome.details.get("constraints", ()) if not c["passed"]]
+        if not checks:
+            return []
+        total = outcome.details.get("total", len(self.constraints))
+        return [f"failed constraints ({len(checks)} of {total}):"] + [
+            f"  - {c['constraint']}" + (f": {c['reasoning']}" if c["reasoning"] else "") for c in checks
+        ]

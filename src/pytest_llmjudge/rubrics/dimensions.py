@@ -1,0 +1,140 @@
+"""Weighted dimensions: one score per dimension in one call, combined by weights, plus a quality label."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..case import Case, render_case
+from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
+from .base import (
+    Outcome,
+    Prompt,
+    Reply,
+    Rubric,
+    RubricError,
+    RubricParse,
+    chat,
+    parse_failure,
+    register_rubric,
+    system_prompt,
+    unit_score,
+)
+
+__all__ = ["DIMENSIONS_INSTRUCTIONS", "DIMENSION_DESCRIPTIONS", "DIMENSION_WEIGHTS", "QUALITY_LABELS", "Dimensions"]
+
+DIMENSION_WEIGHTS: Mapping[str, float] = {
+    "correctness": 0.4,
+    "relevance": 0.2,
+    "completeness": 0.2,
+    "clarity": 0.1,
+    "professionalism": 0.1,
+}
+DIMENSION_DESCRIPTIONS: Mapping[str, str] = {
+    "correctness": "the content is factually and technically correct (agrees with the reference, where one is given)",
+    "relevance": "it addresses what was asked, without digressions",
+    "completeness": "it covers everything the criteria ask for",
+    "clarity": "it is clear, well organised and easy to follow",
+    "professionalism": "its tone is appropriate, courteous and professional",
+}
+QUALITY_LABELS: Mapping[str, float] = {"Excellent": 0.9, "Good": 0.8, "Medium": 0.6, "Pass": 0.4, "Fail": 0.0}
+
+DIMENSIONS_INSTRUCTIONS = (
+    "Score the output on each dimension below, each from 0.0 (fails it entirely) to 1.0 (fully meets it), "
+    "in the light of the criteria.\n{dimensions}\n\n"
+    "Think first, then score. Reply with one JSON object and nothing else:\n"
+    '{{"reasoning": "<a few sentences on the strengths and weaknesses>", "scores": {{{fields}}}}}'
+)
+
+
+@register_rubric
+class Dimensions(Rubric):
+    """One score per dimension in one call, combined by weights into the score, plus a quality label.
+
+    `weights` maps dimension names to positive weights (default `DIMENSION_WEIGHTS`; any names
+    work, `descriptions` says what a custom one means).  `labels` maps a label to the lowest score
+    that earns it (default `QUALITY_LABELS`; the label with the lowest bound is the fallback).
+    `verdict.details["dimensions"]` holds each score, `["label"]` the label.
+    """
+
+    name = "dimensions"
+
+    def __init__(
+        self,
+        weights: Mapping[str, float] | None = None,
+        labels: Mapping[str, float] | None = None,
+        descriptions: Mapping[str, str] | None = None,
+    ) -> None:
+        weights = dict(DIMENSION_WEIGHTS if weights is None else weights)
+        if not weights:
+            raise RubricError("Dimensions(weights=...) needs at least one dimension")
+        for dim, weight in weights.items():
+            if not isinstance(dim, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,39}", dim):
+                raise RubricError(f"Dimensions: dimension names are identifiers (letters, digits, _), got {dim!r}")
+            if (
+                isinstance(weight, bool)
+                or not isinstance(weight, (int, float))
+                or not (math.isfinite(weight) and weight > 0)
+            ):
+                raise RubricError(f"Dimensions(weights=...): {dim!r} needs a positive weight, got {weight!r}")
+        labels = dict(QUALITY_LABELS if labels is None else labels)
+        if not labels or any(unit_score(v) is None or isinstance(v, str) for v in labels.values()):
+            raise RubricError(f"Dimensions(labels=...) maps labels to lowest scores in [0, 1], got {labels!r}")
+        descriptions = {**DIMENSION_DESCRIPTIONS, **(descriptions or {})}
+        self.weights = {k: float(v) for k, v in weights.items()}
+        self.labels = dict(sorted(((k, float(v)) for k, v in labels.items()), key=lambda kv: -kv[1]))
+        self.descriptions = {d: descriptions.get(d, "") for d in self.weights}
+
+    def parameters(self) -> dict[str, Any]:
+        return {"weights": self.weights, "labels": self.labels, "descriptions": self.descriptions}
+
+    def prompts(self, case: Case) -> list[Prompt]:
+        dims = "\n".join(f"- {d}: {text}" if text else f"- {d}" for d, text in self.descriptions.items())
+        fields = ", ".join(f'"{d}": <0.0-1.0>' for d in self.weights)
+        system = system_prompt(case, DIMENSIONS_INSTRUCTIONS.format(dimensions=dims, fields=fields))
+        return [Prompt(messages=chat(system, render_case(case)))]
+
+    def label(self, score: float) -> str:
+        for name, bound in self.labels.items():
+            if score >= bound:
+                return name
+        return list(self.labels)[-1]
+
+    def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
+        obj = parse_json_object(reply.text)
+        if obj is None:
+            raise parse_failure("Dimensions: the reply holds no JSON object of dimension scores", reply)
+        scores = obj.get("scores") if isinstance(obj.get("scores"), Mapping) else obj.get("dimensions")
+        if not isinstance(scores, Mapping):
+            scores = obj
+        found: dict[str, float] = {}
+        missing, bad = [], []
+        for dim in self.weights:
+            value = scores.get(dim)
+            if isinstance(value, Mapping):  # {"correctness": {"score": 0.9, "reasoning": ...}}
+                value = value.get("score")
+            unit = None if value is None else unit_score(value)
+            if value is None:
+                missing.append(dim)
+            elif unit is None:
+                bad.append(dim)
+            else:
+                found[dim] = unit
+        if missing or bad:
+            problems = ([f"no score for {', '.join(missing)}"] if missing else []) + (
+                [f"a score outside [0, 1] for {', '.join(bad)}"] if bad else []
+            )
+            raise parse_failure(f"Dimensions: the reply gives {' and '.join(problems)}", reply)
+        total = sum(self.weights.values())
+        score = round(sum(self.weights[d] * s for d, s in found.items()) / total, 6)
+        details = {"dimensions": found, "label": self.label(score), "weights": dict(self.weights)}
+        return RubricParse(score, None, None, None, reasoning_from(obj), "json-dimensions", details)
+
+    def failure_details(self, outcome: Outcome) -> list[str]:
+        dims = outcome.details.get("dimensions") or {}
+        if not dims:
+            return []
+        parts = ", ".join(f"{d} {s:.2f}" for d, s in sorted(dims.items(), key=lambda kv: kv[1]))
+        return [f"dimensions: {parts} (label {outcome.details.get('label')})"]

@@ -1,0 +1,130 @@
+"""An integer scale (1-5, 1-10, ...), optionally scored as the expected value of its token log-probabilities."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..case import Case, render_case
+from ..parsing import ParsedVerdict, parse_verdict
+from .base import Prompt, Reply, Rubric, RubricError, RubricParse, chat, parse_failure, register_rubric, system_prompt
+
+__all__ = ["LIKERT_INSTRUCTIONS", "Likert", "score_distribution"]
+
+LIKERT_INSTRUCTIONS = (
+    "Rate how well the output meets the criteria on an integer scale from {low} (fails them entirely) "
+    "to {high} (meets them fully). Think first, then rate. Reply with one JSON object and nothing else:\n"
+    '{{"reasoning": "<a few sentences: what the output does and does not do against the criteria>", '
+    '"score": <one integer from {low} to {high}>}}'
+)
+_SCORE_FIELD = re.compile(r'"score"\s{0,8}:\s{0,8}"?\s{0,8}(\d{1,4})')
+
+
+@register_rubric
+class Likert(Rubric):
+    """An integer scale (1-5, 1-10, ...) normalized to [0, 1].
+
+    With `logprobs=True` the call asks for token log-probabilities and the score is their expected
+    value over the scale (G-Eval): the top alternatives of the score token that are valid scale
+    integers, weighted by probability.  Where the backend returns none, the plain integer is used.
+    `verdict.details["scoring"]` says which ("logprobs" or "plain").  Stored replies keep their
+    log-probabilities, so a replay gives the same weighted score.
+    """
+
+    name = "likert"
+
+    def __init__(self, low: int = 1, high: int = 5, *, logprobs: bool = False, top_logprobs: int = 5) -> None:
+        for what, value in (("low", low), ("high", high), ("top_logprobs", top_logprobs)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise RubricError(f"Likert({what}=...) must be an integer, got {value!r}")
+        if not 0 <= low < high <= 1000:
+            raise RubricError(f"Likert(low, high) needs 0 <= low < high <= 1000, got ({low}, {high})")
+        if not 1 <= top_logprobs <= 20:
+            raise RubricError(f"Likert(top_logprobs=...) must be between 1 and 20, got {top_logprobs}")
+        self.low, self.high, self.logprobs, self.top_logprobs = low, high, bool(logprobs), top_logprobs
+
+    def parameters(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"low": self.low, "high": self.high, "logprobs": self.logprobs}
+        if self.logprobs:
+            params["top_logprobs"] = self.top_logprobs
+        return params
+
+    def prompts(self, case: Case) -> list[Prompt]:
+        system = system_prompt(case, LIKERT_INSTRUCTIONS.format(low=self.low, high=self.high))
+        params = {"logprobs": True, "top_logprobs": self.top_logprobs} if self.logprobs else {}
+        return [Prompt(messages=chat(system, render_case(case)), scale=(self.low, self.high), params=params)]
+
+    def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
+        parsed = parse_verdict(reply.text, scale=(self.low, self.high))
+        raw = parsed.raw_score
+        if raw is None:
+            raise parse_failure(f"Likert: the reply gives no score on the {self.low}-{self.high} scale", reply)
+        if not self.low <= raw <= self.high:
+            raise parse_failure(f"Likert: the reply's score {raw:g} is outside the {self.low}-{self.high} scale", reply)
+        details: dict[str, Any] = {"scoring": "plain", "raw_score": raw}
+        score = parsed.score
+        if self.logprobs:
+            weights = score_distribution(reply.logprobs, reply.text, raw, self.low, self.high)
+            if weights:
+                expected = sum(v * p for v, p in weights.items())
+                score = round((expected - self.low) / (self.high - self.low), 6)
+                details = {
+                    "scoring": "logprobs",
+                    "raw_score": raw,
+                    "expected": round(expected, 6),
+                    "probabilities": {str(v): round(p, 6) for v, p in sorted(weights.items())},
+                }
+        return RubricParse(score, raw, parsed.verdict, parsed.confidence, parsed.reasoning, parsed.strategy, details)
+
+
+def score_distribution(logprobs: Any, text: str, raw: float, low: int, high: int) -> dict[int, float] | None:
+    """Probabilities of each scale integer at the score token, normalized; None if not found.
+
+    `logprobs` is the OpenAI chat `choice.logprobs` as plain data (`{"content": [{"token",
+    "logprob", "top_logprobs": [...]}, ...]}`).  The score token is the one at the `"score":`
+    field's value (located by character offsets when the tokens spell the reply), else the last
+    token that is the score itself.  A score split over several tokens is not weighted.
+    """
+    content = logprobs.get("content") if isinstance(logprobs, Mapping) else logprobs
+    if not isinstance(content, list) or not content or not float(raw).is_integer():
+        return None
+    tokens = [t for t in content if isinstance(t, Mapping) and isinstance(t.get("token"), str)]
+    if len(tokens) != len(content):
+        return None
+    wanted = str(int(raw))
+    index = None
+    joined = "".join(t["token"] for t in tokens)
+    match = None
+    for match in _SCORE_FIELD.finditer(joined):
+        pass
+    if joined == text and match is not None and match.group(1) == wanted:
+        offset, position = 0, match.start(1)
+        for i, token in enumerate(tokens):
+            if offset <= position < offset + len(token["token"]):
+                index = i
+                break
+            offset += len(token["token"])
+    if index is None:
+        index = next((i for i in range(len(tokens) - 1, -1, -1) if _token_int(tokens[i]["token"]) == int(raw)), None)
+    if index is None or _token_int(tokens[index]["token"]) != int(raw):
+        return None  # the score is split over tokens (or not there): no clean distribution
+    token = tokens[index]
+    weights: dict[int, float] = {}
+    alternatives = token.get("top_logprobs") or [token]
+    for alt in alternatives:
+        if not isinstance(alt, Mapping) or not isinstance(alt.get("logprob"), (int, float)):
+            continue
+        value = _token_int(str(alt.get("token", "")))
+        if value is not None and low <= value <= high:
+            weights[value] = weights.get(value, 0.0) + math.exp(alt["logprob"])
+    total = sum(weights.values())
+    if total <= 0:
+        return None
+    return {v: p / total for v, p in weights.items()}
+
+
+def _token_int(token: str) -> int | None:
+    token = token.strip().strip('"')
+    return int(token) if token.isascii() and token.isdigit() and len(token) <= 4 else None

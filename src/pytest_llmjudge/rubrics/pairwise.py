@@ -1,0 +1,191 @@
+"""Pairwise judging: is the candidate better than the baseline?  Both orders, ties on disagreement.
+
+Judges prefer a position (MT-Bench measured GPT-4 consistent on only ~65% of swapped pairs), so
+each comparison is asked twice, candidate first and baseline first, each its own call and key.
+Within one sample a win needs both orders to agree; any disagreement is a tie (MT-Bench's rule).
+A sample scores the candidate 1.0 (win), 0.5 (tie) or 0.0 (loss); samples and panel models combine
+those like any other judgment, and the winner is read off the combined score.
+
+In the verdict ledger a pairwise entry stores the candidate as `output` and the baseline as
+`expected`: both sit inside the case, so one nonce fences both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..case import Case, data_rules, fence
+from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
+from ..redact import redact
+from .base import Outcome, Prompt, Reply, Rubric, RubricParse, chat, details_of, parse_failure, register_rubric
+
+if TYPE_CHECKING:
+    from ..judge import Verdict
+
+__all__ = ["PAIRWISE_SYSTEM", "Comparison", "OrderResult", "Pairwise", "comparison_from"]
+
+ORDERS = ("candidate-first", "baseline-first")
+PAIRWISE_SYSTEM = (
+    "You are an impartial judge comparing two responses (A and B) of AI systems. Judge them only "
+    "against the criteria. {rules}\n\n"
+    "The order of the responses must not influence you, and length alone is not quality. Think first, "
+    "then decide. Reply with one JSON object and nothing else:\n"
+    '{{"reasoning": "<a few sentences comparing A and B against the criteria>", "winner": "A", "B" or "tie"}}'
+)
+_LETTER = {
+    "a": "A",
+    "response a": "A",
+    "b": "B",
+    "response b": "B",
+    "tie": "tie",
+    "c": "tie",
+    "equal": "tie",
+    "draw": "tie",
+    "neither": "tie",
+    "both": "tie",
+}
+_MARKER = re.compile(r"\[\[\s{0,3}(A|B|C|tie)\s{0,3}\]\]", re.IGNORECASE)
+_ECHO = re.compile(r"<(response_a|response_b|input)-([0-9a-f]{12})>.*?</\1-\2>", re.DOTALL)
+
+
+@register_rubric
+class Pairwise(Rubric):
+    """Two prompts per sample (candidate first, baseline first); the candidate's win share as score."""
+
+    name = "pairwise"
+
+    def prompts(self, case: Case) -> list[Prompt]:
+        assert case.expected is not None, "a pairwise case carries the baseline as `expected`"
+        system = PAIRWISE_SYSTEM.format(rules=data_rules(case.nonce))
+        pairs = {"candidate-first": (case.output, case.expected), "baseline-first": (case.expected, case.output)}
+        prompts = []
+        for order in ORDERS:
+            first, second = pairs[order]
+            parts = [f"Criteria:\n{case.criteria}"]
+            if case.input is not None:
+                parts.append("Input given to both systems:\n" + fence("input", case.input, case.nonce))
+            parts.append("Response A:\n" + fence("response_a", first, case.nonce))
+            parts.append("Response B:\n" + fence("response_b", second, case.nonce))
+            prompts.append(Prompt(messages=chat(system, "\n\n".join(parts)), name=order))
+        return prompts
+
+    def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
+        text = _ECHO.sub("", reply.text)  # an echoed response cannot vote
+        letter, reasoning = None, ""
+        obj = parse_json_object(text)
+        if obj is not None:
+            for key in ("winner", "better", "preferred", "choice", "verdict"):
+                value = obj.get(key)
+                if isinstance(value, str) and value.strip().strip("[]").lower() in _LETTER:
+                    letter = _LETTER[value.strip().strip("[]").lower()]
+                    break
+            reasoning = reasoning_from(obj)
+        if letter is None:
+            found = list(_MARKER.finditer(text))
+            if found:
+                letter = _LETTER[found[-1].group(1).lower()]
+                reasoning = text[: found[-1].start()].strip()
+        if letter is None:
+            raise parse_failure("pairwise: the reply names no winner (A, B or tie)", reply)
+        candidate_letter = "A" if prompt.name == "candidate-first" else "B"
+        preferred = "tie" if letter == "tie" else ("candidate" if letter == candidate_letter else "baseline")
+        score = {"candidate": 1.0, "tie": 0.5, "baseline": 0.0}[preferred]
+        return RubricParse(
+            score, None, None, None, reasoning, "pairwise", {"order": prompt.name, "preferred": preferred}
+        )
+
+    def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
+        orders: list[dict[str, Any]] = [
+            {"order": p.name, "preferred": details_of(r).get("preferred"), "reasoning": r.reasoning} for p, r in results
+        ]
+        picks = {o["preferred"] for o in orders}
+        winner = picks.pop() if len(picks) == 1 else "tie"
+        score = {"candidate": 1.0, "tie": 0.5, "baseline": 0.0}[winner]
+        reasoning = "\n".join(f"{o['order']}: prefers {o['preferred']}. {o['reasoning']}" for o in orders)
+        return Outcome(
+            score,
+            reasoning,
+            details={"winner": winner, "consistent": len({o["preferred"] for o in orders}) == 1, "orders": orders},
+        )
+
+
+@dataclass(frozen=True)
+class OrderResult:
+    """One order of one comparison: who the judge preferred, and why."""
+
+    order: str  # "candidate-first" (A = candidate) or "baseline-first" (A = baseline)
+    preferred: str  # "candidate", "baseline" or "tie"
+    reasoning: str
+    key: str
+    model: str
+    sample: int
+    source: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of `judge.compare`: the winner, both orders' reasoning, and the underlying Verdict."""
+
+    winner: str  # "candidate", "baseline" or "tie"
+    score: float  # the candidate's win share: 1 win, 0.5 tie, 0 loss (combined over samples / models)
+    consistent: bool  # every order of every sample preferred the same side
+    orders: tuple[OrderResult, ...]
+    criteria: str
+    verdict: Verdict  # the pipeline's Verdict (samples, keys, source, cost)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(o.key for o in self.orders)
+
+    @property
+    def source(self) -> str:
+        return self.verdict.source
+
+    def failure_message(self, allow_tie: bool = True) -> str:
+        wanted = "at least as good as" if allow_tie else "better than"
+        lines = [
+            f"candidate not judged {wanted} the baseline: winner {self.winner} (score {self.score:.2f}"
+            + ("" if self.consistent else ", the two orders disagreed")
+            + ")",
+            f"  criteria:  {self.criteria}",
+        ]
+        for o in self.orders:
+            label = "A = candidate, B = baseline" if o.order == "candidate-first" else "A = baseline, B = candidate"
+            tag = f"{o.model}#{o.sample} " if len(self.orders) > 2 else ""
+            reason = (o.reasoning or "(none given)").strip().replace("\n", "\n             ")
+            lines.append(f"  {tag}{o.order} ({label}): prefers {o.preferred}: {reason}")
+        lines.append(
+            f"  judge:     {self.verdict.model} ({self.verdict.source}, keys {', '.join(k[:12] for k in self.keys)})"
+        )
+        return redact("\n".join(lines))
+
+
+def comparison_from(verdict: Verdict) -> Comparison:
+    """Read a pairwise Verdict back as a Comparison."""
+    orders = []
+    for sample in verdict.samples:
+        for key, order in zip(sample.keys, sample.details.get("orders", ())):
+            orders.append(
+                OrderResult(
+                    order["order"],
+                    order["preferred"],
+                    order["reasoning"],
+                    key,
+                    sample.model,
+                    sample.sample,
+                    sample.source,
+                )
+            )
+    score = verdict.score
+    winner = "candidate" if score > 0.5 else "baseline" if score < 0.5 else "tie"
+    return Comparison(
+        winner=winner,
+        score=score,
+        consistent=len({o.preferred for o in orders}) == 1,
+        orders=tuple(orders),
+        criteria=verdict.criteria,
+        verdict=verdict,
+    )

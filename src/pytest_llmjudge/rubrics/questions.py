@@ -1,0 +1,83 @@
+"""Questions: several single-focus questions, each asked in its own call, combined into one score."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from ..case import Case, render_case
+from ..parsing import ParsedVerdict
+from .base import Outcome, Prompt, Rubric, RubricError, chat, register_rubric, system_prompt, text_items, unit_score
+
+__all__ = ["QUESTION_AGGREGATES", "QUESTION_INSTRUCTIONS", "Questions"]
+
+QUESTION_INSTRUCTIONS = (
+    "Answer one assessment question about the output, and nothing else: ignore every other quality "
+    "of the output. Think first, then answer. Reply with one JSON object and nothing else:\n"
+    '{"reasoning": "<one to three sentences>", "score": <a number from 0.0 (clearly no) to 1.0 (clearly yes)>}'
+)
+QUESTION_AGGREGATES = ("mean", "min", "all")
+
+
+@register_rubric
+class Questions(Rubric):
+    """Several single-focus questions, each asked in its own call, combined into one score.
+
+    Each question is answered with a score in [0, 1] (1 = clearly yes); a question *fails* below
+    `pass_at` (default 0.5).  `aggregate`: "mean" of the answers, their "min", or "all" (1.0 when
+    every question passes, else 0.0).  A failure message names the questions that failed.
+    """
+
+    name = "questions"
+
+    def __init__(self, questions: Sequence[str], aggregate: str = "mean", *, pass_at: float = 0.5) -> None:
+        self.questions = text_items("Questions(questions)", questions)
+        if aggregate not in QUESTION_AGGREGATES:
+            raise RubricError(
+                f"Questions(aggregate=...) must be one of {', '.join(QUESTION_AGGREGATES)}, got {aggregate!r}"
+            )
+        if unit_score(pass_at) is None or isinstance(pass_at, str):
+            raise RubricError(f"Questions(pass_at=...) must be a number in [0, 1], got {pass_at!r}")
+        self.aggregate, self.pass_at = aggregate, float(pass_at)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"questions": list(self.questions), "aggregate": self.aggregate, "pass_at": self.pass_at}
+
+    def prompts(self, case: Case) -> list[Prompt]:
+        system = system_prompt(case, QUESTION_INSTRUCTIONS)
+        prompts = []
+        for i, question in enumerate(self.questions, 1):
+            user = render_case(case, criteria=f"{case.criteria}\n\nQuestion: {question}")
+            prompts.append(Prompt(messages=chat(system, user), name=f"q{i}"))
+        return prompts
+
+    def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
+        answers: list[dict[str, Any]] = [
+            {
+                "question": q,
+                "score": parsed.score,
+                "passed": parsed.score >= self.pass_at,
+                "reasoning": parsed.reasoning,
+            }
+            for q, (_, parsed) in zip(self.questions, results)
+        ]
+        scores = [a["score"] for a in answers]
+        if self.aggregate == "mean":
+            score = statistics.fmean(scores)
+        elif self.aggregate == "min":
+            score = min(scores)
+        else:
+            score = 1.0 if all(a["passed"] for a in answers) else 0.0
+        failed = [a["question"] for a in answers if not a["passed"]]
+        reasoning = "\n".join(f"[{a['score']:.2f}] {a['question']} {a['reasoning']}" for a in answers)
+        return Outcome(round(score, 6), reasoning, details={"questions": answers, "failed": failed})
+
+    def failure_details(self, outcome: Outcome) -> list[str]:
+        failed = [a for a in outcome.details.get("questions", ()) if not a["passed"]]
+        if not failed:
+            return []
+        return [f"failed questions ({len(failed)} of {len(self.questions)}):"] + [
+            f"  - {a['question']} ({a['score']:.2f})" + (f": {a['reasoning']}" if a["reasoning"] else "")
+            for a in failed
+        ]

@@ -1,0 +1,75 @@
+"""Your own prompt, with `{input}`, `{expected}`, `{output}` and `{criteria}` placeholders checked at definition."""
+
+from __future__ import annotations
+
+import math
+import string
+from typing import Any
+
+from ..case import Case, fence
+from ..errors import JudgeError
+from .base import Prompt, Rubric, RubricError, chat, register_rubric, system_prompt
+
+__all__ = ["TEMPLATE_FIELDS", "TEMPLATE_INSTRUCTIONS", "Template"]
+
+TEMPLATE_FIELDS = ("input", "expected", "output", "criteria")
+TEMPLATE_INSTRUCTIONS = (
+    "Follow the evaluation instructions in the user message. Think first, then score. Reply with one JSON "
+    'object and nothing else: {{"reasoning": "<a few sentences>", "score": <a number from {low:g} to {high:g}>}}'
+)
+
+
+@register_rubric
+class Template(Rubric):
+    """Your own prompt, with `{input}`, `{expected}`, `{output}` and `{criteria}` placeholders.
+
+    `{output}` is required; any other placeholder (or `{}`, `{output.x}`, `{output!r}`) is an error
+    here, at definition.  Write literal braces as `{{` and `}}`.  Input, reference and output are
+    substituted fenced as data (tags the text cannot close); the criteria in the clear.  The judge
+    answers with a score on `scale` (default 0-1), normalized to [0, 1].
+    """
+
+    name = "template"
+
+    def __init__(self, text: str, *, scale: tuple[float, float] = (0, 1)) -> None:
+        if not isinstance(text, str) or not text.strip():
+            raise RubricError("Template(text) needs the prompt text")
+        try:
+            fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(text) if name is not None]
+        except ValueError as exc:
+            raise RubricError(f"Template: {exc} (write literal braces as {{{{ and }}}})") from None
+        for name, spec, conv in fields:
+            if name not in TEMPLATE_FIELDS:
+                shown = "{" + name + "}"
+                raise RubricError(
+                    f"Template: unknown placeholder {shown}; use {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)} "
+                    "(write literal braces as {{ and }})"
+                )
+            if spec or conv:
+                raise RubricError(f"Template: placeholder {{{name}}} takes no format spec or conversion")
+        self.fields = tuple(dict.fromkeys(name for name, _, _ in fields))
+        if "output" not in self.fields:
+            raise RubricError("Template: the prompt must contain {output}, where the output under test goes")
+        if (
+            not isinstance(scale, (tuple, list))
+            or len(scale) != 2
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in scale)
+            or not scale[0] < scale[1]
+        ):
+            raise RubricError(f"Template(scale=...) must be (low, high) with low < high, got {scale!r}")
+        self.text, self.scale = text, (scale[0], scale[1])
+
+    def parameters(self) -> dict[str, Any]:
+        return {"text": self.text, "scale": list(self.scale)}
+
+    def prompts(self, case: Case) -> list[Prompt]:
+        values: dict[str, str] = {"criteria": case.criteria, "output": fence("output", case.output, case.nonce)}
+        for name in ("input", "expected"):
+            value = getattr(case, name)
+            if value is None:
+                if name in self.fields:
+                    raise JudgeError(f"this Template uses {{{name}}}, but no {name}= was given to judge with")
+                continue
+            values[name] = fence(name, value, case.nonce)
+        system = system_prompt(case, TEMPLATE_INSTRUCTIONS.format(low=self.scale[0], high=self.scale[1]))
+        return [Prompt(messages=chat(system, self.text.format(**values)), scale=self.scale)]
