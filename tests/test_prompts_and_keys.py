@@ -8,8 +8,9 @@ import re
 import pytest
 
 from pytest_llmjudge import JudgeError, Score
-from pytest_llmjudge.case import Case, as_text, render_case
+from pytest_llmjudge.case import Case, render_case
 from pytest_llmjudge.keys import judgment_key
+from pytest_llmjudge.outputs import judged_text
 from pytest_llmjudge.store import ledger_filename
 
 
@@ -65,7 +66,7 @@ def test_input_and_reference_are_fenced_too():
     ],
 )
 def test_values_become_text(value, expected):
-    assert as_text(value, "output") == expected
+    assert judged_text(value, "output") == expected
 
 
 @pytest.mark.parametrize(
