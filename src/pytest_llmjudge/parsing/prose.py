@@ -15,6 +15,12 @@ from .prepare import DIGIT
 from .search import NEGATION, gated, matches, negated_before
 
 _MAX_PROSE_CANDIDATES = 200  # rating-verb matches examined per reply
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 _RATING_VERB = gated(
     re.compile(
         r"(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned|gets|receives|merits"
@@ -23,20 +29,20 @@ _RATING_VERB = gated(
     ("rat", "scor", "grad", "giv", "assign", "award", "deserv", "earn", "gets", "receives", "merits"),
     word_start=True,
 )
-_OBJECT_VERBS = frozenset("give gives giving given assign assigned award awarded gets receives merits".split())
+_OBJECT_VERBS = _words("give gives giving given assign assigned award awarded gets receives merits")
 _TOKEN = re.compile(r"[ \t]{0,4}(?:(?P<word>[A-Za-z\u2019']{1,30})|(?P<num>[-+]?\d)|(?P<punct>\S))")
 # A filler word that means the number is not the rating ("rated on a scale from 1",
 # "the rating is based on 3 criteria", "scored at least 2").
-_STOP_WORDS = frozenset(
+_STOP_WORDS = _words(
     "scale between from range ranging out up based using across after before per each every about around "
-    "approximately least most top number only".split()
+    "approximately least most top number only"
 )
 # Words that may follow a rating ("a 7 because", "8 out of 10", "4 stars"); any other
 # word makes the number a count ("gives 3 examples", "scored 2 goals").
-_AFTER_WORDS = frozenset(
+_AFTER_WORDS = _words(
     "out points point pts stars star because for as since overall on given and but in with which due "
     "considering so here this that the to at i it based reflecting from by is was or if while though "
-    "although even".split()
+    "although even"
 )
 _NEXT_WORD = re.compile(r"[ \t]{1,3}([A-Za-z]{1,30})")
 _PROSE_VALUE = re.compile(VALUE)
