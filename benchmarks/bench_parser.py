@@ -1,9 +1,9 @@
 """Benchmark `parse_verdict` on the shared corpus of real judge replies, and on hostile input.
 
-Run:  python benchmarks/bench_parser.py [--json]
+Run:  python benchmarks/bench_parser.py [--json] [--corpus PATH]
 
-Reads ``../shared/corpus/judge_replies.jsonl`` relative to the project root (prints a
-message and exits 0 when it is absent).  Prints accuracy overall, by style, for the
+Reads ``../shared/corpus/judge_replies.jsonl`` relative to the project root, or the file
+given with ``--corpus`` (prints a message and exits 0 when it is absent).  Prints accuracy overall, by style, for the
 ``policy`` cases, for the hard negatives, each failing case, throughput over the corpus
 and the time taken by each 1 MB adversarial reply.
 """
@@ -70,11 +70,11 @@ def _case_passes(case: dict[str, Any]) -> tuple[bool, str]:
     return True, desc
 
 
-def run(as_json: bool) -> int:
-    if not CORPUS.exists():
-        print(f"corpus not found at {CORPUS}; nothing to benchmark")
+def run(as_json: bool, corpus: Path = CORPUS) -> int:
+    if not corpus.exists():
+        print(f"corpus not found at {corpus}; nothing to benchmark")
         return 0
-    cases = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    cases = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     by_style: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     policy = [0, 0]
@@ -158,7 +158,9 @@ def run(as_json: bool) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print a machine-readable report")
-    return run(parser.parse_args().json)
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the judge replies (JSON lines) to read")
+    args = parser.parse_args()
+    return run(args.json, args.corpus)
 
 
 if __name__ == "__main__":

@@ -911,15 +911,15 @@ def test_parsing_module_imports_only_stdlib_and_json_repair() -> None:
     import sys
     from pathlib import Path
 
-    import pytest_llmjudge.parsing as parsing
+    from pytest_llmjudge import parsing
 
-    tree = ast.parse(Path(parsing.__file__).read_text(encoding="utf-8"))
     imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            imported.add(node.module.split(".")[0])
+    for module in Path(parsing.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
     allowed = set(sys.stdlib_module_names) | {"json_repair", "__future__"}
     assert imported <= allowed, imported - allowed
 
@@ -1087,8 +1087,10 @@ def test_apostrophes_and_ordinary_quotes_do_not_hide_the_score(text: str) -> Non
 @pytest.mark.parametrize(
     "text",
     [
-        "The answer doesn't cite the policy; the students' work isn't 'great'. "
-        '{"reasoning": "vague", "score": 2}',
+        (
+            "The answer doesn't cite the policy; the students' work isn't 'great'. "
+            '{"reasoning": "vague", "score": 2}'
+        ),
         'The answer says "returns within 30 days", which is right. {"reasoning": "thin", "score": 2}\n{"score": 9}',
         'A 12" pipe. {"reasoning": "wrong size", "score": 2}',
     ],

@@ -1,0 +1,117 @@
+"""One candidate answer found in a reply, how its numbers are read, and how it becomes a [0, 1] score.
+
+Scores are normalized as ``(raw - min) / (max - min)``, clamped and rounded to 6 decimals; a fraction
+whose denominator is not the scale maximum is itself the normalized score.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# Only used with fullmatch on strings of at most 64 characters.
+_NUMERIC_STRING = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_FRACTION_STRING = re.compile(
+    r"([-+]?(?:\d{1,15}(?:\.\d{1,15})?|\.\d{1,15}))\s{0,3}"
+    r"(?:(?:/|out\s{1,3}of)\s{0,3}(\d{1,15}(?:\.\d{1,15})?)|(%))"
+)
+# A value after a label: 4, (5), 8/10, 4 out of 5, 75%.  Bounded gaps only.
+VALUE = (
+    r"(?P<open>[(\[]\s{0,2})?(?P<num>[-+]?(?:\d{1,15}(?:\.\d{1,12})?|\.\d{1,12}))(?![\d])"
+    r"(?:\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?)(?![\d]))?"
+    r"(?P<pct>\s{0,2}%)?"
+)
+# "Score: 1-10", "from 1 to 10", "a 3 or 4": a range or alternatives after a number.
+RANGE_AFTER = re.compile(r"[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}\d")
+
+
+@dataclass
+class Found:
+    """One candidate answer, before normalization."""
+
+    raw: float | None = None  # the number as written (numerator of a fraction)
+    den: float | None = None  # denominator of a fraction or 100 for a percent
+    fixed: float | None = None  # a normalized score given directly (grade P = 0.5)
+    verdict: str | None = None  # "pass" / "fail"
+    partial: bool = False  # PARTIAL verdict: neither pass nor fail
+    confidence: str | None = None
+    reasoning: str | None = None
+    bad_score: bool = False  # a score field was present but not a number
+
+    @property
+    def usable(self) -> bool:
+        return self.raw is not None or self.fixed is not None or self.verdict is not None
+
+
+def number_from_json(value: Any) -> tuple[float, float | None] | None:
+    """A JSON score value as (number, denominator), or None when it is not numeric."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            f = float(value)
+        except (OverflowError, ValueError):
+            return None
+        return (f, None) if math.isfinite(f) else None
+    if isinstance(value, str):
+        s = value.strip()
+        if len(s) > 64:
+            return None
+        if _NUMERIC_STRING.fullmatch(s):
+            f = float(s)
+            return (f, None) if math.isfinite(f) else None
+        m = _FRACTION_STRING.fullmatch(s)
+        if m:
+            den = 100.0 if m.group(3) else float(m.group(2))
+            return (float(m.group(1)), den) if den > 0 else None
+    return None
+
+
+def value_after(text: str, m: re.Match[str]) -> bool:
+    """The character after a matched value must end the number (no '4th', '3D', '1.5.2')."""
+    end = m.end()
+    if end >= len(text):
+        return True
+    c = text[end]
+    if c.isalnum() or c == "_":
+        return False
+    if not m.group("den") and not m.group("pct") and RANGE_AFTER.match(text, end):
+        return False  # "Score: 1-10", "score 1 to 5": the scale, not a score
+    return not (c == "." and end + 1 < len(text) and text[end + 1].isdigit())  # "1.5.2"
+
+
+def found_from_value(m: re.Match[str]) -> Found | None:
+    """The candidate a matched `VALUE` states: a number, a fraction or a percent."""
+    try:
+        num = float(m.group("num"))
+    except (TypeError, ValueError):
+        return None
+    den: float | None = None
+    if m.group("den"):
+        den = float(m.group("den"))
+        if den <= 0:
+            return None
+    elif m.group("pct"):
+        den = 100.0
+    return Found(raw=num, den=den)
+
+
+def normalize(found: Found, scale: tuple[float, float]) -> float | None:
+    """The candidate's score on [0, 1], or None when it states none."""
+    lo, hi = scale
+    if found.raw is not None:
+        if found.den is not None and found.den != hi:
+            value = found.raw / found.den  # a fraction of full marks on another scale
+        else:
+            value = (found.raw - lo) / (hi - lo)
+    elif found.fixed is not None:
+        value = found.fixed
+    elif found.verdict is not None:
+        value = 1.0 if found.verdict == "pass" else 0.0
+    else:
+        return None
+    if math.isnan(value):
+        return None
+    return round(min(1.0, max(0.0, value)), 6)

@@ -1,0 +1,240 @@
+"""The funnel: a judge's reply in, a `ParsedVerdict` out, or a `VerdictParseError` that says why.
+
+Stages run from strict to lenient and the first that yields a score or a verdict decides: json,
+json-repair, json-fragment, labelled, bare-number, prose (then a lone number after "thinking" lines).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import VerdictParseError
+from .attribution import Skip
+from .candidate import Found, normalize
+from .json_fields import fields_of, reasoning_in
+from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, scan_objects
+from .json_verdict import json_stage
+from .labels import confidence_word, marker_score, marker_verdict
+from .prepare import ascii_lower, blank_spans, prepare, strip_fences
+from .prose import bare_first, bare_last, prose_score
+from .quotes import LazyQuotes
+
+__all__ = ["ParsedVerdict", "parse_json_object", "parse_verdict", "reasoning_from"]
+
+
+@dataclass(frozen=True)
+class ParsedVerdict:
+    """What a judge's reply says: the normalized score and how it was found."""
+
+    score: float
+    raw_score: float | None
+    verdict: str | None
+    confidence: str | None
+    reasoning: str
+    strategy: str
+
+
+def reasoning_from(obj: Mapping[Any, Any]) -> str:
+    """The judge's reasoning in a JSON object: one list of field names for every rubric ("" if none)."""
+    return reasoning_in(fields_of(obj)) or ""
+
+
+def _check_scale(scale: Any) -> tuple[float, float]:
+    """The (min, max) scale as floats, or ValueError when it is not a finite, increasing pair."""
+    try:
+        lo, hi = scale
+    except (TypeError, ValueError):
+        raise ValueError("scale must be a (min, max) pair of numbers") from None
+    # int and float are the common case: skip the slow ABC check for them.
+    plain = type(lo) in (int, float) and type(hi) in (int, float)
+    if not plain and (
+        isinstance(lo, bool) or isinstance(hi, bool) or not all(isinstance(x, numbers.Real) for x in (lo, hi))
+    ):
+        raise ValueError("scale must be a (min, max) pair of numbers")
+    try:
+        lo_f, hi_f = float(lo), float(hi)
+    except (OverflowError, TypeError, ValueError):
+        raise ValueError("scale bounds must be finite numbers") from None
+    if not (math.isfinite(lo_f) and math.isfinite(hi_f)):
+        raise ValueError("scale bounds must be finite")
+    if not lo_f < hi_f:
+        raise ValueError("scale min must be below scale max")
+    if not math.isfinite(hi_f - lo_f):
+        raise ValueError("scale range is too large")
+    return lo_f, hi_f
+
+
+def _result(found: Found, scale: tuple[float, float], reasoning: str, strategy: str) -> ParsedVerdict:
+    score = normalize(found, scale)
+    if score is None:  # pragma: no cover - callers pass usable candidates only
+        raise VerdictParseError("no usable score in the judge's reply")
+    return ParsedVerdict(
+        score=score,
+        raw_score=found.raw,
+        verdict=found.verdict,
+        confidence=found.confidence,
+        reasoning=reasoning,
+        strategy=strategy,
+    )
+
+
+def _without(text: str, *spans: tuple[int, int] | None) -> str:
+    """The reply minus the marker spans: the judge's prose, before and after the score."""
+    parts: list[str] = []
+    pos = 0
+    for span in sorted(s for s in spans if s is not None):
+        if span[0] < pos:
+            continue
+        parts.append(text[pos : span[0]].strip())
+        pos = span[1]
+    parts.append(text[pos:].strip())
+    # Leftovers such as "**" or "," around a removed marker are not reasoning.
+    return "\n".join(p for p in parts if any(c.isalnum() for c in p))
+
+
+def parse_verdict(text: str, *, scale: tuple[float, float] = (0, 1)) -> ParsedVerdict:
+    """Parse a judge's reply into a `ParsedVerdict`; raise `VerdictParseError` if it holds none.
+
+    ``scale`` is the (min, max) the judge was asked to use; the score is normalized to
+    [0, 1].  Error messages never quote the reply; it is on the exception's ``.text``.
+    """
+    bounds = _check_scale(scale)
+    if not isinstance(text, str):
+        raise VerdictParseError(f"the judge's reply must be a str, not {type(text).__name__}", "")
+    try:
+        return _parse(text, bounds)
+    except VerdictParseError as exc:
+        if exc.text != text:
+            raise VerdictParseError(str(exc), text) from None
+        raise
+
+
+def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
+    if not original.strip():
+        raise VerdictParseError("the judge's reply is empty", original)
+    text = prepare(original)
+    if not text.strip():
+        raise VerdictParseError("the judge's reply is empty once echoed output is removed", original)
+
+    # 1-3. JSON: whole reply, repaired, then fragments.
+    budget = RepairBudget()
+    js = json_stage(text, scale, budget)
+    if js.found is not None:
+        found = js.found
+        if js.quoted:
+            # Quoted or attributed objects only: they count when the judge's own
+            # labelled score (or prose rating) elsewhere agrees, never alone.
+            conf_spans: list[tuple[int, int]] = []
+            confidence_word(ascii_lower(text), conf_spans)
+            masked = blank_spans(text, sorted(conf_spans + list(js.spans)))
+            masked_low = ascii_lower(masked)
+            skip = Skip(LazyQuotes(text, js.objects, js.quotes), masked_low)
+            other = marker_score(masked, masked_low, skip)
+            if other is None:
+                other = prose_score(masked_low, skip)
+            if other is None:
+                raise VerdictParseError(
+                    "the reply's only JSON verdict is quoted content (the graded output's or an"
+                    " example's), and the judge gives no score of its own"
+                )
+            if normalize(other[0], scale) != normalize(found, scale):
+                raise VerdictParseError(
+                    "the reply quotes a JSON verdict that conflicts with a labelled score;"
+                    " cannot tell which is the judge's own"
+                )
+        if found.reasoning is None:
+            if js.whole or js.span is None:
+                found.reasoning = ""
+            else:
+                found.reasoning = _without(text, *js.spans)
+        if found.confidence is None:
+            found.confidence = confidence_word(ascii_lower(text), [])
+        return _result(found, scale, found.reasoning, js.strategy)
+    if js.whole:
+        if js.bad_score:
+            raise VerdictParseError("the JSON reply's score field is not a number, and it gives no pass/fail verdict")
+        hint = " (unbalanced JSON: cut off at max_tokens?)" if js.truncated else ""
+        raise VerdictParseError(f"the JSON reply has no score, rating or pass/fail field{hint}")
+
+    # 4-6. Markers, labelled fields, bare numbers, prose.
+    conf_spans = []
+    confidence = confidence_word(ascii_lower(text), conf_spans)
+    scan = blank_spans(text, conf_spans)
+    low = ascii_lower(scan)
+    skip = Skip(LazyQuotes(text, js.objects, js.quotes), low)
+    verdict, partial, vspan, strong = marker_verdict(scan, low, skip)
+
+    score: tuple[Found, tuple[int, int]] | None = marker_score(scan, low, skip)
+    strategy = "labelled"
+    if score is None:
+        score = bare_first(low)
+        strategy = "bare-number"
+    if score is None and not strong:
+        score = prose_score(low, skip)
+        strategy = "prose"
+    if score is None and not strong:
+        score = bare_last(low)
+        strategy = "bare-number"
+    if score is not None:
+        found, span = score
+        if found.verdict is None and strong:
+            # Only a labelled verdict joins a score: a stray "FAIL" in the prose
+            # ("the old version would FAIL") is not the judge's decision.
+            found.verdict = verdict
+        found.confidence = confidence
+        # A rating sentence is part of the prose; a marker line is not.
+        reasoning = text.strip() if strategy == "prose" else _without(text, span, vspan if strong else None)
+        return _result(found, scale, reasoning, strategy)
+    if verdict is not None:
+        found = Found(verdict=verdict, confidence=confidence)
+        return _result(found, scale, _without(text, vspan, *conf_spans), "labelled")
+
+    # Nothing usable: say why, without quoting the reply.
+    if partial:
+        raise VerdictParseError("the reply's verdict is PARTIAL, which is neither pass nor fail, and it gives no score")
+    if js.bad_score:
+        raise VerdictParseError("the reply's JSON score field is not a number, and it gives no pass/fail verdict")
+    if js.truncated:
+        raise VerdictParseError("no score found; the reply looks truncated (unbalanced JSON: cut off at max_tokens?)")
+    if conf_spans and not scan.strip():
+        raise VerdictParseError("the reply gives only a confidence figure, which is not a score")
+    raise VerdictParseError(
+        f"no score, rating or pass/fail verdict found in the judge's reply ({len(original)} characters)"
+    )
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object a reply carries (whole, repaired, or found in prose/fences), or None.
+
+    Uses the same bounded extraction as `parse_verdict`: the whole reply first, then the
+    first top-level object in the text that parses directly or after repair.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    text = prepare(text)
+    body = strip_fences(text.strip())
+    if body[:1] in ("{", "["):
+        try:
+            value = json.loads(body, strict=False)
+        except (ValueError, RecursionError):  # not JSON, or nested too deep
+            value = None
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, dict):
+                    return item
+    spans, _ = scan_objects(text)
+    budget = RepairBudget()
+    for span in spans[:MAX_JSON_CANDIDATES]:
+        value, _ = load_json(text[span.start : span.end], budget)
+        if isinstance(value, list):
+            value = next((v for v in value if isinstance(v, dict)), None)
+        if isinstance(value, dict) and value:
+            return value
+    return None

@@ -1,0 +1,139 @@
+"""Reading a JSON object: which field names hold the score, the verdict, the reasoning and the confidence.
+
+Field names are compared lower-cased with spaces and hyphens as underscores.  When the top level has no
+score, the first nested object with one counts (per-model sections).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .candidate import Found, number_from_json
+from .json_scan import MAX_JSON_CANDIDATES
+from .labels import CONFIDENCE_WORDS, GRADE_LETTERS
+
+_SCORE_FIELDS = (
+    "score",
+    "rating",
+    "overall_score",
+    "final_score",
+    "total_score",
+    "overall_rating",
+    "final_rating",
+    "grade",
+    "result",
+    "points",
+)
+_VERDICT_FIELDS = ("pass", "passed", "verdict", "result", "decision", "outcome", "judgment", "judgement", "grade")
+_REASON_FIELDS = (
+    "reasoning",
+    "reason",
+    "explanation",
+    "rationale",
+    "feedback",
+    "justification",
+    "reasons",
+    "critique",
+    "analysis",
+    "comment",
+    "comments",
+    "evaluation",
+)
+_TRUE_WORDS = {"true", "pass", "passed"}
+_FALSE_WORDS = {"false", "fail", "failed"}
+
+
+def _text_value(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return "\n".join(v.strip() for v in value)
+    return None
+
+
+def reasoning_in(fields: Mapping[str, Any]) -> str | None:
+    """The first reasoning field that holds text (a string or a list of strings), or None."""
+    for name in _REASON_FIELDS:
+        if name in fields:
+            text = _text_value(fields[name])
+            if text is not None:
+                return text
+    return None
+
+
+def fields_of(obj: Mapping[Any, Any]) -> dict[str, Any]:
+    """The object's string-named fields, names lower-cased with spaces and hyphens as underscores
+    (the first of two fields that normalize alike wins)."""
+    fields: dict[str, Any] = {}
+    for k, v in obj.items():
+        if isinstance(k, str):
+            fields.setdefault(k.strip().lower().replace(" ", "_").replace("-", "_"), v)
+    return fields
+
+
+def read_mapping(d: dict[Any, Any], depth: int = 0) -> Found:
+    """Read score / verdict / reasoning / confidence from a JSON object."""
+    fields = fields_of(d)
+    found = Found()
+    for name in _SCORE_FIELDS:
+        if name not in fields:
+            continue
+        value = fields[name]
+        num = number_from_json(value)
+        if num is not None:
+            found.raw, found.den = num
+            break
+        if name in ("grade", "result") and isinstance(value, str):
+            continue  # a letter or a word: read below as a verdict
+        if name in ("score", "rating") and value is not None:
+            found.bad_score = True
+    for name in _VERDICT_FIELDS:
+        if name not in fields:
+            continue
+        value = fields[name]
+        if isinstance(value, bool):
+            found.verdict = "pass" if value else "fail"
+            break
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if name == "grade" and word in GRADE_LETTERS:
+                fixed, found.verdict = GRADE_LETTERS[word]
+                if found.raw is None:
+                    found.fixed = fixed
+                break
+            if name == "grade" and word == "p":
+                if found.raw is None:
+                    found.fixed = 0.5
+                break
+            if word in _TRUE_WORDS:
+                found.verdict = "pass"
+                break
+            if word in _FALSE_WORDS:
+                found.verdict = "fail"
+                break
+            if word == "partial":
+                found.partial = True
+                break
+    found.reasoning = reasoning_in(fields)
+    conf = fields.get("confidence")
+    if isinstance(conf, str):
+        found.confidence = CONFIDENCE_WORDS.get(" ".join(conf.lower().split()))
+    if not found.usable and depth < 4:
+        # No score at the top: the first nested object with one (per-model sections).
+        for v in d.values():
+            if isinstance(v, dict):
+                inner = read_mapping(v, depth + 1)
+                if inner.usable:
+                    return inner
+                found.bad_score = found.bad_score or inner.bad_score
+    return found
+
+
+def read_value(value: Any) -> list[Found]:
+    """The candidates of a JSON value: an object, or the objects in a list."""
+    if isinstance(value, dict):
+        return [read_mapping(value)]
+    if isinstance(value, list):
+        return [read_mapping(v) for v in value[:MAX_JSON_CANDIDATES] if isinstance(v, dict)]
+    return []

@@ -1,0 +1,146 @@
+"""Finding JSON objects in a reply and loading them, with bounded cost.
+
+The brace scan is one pass with a step and depth cap. json_repair is slow, superlinear and raises on
+hostile input, so it only sees candidates of at most 64 KiB nested at most 64 deep, 64 KiB per reply in
+total, and everything it raises is caught.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_REPAIR_MAX_CHARS = 64 * 1024  # json_repair is slow and superlinear: hand it little
+_REPAIR_BUDGET = 64 * 1024  # total characters repaired per reply
+_REPAIR_MAX_DEPTH = 64  # json_repair recurses; deeper input raises RecursionError
+_SCAN_MAX_DEPTH = 512  # deeper than this is not a judge reply: stop the brace scan
+_SCAN_MAX_STEPS = 20_000  # braces, strings and escapes visited by the scan
+MAX_JSON_CANDIDATES = 64  # objects examined per reply
+
+_STRUCT = re.compile(r'[{}"]')
+_IN_STRING = re.compile(r'["\\]')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+@dataclass
+class Span:
+    """Where a ``{...}`` object lies in the reply; ``truncated`` when it is never closed."""
+
+    start: int
+    end: int
+    truncated: bool = False
+
+
+class RepairBudget:
+    """Characters json_repair may still be handed for this reply."""
+
+    def __init__(self) -> None:
+        self.left = _REPAIR_BUDGET
+
+
+def scan_objects(text: str) -> tuple[list[Span], bool]:
+    """Find top-level ``{...}`` spans in one pass, string-aware inside objects only.
+
+    Quotes outside objects are prose (``12" pipes``) and are skipped.  An unmatched
+    ``{`` in prose does not hide balanced objects after it.  Returns the spans and
+    whether a scanned object was left unclosed at the end (a truncated reply).
+    """
+    n = len(text)
+    pairs: list[tuple[int, int]] = []
+    stack: list[int] = []
+    i = 0
+    steps = 0
+    while i < n:
+        steps += 1
+        if steps > _SCAN_MAX_STEPS:  # hostile input: keep what was found so far
+            return _outermost(pairs), False
+        if not stack:
+            i = text.find("{", i)
+            if i == -1:
+                break
+            stack.append(i)
+            i += 1
+            continue
+        m = _STRUCT.search(text, i)
+        if m is None:
+            break
+        c = m.group()
+        j = m.start()
+        if c == "{":
+            stack.append(j)
+            if len(stack) > _SCAN_MAX_DEPTH:
+                return _outermost(pairs), False
+            i = j + 1
+        elif c == "}":
+            pairs.append((stack.pop(), j + 1))
+            i = j + 1
+        else:  # a JSON string: skip to its closing quote, honouring escapes
+            k = j + 1
+            while True:
+                m2 = _IN_STRING.search(text, k)
+                if m2 is None:
+                    k = n
+                    break
+                if m2.group() == "\\":
+                    k = m2.start() + 2
+                    continue
+                k = m2.end()
+                break
+            i = k
+    spans = _outermost(pairs)
+    truncated = False
+    if stack:
+        last_end = spans[-1].end if spans else 0
+        tail = [s for s in stack if s >= last_end]
+        if tail:
+            spans.append(Span(tail[0], n, truncated=True))
+            truncated = True
+    return spans, truncated
+
+
+def _outermost(pairs: list[tuple[int, int]]) -> list[Span]:
+    """Keep the balanced spans that no other balanced span encloses."""
+    pairs.sort()
+    out: list[Span] = []
+    last_end = -1
+    for s, e in pairs:
+        if s >= last_end:
+            out.append(Span(s, e))
+            last_end = e
+    return out
+
+
+def _depth_ok(s: str) -> bool:
+    depth = 0
+    for m in _BRACKETS.finditer(s):
+        if m.group() in "[{":
+            depth += 1
+            if depth > _REPAIR_MAX_DEPTH:
+                return False
+        elif depth:
+            depth -= 1
+    return True
+
+
+def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
+    """Parse ``s`` as JSON, then (bounded) with json_repair.  Returns (value, repaired)."""
+    try:
+        return json.loads(s, strict=False), False
+    except (ValueError, RecursionError):  # not plain JSON, or nested too deep
+        pass
+    if budget is None or len(s) > _REPAIR_MAX_CHARS or len(s) > budget.left or not _depth_ok(s):
+        return None, False
+    budget.left -= len(s)
+    try:
+        import json_repair  # local: only replies that need repair pay the import
+
+        value = json_repair.loads(s, skip_json_loads=True)
+    # json_repair raises ValueError and RecursionError on hostile input, and its bugs may raise
+    # anything else: a reply it cannot repair is simply not JSON.
+    except Exception:  # noqa: BLE001
+        return None, False
+    if isinstance(value, tuple):  # logging variants return (value, log)
+        value = value[0]
+    return value, True

@@ -1,0 +1,206 @@
+"""The label and verdict catalogue: format markers, labelled fields and verdict words in prose.
+
+A format marker beats stray numbers; the tiers, strongest first, are ``[RESULT]``, ``Rating: [[n]]``,
+``GRADE:``, bare ``[[n]]``, ``Score:``-style fields and a lone ``[n]`` line.  ``[RESULT]`` and ``GRADE:``
+take the last occurrence, the others the first; verdict words take the last tag, label or bare word.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .attribution import Skip
+from .candidate import VALUE, Found, found_from_value
+from .prepare import DIGIT
+from .search import MAX_FIRST_SCAN, WORD_CHARS, first, gated, last, matches
+
+CONFIDENCE_WORDS = {
+    "high": "high",
+    "very high": "high",
+    "medium": "medium",
+    "moderate": "medium",
+    "low": "low",
+    "very low": "low",
+}
+# inspect_ai grades: C/Correct pass, I/Incorrect fail (P is 0.5 with no verdict).
+GRADE_LETTERS = {"c": (1.0, "pass"), "correct": (1.0, "pass"), "i": (0.0, "fail"), "incorrect": (0.0, "fail")}
+
+# No re.IGNORECASE: it makes sre several times slower.  Label patterns are lower-case
+# and run on ascii_lower(text), which keeps every position of the original.
+_SEP = r"[ \t]{0,3}(?:[*_]{1,2})?[ \t]{0,3}"
+_RESULT_TAG = gated(
+    re.compile(
+        r"\[\s{0,3}result\s{0,3}\]"
+        + _SEP
+        + r"[:\-]?"
+        + _SEP
+        + r"(?:(?:score|result|rating)[ \t]{0,2}(?:of|is|[:=])?[ \t]{0,3})?"
+        + VALUE,
+    ),
+    ("result",),
+)
+_RATING_BRACKETS = gated(
+    re.compile(
+        r"(?:rating[ \t]{0,3}(?:[:=：]|of|is)?|score[ \t]{0,3}[:=：])" + _SEP + r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]",
+    ),
+    ("[[",),
+    word_start=True,
+)
+_GRADE = gated(
+    re.compile(
+        r"grade[ \t]{0,3}[:=]"
+        + _SEP
+        + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
+    ),
+    ("grade",),
+    word_start=True,
+)
+_DOUBLE_BRACKETS = gated(re.compile(r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]"), ("[[",))
+_FIELD = gated(
+    re.compile(
+        r"(?:(?:final|overall|total)[ \t]{1,3})?(?:score|rating|result|grade|points|overall)(?![A-Za-z_])"
+        + _SEP
+        + r"(?:\([^()\n]{0,24}\)"
+        + _SEP
+        + r")?[:=：]"
+        + _SEP
+        + VALUE,  # "Score (1-10): 7"
+    ),
+    ("score", "rating", "result", "grade", "points", "overall"),
+    word_start=True,
+)
+_BRACKET_FIELD = gated(
+    re.compile(r"[(\[][ \t]{0,2}(?:score|rating)[ \t]{0,2}[:=]?[ \t]{0,2}" + VALUE + r"[ \t]{0,2}[)\]]"),
+    ("score", "rating"),
+)
+_LONE_BRACKET = gated(re.compile(r"^[ \t]{0,8}\[[ \t]{0,3}" + VALUE + r"[ \t]{0,3}\][ \t]{0,8}$", re.MULTILINE), ("[",))
+_CONFIDENCE = gated(
+    re.compile(
+        r"confidence(?:[ \t]{1,3}(?:level|score|rating))?"
+        + _SEP
+        + r"(?:[:=]|is)?"
+        + _SEP
+        + r"(?:(?P<word>very[ \t]{1,3}high|high|medium|moderate|low|very[ \t]{1,3}low)(?![A-Za-z])|"
+        + VALUE
+        + ")",
+    ),
+    ("confidence",),
+    word_start=True,
+)
+
+
+def marker_score(text: str, low: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
+    """The strongest format marker or labelled field with a score (tiers in order).
+
+    Patterns run on ``low`` (the ASCII-lowered text); ``text`` keeps the case that
+    grade letters need.  Quoted markers (``skip``) are not candidates.
+    """
+    has_digit = DIGIT.search(low) is not None
+    m = None
+    if has_digit:
+        m = last(_RESULT_TAG, low, skip.accept)
+        if m is None:
+            m = first(_RATING_BRACKETS, low, skip=skip)
+    if m is not None:
+        f = found_from_value(m)
+        if f is not None:
+            return f, m.span()
+    # A grade letter must be upper case: "Grade: i think..." is prose.
+    g = last(_GRADE, low, lambda c: (len(c.group("g")) > 1 or text[c.start("g")].isupper()) and skip.accept(c))
+    if g is not None:
+        word = g.group("g").lower()
+        if word.startswith("p"):
+            return Found(fixed=0.5), g.span()
+        fixed, verdict = GRADE_LETTERS[word]
+        return Found(fixed=fixed, verdict=verdict), g.span()
+    if not has_digit:
+        return None
+    for pattern, neg in ((_DOUBLE_BRACKETS, False), (_FIELD, True), (_BRACKET_FIELD, True), (_LONE_BRACKET, False)):
+        m = first(pattern, low, check_negation=neg, skip=skip)
+        if m is not None:
+            f = found_from_value(m)
+            if f is not None:
+                return f, m.span()
+    return None
+
+
+_ANSWER_TAG = gated(re.compile(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>"), ("<answer>",))
+_VERDICT_LABEL = gated(
+    re.compile(
+        r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|outcome|answer|result)"
+        + _SEP
+        + r"[:=：]"
+        + _SEP
+        + r"(?P<v>pass|fail|partial)(?:ed)?(?![A-Za-z])",
+    ),
+    ("pass", "fail", "partial"),
+    word_start=True,
+)
+_BARE_VERDICT = re.compile(r"(?P<v>PASS|FAIL)(?:ED)?(?![A-Za-z])")
+_LONE_VERDICT_LINE = re.compile(r"^[ \t*_#>`\"'.\-]{0,8}(?P<v>pass|fail)(?:ed)?[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
+_VOCAB_JOIN = re.compile(r"\s{0,3}(?:or|and|nor|/|\||,)\s{0,3}")
+
+
+def marker_verdict(text: str, low: str, skip: Skip) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
+    """(verdict, partial, span, strong): a tag or label is strong, a bare word is not.
+
+    Quoted tags, labels and words (``skip``) are not candidates; a verdict alone on its
+    line may wear quotes as decoration.
+    """
+    for pattern in (_ANSWER_TAG, _VERDICT_LABEL):
+        m = last(pattern, low, skip.accept)
+        if m is not None:
+            v = m.group("v").lower()
+            if v == "partial":
+                return None, True, m.span(), True
+            return v, False, m.span(), True
+    if "pass" not in low and "fail" not in low:
+        return None, False, None, False
+
+    def joined(a: re.Match[str], b: re.Match[str]) -> bool:
+        # "PASS or FAIL", "PASS/FAIL": the vocabulary, not a decision.
+        if a.group("v").lower() == b.group("v").lower():
+            return False
+        return _VOCAB_JOIN.fullmatch(low, a.end(), b.start("v")) is not None
+
+    # The last bare word that is not part of such a pair wins.  Look at a growing tail
+    # of the reply so that a reply full of verdict words stays cheap.
+    n = len(text)
+    size = 4096
+    while True:
+        start = max(0, n - size)
+        tokens = [
+            m
+            for m in _BARE_VERDICT.finditer(text, start)
+            if (m.start() == 0 or text[m.start() - 1] not in WORD_CHARS)
+            and not low[max(0, m.start() - 5) : m.start()].endswith(("not ", "n't "))  # "NOT PASS"
+        ]
+        tokens += list(_LONE_VERDICT_LINE.finditer(low, start))
+        tokens.sort(key=lambda m: m.start("v"))
+        for idx in range(len(tokens) - 1, max(-1, len(tokens) - 1 - MAX_FIRST_SCAN), -1):
+            t = tokens[idx]
+            if idx == 0 and start > 0:
+                break  # its left neighbour may lie before the window: widen it
+            if idx > 0 and joined(tokens[idx - 1], t):
+                continue
+            if idx + 1 < len(tokens) and joined(t, tokens[idx + 1]):
+                continue
+            if t.re is _BARE_VERDICT and skip(t.start("v")):
+                continue  # 'the output says "PASS"': quoted, not the judge's word
+            return t.group("v").lower(), False, t.span(), False
+        else:
+            if start == 0 or len(tokens) > MAX_FIRST_SCAN:
+                return None, False, None, False
+        if start == 0:
+            return None, False, None, False
+        size *= 8
+
+
+def confidence_word(text: str, spans: list[tuple[int, int]]) -> str | None:
+    """The confidence word the reply states, if any; every confidence figure's span goes to ``spans``."""
+    word = None
+    for m in matches(_CONFIDENCE, text):
+        spans.append(m.span())
+        if m.group("word"):
+            word = CONFIDENCE_WORDS.get(" ".join(m.group("word").lower().split()))
+    return word

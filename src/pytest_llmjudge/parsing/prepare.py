@@ -1,0 +1,114 @@
+"""Text preparation: what of the judge's reply is read at all, and position-keeping helpers.
+
+Echoed data blocks of the prompt (``<output-ID>...</output-ID>``, any ``<name-NONCE>``) are removed
+before anything else, and after a ``</think>`` block only the text that follows it is read.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+_DATA_OPEN = re.compile(r"<([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
+_DATA_CLOSE = re.compile(r"</([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
+_NONCE = re.compile(r"[0-9A-Fa-f]{8,64}")
+_THINK_CLOSE = re.compile(r"</think\s{0,3}>", re.IGNORECASE)
+
+ECHO_PLACEHOLDER = " [echoed data omitted] "
+DIGIT = re.compile(r"\d")
+
+
+def ascii_lower(text: str) -> str:
+    """Lower-case A-Z only, so the copy has the same length and positions as ``text``."""
+    if text.isascii():
+        return text.lower()
+    # bytes.lower changes ASCII bytes only, and UTF-8 never uses those inside a longer character:
+    # forty times faster than str.translate with a table.
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+
+
+def _data_tag(m: re.Match[str]) -> tuple[str, str] | None:
+    """The (name, id) of a data delimiter: ``<output-ID>``, or any ``<name-NONCE>`` (hex)."""
+    name, ident = m.group(1).lower(), m.group(2).lower()
+    if name == "output" or _NONCE.fullmatch(ident):
+        return name, ident
+    return None
+
+
+def mask_data_blocks(text: str) -> str:
+    """Drop echoed ``<output-ID>...</output-ID>`` blocks and the prompt's other data blocks
+    (``<input-NONCE>``, ``<expected-NONCE>``...): their content is data the judge was shown.
+
+    Closing tags are indexed once so that many unmatched opening tags stay linear.
+    A lone tag (no partner) is removed by itself.
+    """
+    if "<" not in text or "-" not in text:
+        return text
+    closes: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for m in _DATA_CLOSE.finditer(text):
+        tag = _data_tag(m)
+        if tag is not None:
+            closes.setdefault(tag, []).append((m.start(), m.end()))
+    if not closes and "output-" not in ascii_lower(text):
+        return text
+    out: list[str] = []
+    pos = 0
+    used: dict[tuple[str, str], int] = {}
+    for m in _DATA_OPEN.finditer(text):
+        tag = _data_tag(m)
+        if tag is None or m.start() < pos:
+            continue
+        lst = closes.get(tag, [])
+        i = used.get(tag, 0)
+        while i < len(lst) and lst[i][0] < m.end():
+            i += 1
+        used[tag] = i
+        out.append(text[pos : m.start()])
+        if i < len(lst):
+            out.append(ECHO_PLACEHOLDER)
+            pos = lst[i][1]
+            used[tag] = i + 1
+        else:
+            pos = m.end()
+    out.append(text[pos:])
+    return _DATA_CLOSE.sub(lambda m: " " if _data_tag(m) else m.group(), "".join(out))
+
+
+def prepare(text: str) -> str:
+    """The part of a reply that is read: zero-width characters and echoed data removed."""
+    text = _ZERO_WIDTH.sub("", text).replace("\r\n", "\n")
+    text = mask_data_blocks(text)
+    # A reasoning model's <think> block is deliberation; its answer follows it.
+    last = None
+    if "</think" in ascii_lower(text):
+        for last in _THINK_CLOSE.finditer(text):
+            pass
+    if last is not None and text[last.end() :].strip():
+        text = text[last.end() :]
+    return text
+
+
+def strip_fences(body: str) -> str:
+    """Remove a leading ```lang line and a trailing ``` line around the whole body."""
+    if body.startswith("```"):
+        nl = body.find("\n")
+        body = body[nl + 1 :] if nl != -1 else body[3:]
+    if body.rstrip().endswith("```"):
+        body = body.rstrip()[:-3]
+    return body.strip()
+
+
+def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """Blank out spans with spaces (same length: positions stay valid)."""
+    if not spans:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for s, e in spans:
+        if s < pos:
+            continue
+        parts.append(text[pos:s])
+        parts.append(" " * (e - s))
+        pos = e
+    parts.append(text[pos:])
+    return "".join(parts)

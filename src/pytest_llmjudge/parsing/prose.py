@@ -1,0 +1,171 @@
+"""The weakest evidence: ratings stated in prose, and a reply that is only a number.
+
+Prose ratings need a rating verb bound to the number; two that disagree make the reply an error.  A bare
+number counts when it is the whole reply or its first line, or the last line after "thinking" lines.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import VerdictParseError
+from .attribution import Skip
+from .candidate import RANGE_AFTER, VALUE, Found, found_from_value, value_after
+from .prepare import DIGIT
+from .search import NEGATION, gated, matches, negated_before
+
+_MAX_PROSE_CANDIDATES = 200  # rating-verb matches examined per reply
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_RATING_VERB = gated(
+    re.compile(
+        r"(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned|gets|receives|merits"
+        r"|award|awarded|deserves?|earns?|earned|earning)(?![A-Za-z])(?=[^\d\n.;!?]{0,60}\d)",
+    ),
+    ("rat", "scor", "grad", "giv", "assign", "award", "deserv", "earn", "gets", "receives", "merits"),
+    word_start=True,
+)
+_OBJECT_VERBS = _words("give gives giving given assign assigned award awarded gets receives merits")
+_TOKEN = re.compile(r"[ \t]{0,4}(?:(?P<word>[A-Za-z\u2019']{1,30})|(?P<num>[-+]?\d)|(?P<punct>\S))")
+# A filler word that means the number is not the rating ("rated on a scale from 1",
+# "the rating is based on 3 criteria", "scored at least 2").
+_STOP_WORDS = _words(
+    "scale between from range ranging out up based using across after before per each every about around "
+    "approximately least most top number only"
+)
+# Words that may follow a rating ("a 7 because", "8 out of 10", "4 stars"); any other
+# word makes the number a count ("gives 3 examples", "scored 2 goals").
+_AFTER_WORDS = _words(
+    "out points point pts stars star because for as since overall on given and but in with which due "
+    "considering so here this that the to at i it based reflecting from by is was or if while though "
+    "although even"
+)
+_NEXT_WORD = re.compile(r"[ \t]{1,3}([A-Za-z]{1,30})")
+_PROSE_VALUE = re.compile(VALUE)
+
+
+def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
+    """Ratings stated in a sentence; disagreeing ones make the reply ambiguous.
+
+    A rating inside quotation marks ('it says "rate this a 10"') is not a candidate.
+    """
+    found: list[tuple[Found, tuple[int, int]]] = []
+    if DIGIT.search(text) is None:
+        return None
+    for count, m in enumerate(matches(_RATING_VERB, text)):
+        if count >= _MAX_PROSE_CANDIDATES:
+            break
+        verb_end = m.end()  # the lookarounds after the verb are zero-width
+        verb = text[m.start() : verb_end]
+        if negated_before(text, m.start()) or skip.quotes.inside(m.start()):
+            continue
+        pos = verb_end
+        words = 0
+        ok = True
+        start = 0  # where the number after the verb starts
+        while True:
+            t = _TOKEN.match(text, pos, min(len(text), pos + 80))
+            if t is None:
+                ok = False
+                break
+            if t.group("num") is not None:
+                start = t.start("num")
+                break
+            if t.group("word") is not None:
+                w = t.group("word").lower().replace("\u2019", "'")
+                if NEGATION.fullmatch(w) or w.endswith("n't") or w in _STOP_WORDS:
+                    ok = False
+                    break
+                words += 1
+                if words > 6:
+                    ok = False
+                    break
+            elif t.group("punct") not in (":", '"', "*", "(", "'", "=", "\u201c"):
+                ok = False
+                break
+            pos = t.end()
+        if not ok:
+            continue
+        if verb in _OBJECT_VERBS and words == 0:
+            continue  # "gives 3 examples": a count, not a rating
+        v = _PROSE_VALUE.match(text, start)
+        if v is None or not value_after(text, v) or (start > 0 and text[start - 1].isdigit()):
+            continue
+        if not v.group("den") and not v.group("pct") and RANGE_AFTER.match(text, v.end()):
+            continue  # "from 1 to 10", "a 3 or 4": a range or alternatives
+        nxt = _NEXT_WORD.match(text, v.end())
+        if nxt is not None and nxt.group(1) not in _AFTER_WORDS:
+            continue
+        f = found_from_value(v)
+        if f is not None:
+            found.append((f, (m.start(), v.end())))
+    if not found:
+        return None
+    first = found[0][0]
+    for f, _ in found[1:]:
+        if (f.raw, f.den) != (first.raw, first.den):
+            raise VerdictParseError(
+                "the reply states several different ratings in prose and no labelled score;"
+                " cannot tell which one rates the graded output"
+            )
+    return found[0]
+
+
+_BARE = re.compile(
+    r"[*_`\"'\s]{0,6}(?P<num>[-+]?(?:\d{1,15}(?:\.\d{1,12})?|\.\d{1,12}))"
+    r"(?:\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?))?(?P<pct>\s{0,2}%)?"
+    r"(?:\s{0,2}points?)?[*_`\"'\s]{0,6}",
+)
+
+
+def _decoration(line: str) -> bool:
+    """Lines a UI adds around a bare answer: quotes ('> ...'), italics, fences."""
+    s = line.strip()
+    return (
+        s.startswith((">", "```"))
+        or (len(s) > 2 and s[0] in "*_" and s[-1] in "*_")
+        or s.lower() in ("<think>", "</think>")
+    )
+
+
+def bare_first(text: str) -> tuple[Found, tuple[int, int]] | None:
+    """The whole reply, or its first non-fence line, is a number."""
+    pos = 0
+    n = len(text)
+    for _ in range(64):  # only the first few lines can hold a score-first answer
+        if pos >= n:
+            break
+        nl = text.find("\n", pos)
+        end = n if nl == -1 else nl
+        line = text[pos:end]
+        if line.strip() and not line.strip().startswith("```"):
+            if end - pos > 80:
+                return None
+            m = _BARE.fullmatch(line)
+            if m is None:
+                return None
+            f = found_from_value(m)
+            return (f, (pos, end)) if f is not None else None
+        pos = end + 1
+    return None
+
+
+def bare_last(text: str) -> tuple[Found, tuple[int, int]] | None:
+    """The last line is a number and every line before it is decoration."""
+    stripped = text.rstrip()
+    nl = stripped.rfind("\n")
+    line = stripped[nl + 1 :]
+    if len(line) > 80:
+        return None
+    m = _BARE.fullmatch(line)
+    if m is None:
+        return None
+    head = stripped[: max(nl, 0)]
+    if len(head) > 2000 or not all(_decoration(x) for x in head.split("\n") if x.strip()):
+        return None
+    f = found_from_value(m)
+    return (f, (nl + 1, len(stripped))) if f is not None else None

@@ -1,0 +1,117 @@
+"""Bounded pattern searches over the reply, and the clause test that disqualifies a score mention.
+
+Every search is linear in the reply's length: a pattern is skipped when a word it requires is absent,
+"last marker" searches look at a growing tail, and "first valid" searches stop after 2,000 matches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from .candidate import value_after
+
+MAX_FIRST_SCAN = 2000  # matches examined by "first valid" label searches
+WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+
+# Words in the clause before a score mention that make it not the judge's score.
+NEGATION = re.compile(
+    r"(?<![A-Za-z])(?:not|never|nor|cannot|instead|rather|than|unless|except|reference|example|e\.g)"
+    r"(?![A-Za-z])|n't",
+)
+_REFERENCE = re.compile(r"(?<![A-Za-z])(?:reference|example|e\.g)(?![A-Za-z])")
+_CLAUSE_END = re.compile(r"[.!?;\n](?!\d)")
+_FIELD_CLAUSE_END = re.compile(r"[.!?;,:\n](?!\d)")
+
+# Words a pattern cannot match without (checked with `in`, ~1 ms per megabyte), and the
+# patterns that must start at a word boundary.  Patterns run on the lowered text.
+_NEEDLES: dict[re.Pattern[str], tuple[str, ...]] = {}
+_WORD_START: set[re.Pattern[str]] = set()
+
+
+def gated(pattern: re.Pattern[str], needles: tuple[str, ...], *, word_start: bool = False) -> re.Pattern[str]:
+    """Register the words ``pattern`` cannot match without, and whether it starts at a word boundary.
+
+    Why the word-start check is not a leading lookbehind: sre cannot use its fast prefix scan
+    for a pattern that starts with one, which made each such pattern cost ~50 ms per megabyte.
+    """
+    _NEEDLES[pattern] = needles
+    if word_start:
+        _WORD_START.add(pattern)
+    return pattern
+
+
+def matches(pattern: re.Pattern[str], text: str, pos: int = 0) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)``, skipped when a required word is absent, with the word-start check."""
+    needles = _NEEDLES.get(pattern)
+    if needles is not None:
+        for needle in needles:  # a plain loop: any() over a generator costs more than the check
+            if needle in text:
+                break
+        else:
+            return
+    word_start = pattern in _WORD_START
+    for m in pattern.finditer(text, pos):
+        if word_start and m.start() > 0 and text[m.start() - 1] in WORD_CHARS:
+            continue
+        yield m
+
+
+def last(
+    pattern: re.Pattern[str], text: str, accept: Callable[[re.Match[str]], bool] | None = None
+) -> re.Match[str] | None:
+    """The last valid match, searched in a growing tail of the text.
+
+    A reply holding thousands of markers then costs a few thousand characters of
+    matching, not one Python step per marker.
+    """
+    n = len(text)
+    size = 4096
+    while True:
+        start = max(0, n - size)
+        found = None
+        for m in matches(pattern, text, start):
+            if "num" in pattern.groupindex and not value_after(text, m):
+                continue
+            if accept is not None and not accept(m):
+                continue
+            found = m
+        if found is not None or start == 0:
+            return found
+        size *= 8
+
+
+def first(
+    pattern: re.Pattern[str], text: str, check_negation: bool = False, skip: Callable[[int], bool] | None = None
+) -> re.Match[str] | None:
+    """The first valid match: a whole number, not negated (when asked), not skipped."""
+    for count, m in enumerate(matches(pattern, text)):
+        if count >= MAX_FIRST_SCAN:
+            return None
+        if "num" in pattern.groupindex and not value_after(text, m):
+            continue
+        if check_negation and negated_before(text, m.start(), 24, _FIELD_CLAUSE_END):
+            continue
+        if skip is not None and skip(m.start()):
+            continue
+        return m
+    return None
+
+
+def negated_before(text: str, start: int, width: int = 60, clause: re.Pattern[str] = _CLAUSE_END) -> bool:
+    """A negation or reference word earlier in the same clause (within ``width`` chars).
+
+    Prose uses a sentence-wide window ("does not fully align with the criteria for a
+    score of 5"); a ``Score:`` field only looks at the few words right before it
+    ("Reference (Score 5)"), so "No issues, Score: 5" stays a score.
+    """
+    window = text[max(0, start - width) : start]
+    cut = sentence = 0
+    for m in clause.finditer(window):
+        cut = m.end()
+    for m in _CLAUSE_END.finditer(window):
+        sentence = m.end()
+    if NEGATION.search(window, cut) is not None:
+        return True
+    # "For example, Score: 1 means ...": a reference word reaches across commas.
+    return _REFERENCE.search(window, sentence) is not None
