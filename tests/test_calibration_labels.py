@@ -179,6 +179,22 @@ def test_bad_jsonl_row(tmp_path: Path, line2: str, message: str) -> None:
     assert error.problems == (str(error),)
 
 
+@pytest.mark.parametrize(
+    ("line2", "message"),
+    [
+        ("[" * 100_000, "not JSON (nested too deeply)"),
+        ('{"output": "o", "criteria": "c", "label": ' + "9" * 5000 + "}", "not JSON (a number too long to read)"),
+        ('{"output": "o", "criteria": "c", "label": ' + "9" * 400 + "}", "out of range [0, 1]"),
+    ],
+    ids=["deep nesting", "int past the digit limit", "int past float range"],
+)
+def test_hostile_jsonl_row_is_a_row_error_not_a_crash(tmp_path: Path, line2: str, message: str) -> None:
+    path = write(tmp_path, "labels.jsonl", json.dumps(GOOD) + "\n" + line2 + "\n")
+    error = error_of(path)
+    assert str(error).startswith(f"{path}:2: ")
+    assert message in str(error)
+
+
 def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
     rows = [{**GOOD, "id": "x"}, {**GOOD, "id": "y"}, {**GOOD, "id": "x"}]
     error = error_of(write(tmp_path, "labels.jsonl", jsonl(*rows)))

@@ -106,6 +106,9 @@ def parse_label(value: object) -> tuple[bool | float, LabelKind]:
     """
     if isinstance(value, bool):
         return value, "pass/fail"
+    if isinstance(value, int) and not 0 <= value <= 1:
+        # Checked as an int: float() of a huge JSON integer raises OverflowError.
+        raise ValueError(f"score label {value} is out of range [0, 1]")
     if isinstance(value, (int, float)):
         return _score(float(value), repr(value)), "score"
     if isinstance(value, str):
@@ -211,6 +214,11 @@ def _jsonl_rows(text: str) -> Iterable[tuple[int, Mapping[str, object] | _RowPro
             continue
         except json.JSONDecodeError as exc:
             yield number, _RowProblem(f"not JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except (ValueError, RecursionError) as exc:
+            # An integer past the int-to-str digit limit, or arrays nested past the recursion limit.
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long to read"
+            yield number, _RowProblem(f"not JSON ({reason})")
             continue
         if not isinstance(value, dict):
             yield number, _RowProblem(f"each line must be a JSON object, not {type(value).__name__}")
