@@ -1,0 +1,48 @@
+"""Calibration: how far the judge agrees with human labels.
+
+`labels` reads labelled examples (JSONL, CSV or rows); `stats` computes the figures (accuracy,
+Cohen's kappa with its interval, Spearman's rho, the best threshold, per-criteria figures and the
+disagreements) from the human labels and the judge's scores.
+"""
+
+from __future__ import annotations
+
+from .labels import CalibrationError, LabelKind, LabelledExample, load_examples, parse_label
+from .stats import (
+    CalibrationResult,
+    Confusion,
+    CriteriaFigures,
+    Disagreement,
+    Judged,
+    Kappa,
+    ThresholdChoice,
+    average_ranks,
+    best_threshold,
+    calibrate,
+    candidate_thresholds,
+    cohen_kappa,
+    confusion,
+    spearman,
+)
+
+__all__ = [
+    "CalibrationError",
+    "CalibrationResult",
+    "Confusion",
+    "CriteriaFigures",
+    "Disagreement",
+    "Judged",
+    "Kappa",
+    "LabelKind",
+    "LabelledExample",
+    "ThresholdChoice",
+    "average_ranks",
+    "best_threshold",
+    "calibrate",
+    "candidate_thresholds",
+    "cohen_kappa",
+    "confusion",
+    "load_examples",
+    "parse_label",
+    "spearman",
+]

@@ -1,0 +1,407 @@
+"""How far a judge agrees with human labels: pure functions over (human label, judge score) pairs.
+
+The judge passes an example when `score >= threshold`, as in a judged assertion.  Pass is the
+positive class of the confusion matrix.  Pass/fail labels give accuracy and Cohen's kappa; score
+labels give Spearman's rho, and are also read as pass/fail at the same threshold (a human score
+`>= threshold` is a pass) so that both kinds get a confusion matrix, kappa and a best threshold.
+Nothing here reads files or calls a judge; `calibrate` gathers every figure into one result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+__all__ = [
+    "CalibrationResult",
+    "Confusion",
+    "CriteriaFigures",
+    "Disagreement",
+    "Judged",
+    "Kappa",
+    "ThresholdChoice",
+    "average_ranks",
+    "best_threshold",
+    "calibrate",
+    "candidate_thresholds",
+    "cohen_kappa",
+    "confusion",
+    "spearman",
+]
+
+# Two-sided 95%: the 0.975 quantile of the standard normal (1.959963984540054).
+Z95 = NormalDist().inv_cdf(0.975)
+
+
+def _check_score(score: float) -> float:
+    # A judge score outside [0, 1] is a bug upstream; figures computed from it would mislead.
+    if isinstance(score, bool) or not math.isfinite(score) or not 0.0 <= score <= 1.0:
+        raise ValueError(f"judge score must be a number in [0, 1], got {score!r}")
+    return float(score)
+
+
+def _finite(value: float) -> float:
+    # NaN compares unequal to itself and would corrupt the ranks silently.
+    if isinstance(value, bool) or not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """Human label (rows) against judge decision (columns); positive = pass."""
+
+    tp: int  # human pass, judge pass
+    fp: int  # human fail, judge pass
+    tn: int  # human fail, judge fail
+    fn: int  # human pass, judge fail
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.tn + self.fn
+
+    @property
+    def accuracy(self) -> float | None:
+        """Share of examples where judge and human agree; None when there are none."""
+        return (self.tp + self.tn) / self.n if self.n else None
+
+    def to_json(self) -> dict[str, int]:
+        return {"tp": self.tp, "fp": self.fp, "tn": self.tn, "fn": self.fn}
+
+
+def confusion(pairs: Sequence[tuple[bool, float]], threshold: float) -> Confusion:
+    """Count (human passed, judge score) pairs; the judge passes when `score >= threshold`."""
+    tp = fp = tn = fn = 0
+    for human, score in pairs:
+        judge = _check_score(score) >= threshold
+        if human and judge:
+            tp += 1
+        elif judge:
+            fp += 1
+        elif human:
+            fn += 1
+        else:
+            tn += 1
+    return Confusion(tp=tp, fp=fp, tn=tn, fn=fn)
+
+
+@dataclass(frozen=True)
+class Kappa:
+    """Cohen's kappa with its standard error and 95% interval.
+
+    `value` is None when kappa is undefined, `ci` is None when no interval is meaningful; `note`
+    then says why (and is also set when kappa is 0 by construction).
+    """
+
+    value: float | None
+    se: float | None
+    ci: tuple[float, float] | None
+    note: str | None = None
+
+
+def cohen_kappa(table: Confusion) -> Kappa:
+    """Cohen's kappa (Cohen 1960) of a 2x2 table, with a 95% Wald interval.
+
+    kappa = (po - pe) / (1 - pe), po the observed agreement and pe the agreement expected from the
+    two sides' marginals.  The standard error is the large-sample one of Fleiss, Cohen & Everitt
+    (1969), "Large sample standard errors of kappa and weighted kappa", Psychological Bulletin 72(5),
+    valid for kappa != 0 (the one used for an interval, as in statsmodels' `cohens_kappa`):
+
+        var = (sum_i p_ii [1 - (p_i. + p_.i)(1 - k)]^2
+               + (1 - k)^2 sum_{i != j} p_ij (p_.i + p_j.)^2
+               - [k - pe (1 - k)]^2) / (n (1 - pe)^2)
+
+    The interval is kappa +- 1.96 se, clamped to [-1, 1].  Like any Wald interval it is poor for
+    small n and collapses to a point at perfect agreement (or perfect disagreement with balanced
+    marginals): read it with n.
+
+    Degenerate tables:
+    - n = 0: no kappa, no interval;
+    - both sides give every example the same single label: pe = 1, kappa is 0/0, so no kappa
+      (accuracy is 1 and says it all);
+    - one side gives a single label and the other both: po = pe, so kappa is exactly 0 whatever the
+      data, and its standard error is 0 by construction; no interval is given, as a point would
+      claim a certainty the data do not have.  This includes n = 1 with a disagreement.
+    - perfect disagreement: the formula applies; kappa is -1 only when the marginals are balanced.
+    """
+    n = table.n
+    if n == 0:
+        return Kappa(None, None, None, "no examples")
+    human_pass = (table.tp + table.fn) / n  # p_1. (rows: human; index 1 = pass)
+    judge_pass = (table.tp + table.fp) / n  # p_.1 (columns: judge)
+    rows = (human_pass, 1.0 - human_pass)
+    cols = (judge_pass, 1.0 - judge_pass)
+    po = (table.tp + table.tn) / n
+    pe = rows[0] * cols[0] + rows[1] * cols[1]
+    human_constant = table.tp + table.fn in (0, n)
+    judge_constant = table.tp + table.fp in (0, n)
+    if human_constant and judge_constant and po == 1.0:
+        return Kappa(None, None, None, "every example has the same label from both sides; kappa is undefined")
+    if human_constant or judge_constant:
+        side = "human labels" if human_constant else "judge decisions"
+        if human_constant and judge_constant:
+            side = "human labels and judge decisions"
+        return Kappa(0.0, None, None, f"the {side} are all one value: kappa is 0 by construction, with no interval")
+
+    kappa = (po - pe) / (1.0 - pe)
+    # p[i][j]: human i, judge j; index 0 = pass, 1 = fail.
+    p = ((table.tp / n, table.fn / n), (table.fp / n, table.tn / n))
+    diagonal = sum(p[i][i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in (0, 1))
+    off = (1.0 - kappa) ** 2 * sum(p[i][j] * (cols[i] + rows[j]) ** 2 for i in (0, 1) for j in (0, 1) if i != j)
+    correction = (kappa - pe * (1.0 - kappa)) ** 2
+    # Rounding can leave a tiny negative where the exact variance is 0 (perfect agreement).
+    variance = max(0.0, (diagonal + off - correction) / (n * (1.0 - pe) ** 2))
+    se = math.sqrt(variance)
+    ci = (max(-1.0, kappa - Z95 * se), min(1.0, kappa + Z95 * se))
+    return Kappa(kappa, se, ci)
+
+
+def candidate_thresholds(scores: Sequence[float], configured: float | None = None) -> list[float]:
+    """Every threshold that gives a different split of `scores`: 0, 1, and the midpoints between
+    consecutive distinct scores; plus `configured`, so that it wins a tie it is part of.  Sorted."""
+    distinct = sorted({_check_score(s) for s in scores})
+    candidates = {0.0, 1.0}
+    candidates.update((a + b) / 2.0 for a, b in itertools.pairwise(distinct))
+    if configured is not None:
+        candidates.add(float(configured))
+    return sorted(candidates)
+
+
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """The threshold that maximizes accuracy, and that accuracy."""
+
+    threshold: float
+    accuracy: float
+
+
+def best_threshold(pairs: Sequence[tuple[bool, float]], configured: float) -> ThresholdChoice | None:
+    """The threshold among `candidate_thresholds` with the highest accuracy; None when there are no pairs.
+
+    Ties go to the candidate closest to `configured` (the configured threshold itself when it is
+    as good as any: no advice to move a threshold that is already best), then to the lower one.
+    """
+    if not pairs:
+        return None
+    best: tuple[float, float, float] | None = None  # (-accuracy, distance, threshold): smallest wins
+    for threshold in candidate_thresholds([score for _, score in pairs], configured):
+        accuracy = confusion(pairs, threshold).accuracy
+        assert accuracy is not None  # pairs is not empty
+        key = (-accuracy, abs(threshold - configured), threshold)
+        if best is None or key < best:
+            best = key
+    assert best is not None
+    return ThresholdChoice(threshold=best[2], accuracy=-best[0])
+
+
+def average_ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks of `values`, tied values sharing the mean of the ranks they span."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        shared = (start + end) / 2.0 + 1.0  # mean of the ranks start+1 .. end+1
+        for k in range(start, end + 1):
+            ranks[order[k]] = shared
+        start = end + 1
+    return ranks
+
+
+def spearman(pairs: Sequence[tuple[float, float]]) -> float | None:
+    """Spearman's rho: Pearson's correlation of the average ranks (exact with ties, unlike
+    1 - 6 sum d^2 / (n (n^2 - 1))).  None with fewer than 2 pairs or when either side is constant."""
+    if len(pairs) < 2:
+        return None
+    xs = average_ranks([_finite(x) for x, _ in pairs])
+    ys = average_ranks([_finite(y) for _, y in pairs])
+    mx = sum(xs) / len(xs)
+    my = sum(ys) / len(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if sxx == 0.0 or syy == 0.0:
+        return None
+    # Clamp: rounding can push a perfect correlation a hair past 1.
+    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One labelled example and the judge's score for it (the input of `calibrate`).
+
+    `label` is a bool for pass/fail labels and a float in [0, 1] for score labels.
+    """
+
+    id: str
+    criteria: str
+    label: bool | float
+    score: float
+    reasoning: str | None = None
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """An example where the judge's decision differs from the human's.  `gap` = |label - score|."""
+
+    id: str
+    criteria: str
+    label: bool | float
+    score: float
+    gap: float
+    reasoning: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "criteria": self.criteria,
+            "label": _label_json(self.label),
+            "score": self.score,
+            "gap": self.gap,
+            "reasoning": self.reasoning,
+        }
+
+
+@dataclass(frozen=True)
+class CriteriaFigures:
+    """The figures of the examples that share one criteria text."""
+
+    criteria: str
+    n: int
+    confusion: Confusion
+    accuracy: float | None
+    kappa: Kappa
+    spearman: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "criteria": self.criteria,
+            "n": self.n,
+            "accuracy": self.accuracy,
+            "kappa": self.kappa.value,
+            "kappa_ci": list(self.kappa.ci) if self.kappa.ci else None,
+            "confusion": self.confusion.to_json(),
+            "spearman": self.spearman,
+        }
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """Every figure of one calibration run.  `kind` is "pass/fail", "score", or None when n = 0."""
+
+    n: int
+    kind: str | None
+    threshold: float
+    confusion: Confusion
+    accuracy: float | None
+    kappa: Kappa
+    best_threshold: float | None
+    accuracy_at_best: float | None
+    spearman: float | None
+    per_criteria: tuple[CriteriaFigures, ...]
+    disagreements: tuple[Disagreement, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The figures as one JSON-ready dict (json.dumps it as is)."""
+        return {
+            "n": self.n,
+            "kind": self.kind,
+            "threshold": self.threshold,
+            "accuracy": self.accuracy,
+            "kappa": self.kappa.value,
+            "kappa_se": self.kappa.se,
+            "kappa_ci": list(self.kappa.ci) if self.kappa.ci else None,
+            "kappa_note": self.kappa.note,
+            "confusion": self.confusion.to_json(),
+            "best_threshold": self.best_threshold,
+            "accuracy_at_best": self.accuracy_at_best,
+            "spearman": self.spearman,
+            "per_criteria": [figures.to_json() for figures in self.per_criteria],
+            "disagreements": [item.to_json() for item in self.disagreements],
+        }
+
+
+def _label_json(label: bool | float) -> str | float:
+    if isinstance(label, bool):
+        return "pass" if label else "fail"
+    return label
+
+
+def _kind(items: Sequence[Judged]) -> str | None:
+    kinds = {"pass/fail" if isinstance(item.label, bool) else "score" for item in items}
+    if len(kinds) > 1:
+        raise ValueError("labels mix pass/fail and scores; calibrate one kind at a time")
+    return kinds.pop() if kinds else None
+
+
+def _human_passes(label: bool | float, threshold: float) -> bool:
+    # A score label is a pass at the same bar the judge's score must clear.
+    return label if isinstance(label, bool) else label >= threshold
+
+
+def calibrate(items: Sequence[Judged], threshold: float) -> CalibrationResult:
+    """Every figure for judged, labelled examples at the configured `threshold`.
+
+    Disagreements are the examples whose pass/fail decisions differ (judge `score >= threshold`,
+    human pass or score `>= threshold`), worst first: largest |label - score| (a pass label counts
+    as 1, a fail as 0), then input order.  Raises ValueError on mixed label kinds or a bad score.
+    """
+    if isinstance(threshold, bool) or not math.isfinite(threshold) or not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+    kind = _kind(items)
+    pairs = [(_human_passes(item.label, threshold), _check_score(item.score)) for item in items]
+    table = confusion(pairs, threshold)
+    best = best_threshold(pairs, threshold)
+    rho = spearman([(float(item.label), item.score) for item in items]) if kind == "score" else None
+
+    groups: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
+        groups.setdefault(item.criteria, []).append(index)
+    per_criteria = []
+    for text, indexes in groups.items():  # in order of first appearance, as in the labels file
+        group_table = confusion([pairs[i] for i in indexes], threshold)
+        group_rho = spearman([(float(items[i].label), items[i].score) for i in indexes]) if kind == "score" else None
+        per_criteria.append(
+            CriteriaFigures(
+                criteria=text,
+                n=len(indexes),
+                confusion=group_table,
+                accuracy=group_table.accuracy,
+                kappa=cohen_kappa(group_table),
+                spearman=group_rho,
+            )
+        )
+
+    wrong = [
+        Disagreement(
+            id=item.id,
+            criteria=item.criteria,
+            label=item.label,
+            score=item.score,
+            gap=abs(float(item.label) - item.score),
+            reasoning=item.reasoning,
+        )
+        for item, (human, score) in zip(items, pairs, strict=True)
+        if human != (score >= threshold)
+    ]
+    wrong.sort(key=lambda d: -d.gap)  # stable: equal gaps keep input order
+
+    return CalibrationResult(
+        n=len(items),
+        kind=kind,
+        threshold=float(threshold),
+        confusion=table,
+        accuracy=table.accuracy,
+        kappa=cohen_kappa(table),
+        best_threshold=best.threshold if best else None,
+        accuracy_at_best=best.accuracy if best else None,
+        spearman=rho,
+        per_criteria=tuple(per_criteria),
+        disagreements=tuple(wrong),
+    )
