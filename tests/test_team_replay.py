@@ -271,7 +271,6 @@ def test_a_relative_store_resolves_against_the_rootdir(pytester, openai_server, 
 # -- 9. same value, same key -------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 9: a set's JSON follows PYTHONHASHSEED")
 def test_an_output_holding_a_set_replays_in_another_process(pytester, openai_server, live_args, monkeypatch):
     pytester.makepyfile(
         """
