@@ -19,10 +19,9 @@ import pytest
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import Reply, reply_json
 
-from pytest_llmjudge import backends
-from pytest_llmjudge.backends import CallRequest, LiteLLMBackend, backoff_delay, call_with_retries
+from pytest_llmjudge.backends import CallRequest, LiteLLMBackend, LoopThread, backoff_delay, call_with_retries
+from pytest_llmjudge.backends import retry as backends
 from pytest_llmjudge.errors import BackendError
-from pytest_llmjudge.runner import LoopThread
 from pytest_llmjudge.runtime import JudgeRuntime, SharedSpend
 from pytest_llmjudge.settings import resolve
 
