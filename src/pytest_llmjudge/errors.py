@@ -64,10 +64,13 @@ class BackendError(JudgeError):
 
     kind = "judge error"
 
-    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, retryable: bool = False, status: int | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.retry_after = retry_after  # seconds the server asked us to wait, where it said
 
 
 class BudgetExceeded(JudgeError):

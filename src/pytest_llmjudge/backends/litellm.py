@@ -123,9 +123,8 @@ def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendE
         return BackendError(redact(message), retryable=False, status=status)
 
     def retry() -> BackendError:
-        error = BackendError(redact(f"{kind} from {where}: {detail}"), retryable=True, status=status)
-        error.retry_after = retry_after(exc)  # type: ignore[attr-defined]
-        return error
+        message = redact(f"{kind} from {where}: {detail}")
+        return BackendError(message, retryable=True, status=status, retry_after=retry_after(exc))
 
     if isinstance(exc, litellm.ContextWindowExceededError):
         chars = request.prompt_chars()

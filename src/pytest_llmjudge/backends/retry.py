@@ -101,9 +101,7 @@ async def call_with_retries(
             if failure.retryable:
                 failure.args = (f"{failure.args[0]} (gave up after {attempt + 1} attempts; --judge-retries={retries})",)
             raise failure
-        wait = getattr(failure, "retry_after", None)
-        if wait is None:
-            wait = backoff_delay(attempt)
+        wait = failure.retry_after if failure.retry_after is not None else backoff_delay(attempt)
         if time.monotonic() + wait >= deadline:
             raise BackendError(
                 f"{failure.args[0]}; the next retry (in {wait:.1f}s) would pass --judge-timeout={limit_s:g}s",
