@@ -76,7 +76,8 @@ class Conflict:
             f" on each branch\n"
             f"  ours:   {_first_line(self.ours_reply)}\n"
             f"  theirs: {_first_line(self.theirs_reply)}\n"
-            f"  Keep one side's entry for this key in the file (or delete it and re-record), then `git add` the file."
+            f"  The file is left as your branch's version, without the other branch's entries: settle this key"
+            f" (one reply on both branches, or re-record it) and merge again, or edit the file and `git add` it."
         )
 
 
