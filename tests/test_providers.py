@@ -15,7 +15,6 @@ from typing import Any
 
 import litellm
 import pytest
-import pytest_llmjudge.rubrics  # noqa: F401 - the outer session owns it, so in-process runs share one Likert class
 from helpers import CANARY_KEY
 from helpers.providers import (
     PRESENT,
@@ -28,6 +27,8 @@ from helpers.providers import (
     Received,
     Turn,
 )
+
+import pytest_llmjudge.rubrics  # noqa: F401 - the outer session owns it, so in-process runs share one Likert class
 
 OUTPUT = "Returns are accepted within 30 days."
 CRITERIA = "Says returns are accepted within 30 days"
