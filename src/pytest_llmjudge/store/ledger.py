@@ -45,14 +45,12 @@ def ledger_path(module_path: Path, test_name: str, *, store_root: Path | None, r
     in `DIR/<module path relative to rootdir>/<test>.json`.
     """
     if store_root is None:
-        folder = module_path.parent / "judge_verdicts" / module_path.stem
-    else:
-        try:
-            relative = module_path.resolve().relative_to(rootdir.resolve())
-        except ValueError:
-            relative = Path(module_path.name)
-        folder = store_root / relative.with_suffix("")
-    return folder / ledger_filename(test_name)
+        return module_path.parent.joinpath("judge_verdicts", module_path.stem, ledger_filename(test_name))
+    try:
+        relative = module_path.resolve().relative_to(rootdir.resolve())
+    except ValueError:
+        relative = Path(module_path.name)
+    return store_root.joinpath(relative.with_suffix(""), ledger_filename(test_name))
 
 
 def _validate_entry(path: Path, key: str, entry: object) -> dict[str, Any]:
@@ -77,7 +75,9 @@ class LedgerDocument:
     def read(cls, path: Path) -> LedgerDocument:
         """Read and validate `path` (a missing file is empty); StoreError names a malformed one."""
         try:
-            text = path.read_text(encoding="utf-8")
+            # Bytes then decode: as read_text does, without a text-wrapper per file (replay reads one per test).
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8")
         except FileNotFoundError:
             return cls(path, "", {})
         except (OSError, UnicodeDecodeError) as exc:
