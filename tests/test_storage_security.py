@@ -26,10 +26,13 @@ def test_refund():
     assert_judged("Returns are accepted within 30 days. SCORE=0.9", "Says returns are accepted within 30 days", threshold=0.7)
 """
 
-TWO_JUDGED = JUDGED + """
+TWO_JUDGED = (
+    JUDGED
+    + """
 def test_second():
     assert_judged("We ship worldwide. SCORE=0.8", "Mentions shipping", threshold=0.7)
 """
+)
 
 OFFLINE_CONFTEST = """
 import socket
@@ -116,8 +119,14 @@ def test_a_canary_key_reaches_no_file_report_or_output(pytester, openai_server):
     )
     pytester.makepyfile(test_leaky=LEAKY)
     result = pytester.runpytest(
-        *live(openai_server), "--judge-mode=auto", "--junitxml=junit.xml", "--judge-report=report.json",
-        "--judge-html=report.html", "-rA", "-vv", "--judge-cache-dir=cache",
+        *live(openai_server),
+        "--judge-mode=auto",
+        "--junitxml=junit.xml",
+        "--judge-report=report.json",
+        "--judge-html=report.html",
+        "-rA",
+        "-vv",
+        "--judge-cache-dir=cache",
     )
     result.assert_outcomes(passed=1, failed=5)
     assert {h["authorization"] for h in openai_server.request_headers} == {f"Bearer {CANARY_KEY}"}, "the key was sent"
@@ -176,7 +185,12 @@ def test_a_hand_edited_score_loses_to_its_reply(pytester, openai_server):
     path.write_text(json.dumps(document, indent=2))
     result = pytester.runpytest(*live(openai_server), "--judge-mode=replay")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*judged 0.20 < threshold 0.70*", f"*StoredScoreWarning: {path}: key * stores score 1.0 but its reply parses to 0.2*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*judged 0.20 < threshold 0.70*",
+            f"*StoredScoreWarning: {path}: key * stores score 1.0 but its reply parses to 0.2*",
+        ]
+    )
     assert openai_server.request_count == 1
 
 
@@ -227,12 +241,18 @@ def test_a_pickle_row_in_the_cache_runs_no_code(pytester, openai_server):
     cache, key = cached_then_ledger_removed(pytester, openai_server)
     marker = pytester.path / "PWNED"
     with sqlite3.connect(cache / "cache.db") as con:
-        cursor = con.execute("UPDATE Cache SET mode = 4, value = ? WHERE key = ?", (pickle.dumps(_Marker(str(marker))), key))
+        cursor = con.execute(
+            "UPDATE Cache SET mode = 4, value = ? WHERE key = ?", (pickle.dumps(_Marker(str(marker))), key)
+        )
         assert cursor.rowcount == 1
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=auto", "-W", "always::pytest_llmjudge.store.CacheWarning")
+    result = pytester.runpytest(
+        *live(openai_server), "--judge-mode=auto", "-W", "always::pytest_llmjudge.store.CacheWarning"
+    )
     result.assert_outcomes(passed=1)
     assert not marker.exists(), "the crafted row was unpickled"
-    result.stdout.fnmatch_lines(["*CacheWarning: llmjudge: local cache * was unusable (_CacheUnsafe: a cache row has mode 4*moved to*"])
+    result.stdout.fnmatch_lines(
+        ["*CacheWarning: llmjudge: local cache * was unusable (_CacheUnsafe: a cache row has mode 4*moved to*"]
+    )
     result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 1 live*"])
     assert openai_server.request_count == 2, "judged again, from a fresh cache"
     assert list(cache.parent.glob("llmjudge.broken-*"))
@@ -241,7 +261,7 @@ def test_a_pickle_row_in_the_cache_runs_no_code(pytester, openai_server):
 
 @pytest.mark.parametrize("damage", ["garbage", "zero-length", "settings-row", "not-a-directory"])
 def test_a_broken_cache_is_set_aside_and_the_run_goes_on(pytester, openai_server, damage):
-    cache, key = cached_then_ledger_removed(pytester, openai_server)
+    cache, _key = cached_then_ledger_removed(pytester, openai_server)
     pytester.makepyfile(test_refund=TWO_JUDGED)  # test_second has no stored verdict anywhere
     db = cache / "cache.db"
     if damage == "garbage":

@@ -1,4 +1,4 @@
-"""Unit tests of store.py: keys, file names, atomic ledger writes, the local cache and its lock."""
+"""Unit tests of the store package: keys, file names, atomic ledger writes, the local cache and its lock."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_llmjudge import store
 from pytest_llmjudge.errors import StoreError
 from pytest_llmjudge.store import (
     CacheWarning,
@@ -44,7 +43,9 @@ def test_key_is_stable_and_order_independent():
     a = judgment_key({"model": "m", "messages": [{"role": "user", "content": "x"}], "params": {"temperature": 0}})
     b = judgment_key({"params": {"temperature": 0}, "messages": [{"content": "x", "role": "user"}], "model": "m"})
     assert a == b and len(a) == 64
-    assert a != judgment_key({"model": "m2", "messages": [{"role": "user", "content": "x"}], "params": {"temperature": 0}})
+    assert a != judgment_key(
+        {"model": "m2", "messages": [{"role": "user", "content": "x"}], "params": {"temperature": 0}}
+    )
 
 
 def test_key_accepts_lone_surrogates_and_nul():
@@ -58,8 +59,17 @@ def test_canonical_json_refuses_nan():
 
 @pytest.mark.parametrize(
     "name",
-    ["test_a", "TestX::test_y", "test_p[a/b]", "test_p[a_b]", "test_p[../../etc/passwd]", "test_p[\x00]", "t" * 500,
-     "test_p[ü]", "test_p[\ud800]"],
+    [
+        "test_a",
+        "TestX::test_y",
+        "test_p[a/b]",
+        "test_p[a_b]",
+        "test_p[../../etc/passwd]",
+        "test_p[\x00]",
+        "t" * 500,
+        "test_p[ü]",
+        "test_p[\ud800]",
+    ],
 )
 def test_ledger_filename_is_safe(name):
     filename = ledger_filename(name)
@@ -90,7 +100,7 @@ def test_write_atomically_keeps_the_old_file_when_the_write_fails(tmp_path, monk
     def broken_replace(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(store.os, "replace", broken_replace)
+    monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError):
         write_atomically(path, "new")
     assert path.read_text() == "old"
@@ -105,10 +115,10 @@ def test_write_atomically_on_interrupt_mid_write(tmp_path, monkeypatch):
     def interrupted(fd):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store.os, "fsync", interrupted)
+    monkeypatch.setattr(os, "fsync", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write_atomically(path, "new")
-    monkeypatch.setattr(store.os, "fsync", real_fsync)
+    monkeypatch.setattr(os, "fsync", real_fsync)
     assert path.read_text() == "old"
     assert len(list(tmp_path.iterdir())) == 1
 
@@ -167,9 +177,9 @@ def test_ledger_rewrites_only_when_something_changed(tmp_path):
         ('{"format": 1, "verdicts": []}', "not a verdict file"),
         ('{"format": 99, "verdicts": {}}', "format 99"),
         ('{"format": 1, "verdicts": {"../../x": {"reply": "x"}}}', "is not a verdict key"),
-        ('{"format": 1, "verdicts": {"%s": "x"}}' % KEY, "is not a JSON object"),
-        ('{"format": 1, "verdicts": {"%s": {"score": 1.0}}}' % KEY, "has no 'reply' text"),
-        ('{"format": 1, "verdicts": {"%s": {"reply": 1.0}}}' % KEY, "has no 'reply' text"),
+        (f'{{"format": 1, "verdicts": {{"{KEY}": "x"}}}}', "is not a JSON object"),
+        (f'{{"format": 1, "verdicts": {{"{KEY}": {{"score": 1.0}}}}}}', "has no 'reply' text"),
+        (f'{{"format": 1, "verdicts": {{"{KEY}": {{"reply": 1.0}}}}}}', "has no 'reply' text"),
     ],
 )
 def test_malformed_ledger_files_raise_naming_the_file(tmp_path, text, message):
@@ -272,7 +282,9 @@ def test_a_row_naming_a_file_cannot_make_the_cache_delete_it(tmp_path, how):
     victim.write_text("precious")
     # mode 1 (raw) with a value that is not a verdict: read back as malformed, then overwritten.
     key = KEY if how == "overwritten" else "c" * 64
-    crafted_row(directory, key, mode=1, value="not json", filename=str(victim), expire_time=1.0 if how == "expired" else None)
+    crafted_row(
+        directory, key, mode=1, value="not json", filename=str(victim), expire_time=1.0 if how == "expired" else None
+    )
     cache = LocalCache(directory)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from .errors import BudgetExceeded
 from .settings import Settings, resolve
+from .store.spend import SharedSpend
 
 if TYPE_CHECKING:
     import asyncio
@@ -177,90 +178,6 @@ class JudgeRuntime:
         if self._cache is not None:
             self._notices[:] = self.notices
             self._cache.close()
-
-
-class SharedSpend:
-    """The dollars one run spent, shared by its xdist workers through a small file under a lock.
-
-    The file is keyed by xdist's test-run id (`PYTEST_XDIST_TESTRUNUID`, the same in every worker
-    of one run), so each run starts from zero; outside xdist the count stays in memory.  It lives
-    beside the local cache (`<cache dir>.spend/`), or in the temp dir without one.  Calls already in
-    flight when the budget is reached still finish, so a run can overshoot by at most
-    --judge-concurrency calls per worker.
-    """
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.shared = path is not None
-        self._local = 0.0
-        self._lock = threading.Lock()
-
-    @classmethod
-    def for_run(cls, cache_dir: Path | None, environ: Any = None) -> "SharedSpend":
-        environ = os.environ if environ is None else environ
-        run_id = environ.get("PYTEST_XDIST_TESTRUNUID", "")
-        if not run_id or not environ.get("PYTEST_XDIST_WORKER") or not run_id.replace("-", "").isalnum():
-            return cls(None)
-        folder = (
-            cache_dir.with_name(cache_dir.name + ".spend")
-            if cache_dir is not None
-            else Path(tempfile.gettempdir()) / "pytest-llmjudge-spend"
-        )
-        return cls(folder / f"{run_id[:64]}.json")
-
-    @contextlib.contextmanager
-    def _locked(self) -> Any:
-        assert self.path is not None
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows: each worker counts its own spend
-            fcntl = None  # type: ignore[assignment]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_suffix(".lock"), "a+") as handle:
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            yield
-
-    def _read(self) -> float:
-        try:
-            value = json.loads(self.path.read_text(encoding="utf-8")).get("spent_usd", 0.0)  # type: ignore[union-attr]
-            return float(value) if isinstance(value, (int, float)) else 0.0
-        except (OSError, ValueError, AttributeError):
-            return 0.0
-
-    def total(self) -> float:
-        if self.path is None:
-            return self._local
-        try:
-            with self._locked():
-                return max(self._local, self._read())
-        except OSError:
-            return self._local
-
-    def add(self, cost_usd: float) -> float:
-        with self._lock:
-            self._local += cost_usd
-            if self.path is None:
-                return self._local
-            try:
-                from .store import write_atomically
-
-                with self._locked():
-                    total = self._read() + cost_usd
-                    write_atomically(self.path, json.dumps({"spent_usd": total}))
-                    self._prune_old()
-                    return total
-            except OSError:
-                return self._local
-
-    def _prune_old(self, max_age_s: float = 86400.0) -> None:
-        """Spend files of runs over a day old are of no further use."""
-        now = time.time()
-        for old in self.path.parent.glob("*.json"):  # type: ignore[union-attr]
-            with contextlib.suppress(OSError):
-                if old != self.path and now - old.stat().st_mtime > max_age_s:
-                    old.unlink()
-                    old.with_suffix(".lock").unlink(missing_ok=True)
 
 
 _ACTIVE: list[JudgeRuntime] = []

@@ -1,0 +1,31 @@
+"""Where verdicts live: the committed ledger files, the local cache under them, and the run's spend.
+
+Two tiers.  The ledger (`ledger`) is the source of truth for replay: one readable JSON file per
+test item.  The local cache (`cache`, git-ignored diskcache) sits under it, keyed the same way.
+Both are untrusted input: ledger files are parsed as JSON and validated, and cache rows are read
+back only when they hold inline text (`json_disk`).  `spend` shares the run's dollars across
+xdist workers; `atomic` writes every file so a reader never sees half of one.
+"""
+
+from __future__ import annotations
+
+from ..keys import canonical_json, judgment_key
+from .atomic import write_atomically
+from .cache import CacheWarning, LocalCache
+from .ledger import LEDGER_FORMAT, Ledger, LedgerDocument, ledger_filename, ledger_path, read_ledger_file
+from .spend import SharedSpend
+
+__all__ = [
+    "LEDGER_FORMAT",
+    "CacheWarning",
+    "Ledger",
+    "LedgerDocument",
+    "LocalCache",
+    "SharedSpend",
+    "canonical_json",
+    "judgment_key",
+    "ledger_filename",
+    "ledger_path",
+    "read_ledger_file",
+    "write_atomically",
+]

@@ -1,0 +1,197 @@
+"""The local cache: git-ignored diskcache under the ledger, keyed the same way, never trusted.
+
+It spares repeated calls across tests and re-records.  diskcache is imported only when a cache is
+first used (replay never opens it), through `json_disk`, which reads back JSON text and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+from ..keys import canonical_json
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+__all__ = ["CacheWarning", "LocalCache"]
+
+_T = TypeVar("_T")
+
+
+class CacheWarning(UserWarning):
+    """The local cache was unusable and was set aside; the run goes on without it."""
+
+
+class LocalCache:
+    """The git-ignored diskcache layer: JSON text per key, opened once per process, never trusted.
+
+    Any failure (corrupt database, read-only directory, an unsafe row) sets the directory aside
+    with a `CacheWarning` and the run continues from the ledger and the judge.
+
+    Every database operation runs on one thread of the cache's own: diskcache keeps one SQLite
+    connection per thread and `close()` closes only the calling thread's, so calls from the event
+    loop's worker threads would leave connections (and locks) open after the session.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._cache: Any = None  # a diskcache.Cache (untyped), once opened
+        self._disabled = False
+        self._open_lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+        self.notices: list[str] = []
+
+    def _on_thread(self, fn: Callable[[], _T]) -> _T:
+        with self._open_lock:
+            if self._executor is None:
+                from concurrent.futures import ThreadPoolExecutor  # only once a cache is used
+
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="llmjudge-cache")
+            executor = self._executor
+        return executor.submit(fn).result()
+
+    def _open(self) -> Any:
+        """Open the cache once (on the cache's thread); None when it is unusable."""
+        if self._cache is None and not self._disabled:
+            from .json_disk import open_cache
+
+            try:
+                self._cache = open_cache(self.directory)
+            except Exception as exc:  # noqa: BLE001 - any failure to open means "no cache", never a failed run
+                moved = self._set_aside(exc)
+                try:
+                    if not moved:
+                        raise
+                    self._cache = open_cache(self.directory)
+                except Exception as exc2:  # noqa: BLE001 - as above
+                    self._disable(exc2)
+        return self._cache
+
+    def _notice(self, message: str) -> None:
+        self.notices.append(message)
+        try:
+            warnings.warn(CacheWarning(message), stacklevel=3)
+        except Warning:
+            pass  # warnings turned into errors: the notice still reaches the summary, the run goes on
+
+    def _set_aside(self, exc: BaseException) -> bool:
+        if self._cache is not None:
+            with contextlib.suppress(Exception):
+                self._cache.close()
+            self._cache = None
+        aside = self.directory.with_name(f"{self.directory.name}.broken-{int(time.time())}-{os.getpid()}")
+        try:
+            os.replace(self.directory, aside)
+        except OSError:
+            return False
+        self._notice(
+            f"llmjudge: local cache {self.directory} was unusable ({_describe(exc)}); moved to {aside}, starting a new one"
+        )
+        return True
+
+    def _disable(self, exc: BaseException) -> None:
+        self._disabled = True
+        self._cache = None
+        self._notice(f"llmjudge: local cache {self.directory} cannot be used ({_describe(exc)}); going on without it")
+
+    def _guarded(self, fn: Callable[[Any], _T]) -> _T | None:
+        return self._on_thread(lambda: self._guarded_here(fn))
+
+    def _guarded_here(self, fn: Callable[[Any], _T]) -> _T | None:
+        cache = self._open()
+        if cache is None:
+            return None
+        try:
+            return fn(cache)
+        except Exception as exc:  # noqa: BLE001 - sqlite3.DatabaseError surfaces late, from any call
+            from .json_disk import is_busy
+
+            if is_busy(exc):  # another worker holds the database longer than the lock timeout
+                self._notice(f"llmjudge: local cache {self.directory} was busy ({_describe(exc)}); skipped it once")
+                return None
+            self._disabled = True  # one bad cache per session is enough: go on without one
+            if not self._set_aside(exc):
+                self._notice(
+                    f"llmjudge: local cache {self.directory} was unusable ({_describe(exc)}); going on without it"
+                )
+            return None
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The cached entry for `key`, or None (a malformed entry is ignored with a notice)."""
+        text: object = self._guarded(lambda cache: cache.get(key))
+        if text is None:
+            return None
+        try:
+            value = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            value = None
+        if not isinstance(value, dict) or not isinstance(value.get("reply"), str):
+            self._notice(f"llmjudge: ignored a malformed local cache entry for key {key[:12]}")
+            return None
+        return value
+
+    def set(self, key: str, value: Mapping[str, Any]) -> None:
+        """Store `value` as canonical JSON text under `key`."""
+        text = canonical_json(dict(value))
+        self._guarded(lambda cache: cache.set(key, text))
+
+    def acquire(self, key: str, deadline: float) -> IO[str] | None:
+        """Take an inter-process lock on `key` so two xdist workers do not pay for one call twice.
+
+        Blocks (polling) until `deadline` at most, then goes ahead unlocked rather than fail the
+        judgment.  Returns a handle for `release`, or None where locking is not possible.
+        """
+        try:
+            import fcntl
+        except ImportError:  # Windows: no cross-process dedupe, a call may be paid twice
+            return None
+        folder = self.directory.with_name(self.directory.name + ".locks")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = open(folder / f"{key[:16]}.lock", "a+")  # noqa: SIM115 - held until release()
+        except OSError:
+            return None
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return handle
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return handle
+                time.sleep(0.02)
+
+    @staticmethod
+    def release(handle: IO[str] | None) -> None:
+        """Release a lock taken by `acquire` (None is accepted and ignored)."""
+        if handle is not None:
+            handle.close()  # closing the file releases its flock
+
+    def close(self) -> None:
+        """Close the database (on the thread that opened it) and stop that thread."""
+        with self._open_lock:
+            executor, self._executor = self._executor, None
+        if executor is None:
+            return
+
+        def close_here() -> None:
+            if self._cache is not None:
+                with contextlib.suppress(Exception):
+                    self._cache.close()
+                self._cache = None
+
+        with contextlib.suppress(Exception):
+            executor.submit(close_here).result()
+        executor.shutdown(wait=True)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{exc.__class__.__name__}: {text[:200]}" if text else exc.__class__.__name__

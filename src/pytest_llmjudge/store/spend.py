@@ -1,0 +1,103 @@
+"""The dollars one run spent, shared by its xdist workers through a small file under a lock."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from .atomic import write_atomically
+
+__all__ = ["SharedSpend"]
+
+
+class SharedSpend:
+    """The dollars one run spent, shared by its xdist workers through a small file under a lock.
+
+    The file is keyed by xdist's test-run id (`PYTEST_XDIST_TESTRUNUID`, the same in every worker
+    of one run), so each run starts from zero; outside xdist the count stays in memory.  It lives
+    beside the local cache (`<cache dir>.spend/`), or in the temp dir without one.  Calls already in
+    flight when the budget is reached still finish, so a run can overshoot by at most
+    --judge-concurrency calls per worker.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.shared = path is not None
+        self._local = 0.0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_run(cls, cache_dir: Path | None, environ: Mapping[str, str] | None = None) -> SharedSpend:
+        """The spend of this run: a shared file inside an xdist worker, in memory otherwise."""
+        environ = os.environ if environ is None else environ
+        run_id = environ.get("PYTEST_XDIST_TESTRUNUID", "")
+        if not run_id or not environ.get("PYTEST_XDIST_WORKER") or not run_id.replace("-", "").isalnum():
+            return cls(None)
+        folder = (
+            cache_dir.with_name(cache_dir.name + ".spend")
+            if cache_dir is not None
+            else Path(tempfile.gettempdir()) / "pytest-llmjudge-spend"
+        )
+        return cls(folder / f"{run_id[:64]}.json")
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _locked(path: Path) -> Iterator[None]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path.with_suffix(".lock"), "a+") as handle:
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - Windows: each worker counts its own spend
+                pass
+            else:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            yield
+
+    @staticmethod
+    def _read(path: Path) -> float:
+        try:
+            value = json.loads(path.read_text(encoding="utf-8")).get("spent_usd", 0.0)
+            return float(value) if isinstance(value, (int, float)) else 0.0
+        except (OSError, ValueError, AttributeError):
+            return 0.0
+
+    def total(self) -> float:
+        """The run's spend so far: every worker's, when shared."""
+        if self.path is None:
+            return self._local
+        try:
+            with self._locked(self.path):
+                return max(self._local, self._read(self.path))
+        except OSError:
+            return self._local
+
+    def add(self, cost_usd: float) -> float:
+        """Count `cost_usd` and return the run's new total."""
+        with self._lock:
+            self._local += cost_usd
+            if self.path is None:
+                return self._local
+            try:
+                with self._locked(self.path):
+                    total = self._read(self.path) + cost_usd
+                    write_atomically(self.path, json.dumps({"spent_usd": total}))
+                    self._prune_old(self.path)
+                    return total
+            except OSError:
+                return self._local
+
+    @staticmethod
+    def _prune_old(path: Path, max_age_s: float = 86400.0) -> None:
+        """Spend files of runs over a day old are of no further use."""
+        now = time.time()
+        for old in path.parent.glob("*.json"):
+            with contextlib.suppress(OSError):
+                if old != path and now - old.stat().st_mtime > max_age_s:
+                    old.unlink()
+                    old.with_suffix(".lock").unlink(missing_ok=True)
