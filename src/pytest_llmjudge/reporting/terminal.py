@@ -1,11 +1,22 @@
-"""What the user reads after the run: one sentence, the JUnit properties of each judged test, and
-a line per judgment (score, source, cost, latency) for `-v` and for the test's report section."""
+"""What the user reads in the terminal: one sentence after the run, a line on how long judging took,
+a line per judgment (score, source, cost, latency) for `-v` and the test's report section, and drift."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable
 
-PROPERTY_FIELDS = ("score", "threshold", "passed", "model", "source", "reasoning", "cost_usd", "latency_s")
+from ..errors import BackendError, BudgetExceeded, ReplayMiss, VerdictParseError
+from ..verdict import DriftRecord, JudgmentRecord
+
+# Records built before the pipeline named `error_kind` carry only the class name.
+_KIND_BY_CLASS = {cls.__name__: cls.kind for cls in (VerdictParseError, ReplayMiss, BackendError, BudgetExceeded)}
+# Counted in the sentence when present, in this order, under these labels ("unparseable" always shows).
+_KIND_LABELS = (("missing", "missing"), ("judge error", "judge errors"), ("over budget", "over budget"))
+
+
+def error_kind(record: JudgmentRecord) -> str:
+    """What an error record counts as: `JudgeError.kind`, e.g. "unparseable"; "error" for any other."""
+    return record.get("error_kind") or _KIND_BY_CLASS.get(record.get("error", ""), "error")
 
 
 def format_usd(cost: float) -> str:
@@ -15,32 +26,29 @@ def format_usd(cost: float) -> str:
     return f"${cost:.4f}"
 
 
-def summary_sentence(records: Iterable[Mapping[str, Any]]) -> str | None:
+def summary_sentence(records: Iterable[JudgmentRecord]) -> str | None:
     """`llmjudge: 14 judged, 11 replayed, 3 live, 1 failed, 0 unparseable, $0.0031`, or None if nothing was judged."""
     records = list(records)
     if not records:
         return None
     verdicts = [r for r in records if "error" not in r]
+    kinds = [error_kind(r) for r in records if "error" in r]
     by_source = {s: sum(r.get("source") == s for r in verdicts) for s in ("replayed", "cached", "live")}
-    errors = [r["error"] for r in records if "error" in r]
     parts = [f"{len(records)} judged", f"{by_source['replayed']} replayed"]
     if by_source["cached"]:
         parts.append(f"{by_source['cached']} cached")
     parts.append(f"{by_source['live']} live")
     parts.append(f"{sum(not r.get('passed') for r in verdicts)} failed")
-    parts.append(f"{errors.count('VerdictParseError')} unparseable")
-    for name, label in (("ReplayMiss", "missing"), ("BackendError", "judge errors"), ("BudgetExceeded", "over budget")):
-        if name in errors:
-            parts.append(f"{errors.count(name)} {label}")
-    others = len(errors) - sum(errors.count(n) for n in ("VerdictParseError", "ReplayMiss", "BackendError", "BudgetExceeded"))
+    parts.append(f"{kinds.count('unparseable')} unparseable")
+    parts.extend(f"{kinds.count(kind)} {label}" for kind, label in _KIND_LABELS if kind in kinds)
+    others = len(kinds) - kinds.count("unparseable") - sum(kinds.count(kind) for kind, _ in _KIND_LABELS)
     if others:
         parts.append(f"{others} other errors")
-    cost = sum(r.get("cost_usd") or 0.0 for r in verdicts)
-    parts.append(format_usd(cost))
+    parts.append(format_usd(sum(r.get("cost_usd") or 0.0 for r in verdicts)))
     return "llmjudge: " + ", ".join(parts)
 
 
-def live_calls(record: Mapping[str, Any]) -> int:
+def live_calls(record: JudgmentRecord) -> int:
     """Judge calls a judgment made over the network (a panel or samples make several)."""
     samples = record.get("samples") or []
     if samples:
@@ -48,38 +56,50 @@ def live_calls(record: Mapping[str, Any]) -> int:
     return 1 if record.get("source") == "live" else 0
 
 
-def summary_details(records: Iterable[Mapping[str, Any]]) -> str | None:
+def summary_details(records: Iterable[JudgmentRecord]) -> str | None:
     """`llmjudge: 3 live judge calls, 1.82 s judging (slowest 0.71 s, tests/test_a.py::test_x)`, when anything went live."""
-    records = [r for r in records if "error" not in r]
-    calls = sum(live_calls(r) for r in records)
-    timed = [r for r in records if isinstance(r.get("latency_s"), (int, float))]
+    verdicts = [r for r in records if "error" not in r]
+    calls = sum(live_calls(r) for r in verdicts)
+    timed = [(latency, r) for r in verdicts if isinstance(latency := r.get("latency_s"), (int, float))]
     if not calls and not timed:
         return None
-    total = sum(r["latency_s"] for r in timed)
+    total = sum(latency for latency, _ in timed)
     text = f"llmjudge: {calls} live judge call{'s' if calls != 1 else ''}, {total:.2f} s judging"
     if timed:
-        slowest = max(timed, key=lambda r: r["latency_s"])
-        text += f" (slowest {slowest['latency_s']:.2f} s, {slowest.get('nodeid', '?')})"
+        slowest, record = max(timed, key=lambda pair: pair[0])
+        text += f" (slowest {slowest:.2f} s, {record.get('nodeid', '?')})"
     return text
 
 
-def judgment_lines(records: Iterable[Mapping[str, Any]], *, with_nodeid: bool = False) -> list[str]:
+def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = False) -> list[str]:
     """One line per judgment: `PASS 0.90 >= 0.70  live  openai/x  $0.000120  0.21 s  key 3f9a1c2e0b1d  criteria`."""
     lines = []
     for r in records:
         where = f"{r.get('nodeid', '?')}  " if with_nodeid else ""
         criteria = _clip(str(r.get("criteria", "")), 60)
+        key = str(r.get("key", ""))[:12]
         if "error" in r:
-            lines.append(f"{where}ERROR {r['error']}  key {str(r.get('key', ''))[:12]}  {criteria}")
+            lines.append(f"{where}ERROR {r['error']}  key {key}  {criteria}")
             continue
-        status = "PASS" if r.get("passed") else "FAIL"
-        relation = ">=" if r.get("passed") else "<"
-        cost = r.get("cost_usd")
-        latency = r.get("latency_s")
+        status, relation = ("PASS", ">=") if r.get("passed") else ("FAIL", "<")
+        cost, latency = r.get("cost_usd"), r.get("latency_s")
+        cost_text = f"${cost:.6f}" if isinstance(cost, (int, float)) else "cost n/a"
+        latency_text = f"{latency:.2f} s" if isinstance(latency, (int, float)) else "-"
         lines.append(
-            f"{where}{status} {r.get('score', 0):.2f} {relation} {r.get('threshold', 0):.2f}  {r.get('source', '?')}  "
-            f"{r.get('model', '?')}  {'$%.6f' % cost if isinstance(cost, (int, float)) else 'cost n/a'}  "
-            f"{'%.2f s' % latency if isinstance(latency, (int, float)) else '-'}  key {str(r.get('key', ''))[:12]}  {criteria}"
+            f"{where}{status} {r.get('score', 0):.2f} {relation} {r.get('threshold') or 0:.2f}  {r.get('source', '?')}  "
+            f"{r.get('model', '?')}  {cost_text}  {latency_text}  key {key}  {criteria}"
+        )
+    return lines
+
+
+def drift_lines(drift: Iterable[DriftRecord]) -> list[str]:
+    """`llmjudge drift: tests/test_a.py::test_x key 3f9a1c2e0b1d: 0.90 -> 0.30, pass/fail flipped`, by test and key."""
+    lines = []
+    for d in sorted(drift, key=lambda d: (d.get("test", ""), d.get("key", ""))):
+        flip = ", pass/fail flipped" if d.get("flipped") else ""
+        lines.append(
+            f"llmjudge drift: {d.get('test', '?')} key {d.get('key', '')[:12]}: "
+            f"{d.get('old', 0.0):.2f} -> {d.get('new', 0.0):.2f}{flip}"
         )
     return lines
 
@@ -87,20 +107,3 @@ def judgment_lines(records: Iterable[Mapping[str, Any]], *, with_nodeid: bool = 
 def _clip(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def user_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """JUnit `<property>` pairs for one judgment (xdist carries them to the controller)."""
-    if "error" in record:
-        return [("llmjudge.error", f"{record['error']}: {record.get('message', '')}"), ("llmjudge.key", record.get("key", ""))]
-    props = [(f"llmjudge.{name}", _text(record.get(name))) for name in PROPERTY_FIELDS]
-    props.append(("llmjudge.key", record.get("key", "")))
-    return props
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return "" if value is None else str(value)
