@@ -70,7 +70,7 @@ def _under(rootdir: Path, value: str) -> Path:
     return path if path.is_absolute() else rootdir / path
 
 
-def _cache_dir(config: pytest.Config, configured: str | None) -> Path | Callable[[], Path] | None:
+def _cache_dir(config: pytest.Config, configured: str | None) -> Path | Callable[[], Path | None] | None:
     """The local cache: as configured, else a directory in pytest's cache (git-ignored, --cache-clear),
     asked for only when a live call opens the cache (asking creates it)."""
     if configured:
@@ -78,7 +78,14 @@ def _cache_dir(config: pytest.Config, configured: str | None) -> Path | Callable
     cache: pytest.Cache | None = getattr(config, "cache", None)  # absent with -p no:cacheprovider
     if cache is None:
         return None
-    return lambda: cache.mkdir("llmjudge")
+
+    def in_pytest_cache() -> Path | None:
+        try:
+            return cache.mkdir("llmjudge")
+        except OSError as exc:  # something else sits there: the cache sets it aside and starts afresh
+            return Path(exc.filename) if exc.filename else None
+
+    return in_pytest_cache
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -69,7 +69,7 @@ class JudgeRuntime:
         settings: Settings,
         *,
         rootdir: Path,
-        cache_dir: Path | Callable[[], Path] | None = None,
+        cache_dir: Path | Callable[[], Path | None] | None = None,
         store_root: Path | None = None,
     ) -> None:
         """`cache_dir` may be a function giving it, called only when the cache or the spend file is needed
