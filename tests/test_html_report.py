@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import FAKE_CONFTEST
 
-from pytest_llmjudge.html_report import render_html
-from pytest_llmjudge.report import build_report
+from pytest_llmjudge.reporting.html import render_html
+from pytest_llmjudge.reporting.json_report import build_report
 
 HOSTILE = (
     "<script>document.title='pwned'</script>"

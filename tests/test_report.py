@@ -187,7 +187,7 @@ def test_xdist_report_merges_every_worker_and_keeps_their_drift(pytester, monkey
 
 
 def test_summary_never_shows_a_real_spend_as_zero():
-    from pytest_llmjudge.summary import format_usd, summary_sentence
+    from pytest_llmjudge.reporting.terminal import format_usd, summary_sentence
 
     assert format_usd(0.0) == "$0.0000"
     assert format_usd(0.00001) == "<$0.0001"
@@ -217,3 +217,17 @@ def test_worker_notices_reach_the_summary_under_xdist(pytester, openai_server, l
     )
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["llmjudge: 4 judged*", "llmjudge: local cache *judge-cache* was unusable*"])
+
+
+def test_summary_counts_errors_by_their_kind():
+    from pytest_llmjudge.reporting.terminal import summary_sentence
+
+    records = [
+        {"error": "VerdictParseError", "error_kind": "unparseable"},
+        {"error": "ReplayMiss"},  # a record without error_kind: counted by its class
+        {"error": "SomeNewError", "error_kind": "over budget"},
+        {"error": "StoreError", "error_kind": "error"},
+    ]
+    assert summary_sentence(records) == (
+        "llmjudge: 4 judged, 0 replayed, 0 live, 0 failed, 1 unparseable, 1 missing, 1 over budget, 1 other errors, $0.0000"
+    )

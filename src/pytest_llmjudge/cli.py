@@ -9,36 +9,46 @@ Ledger files are found by scanning PATHs (default `.`) for `*.json` inside `judg
 directories, and for any other JSON file shaped like a ledger (as `--judge-store DIR` writes
 them); version-control, tox/nox, node_modules, caches and virtual environments are skipped.
 
-Prune works from a *used-keys manifest*: after every full, successful pytest run that judged (see
-`full_run_refusal` for what counts as full), the plugin writes into pytest's cache
-(`.pytest_cache/v/llmjudge/used-keys`) each test's outcome, its ledger file and the keys it read or
-wrote, plus the verdict directories the run covered.  `pytest --judge-prune` applies the same plan
-at the end of such a run.  Errors exit with status 2 and one line, never a traceback.
+Prune works from the used-keys manifest the last full run left in pytest's cache (see `prune`).
+Errors exit with status 2 and one line, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import hashlib
 import json
 import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from .errors import StoreError, VerdictParseError
-from .keys import canonical_json, messages_sha256
-from .store import LedgerDocument, ledger_path, write_atomically
+from .keys import messages_sha256
+from .prune import ManifestError, apply_prune, find_manifest, load_manifest, plan_prune, project_root
+from .store import LedgerDocument
 
-MANIFEST_KEY = "llmjudge/used-keys"
-MANIFEST_FORMAT = 1
 SKIP_DIRS = {
-    ".git", ".hg", ".svn", ".tox", ".nox", "node_modules", "__pycache__", ".venv", "venv", ".env", "env",
-    ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "site-packages", ".eggs",
+    ".git",
+    ".hg",
+    ".svn",
+    ".tox",
+    ".nox",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".env",
+    "env",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    "site-packages",
+    ".eggs",
 }
 _LEDGER_SNIFF = re.compile(r'\A\s*\{\s*"format"\s*:\s*\d+\s*,\s*"test"\s*:')
 _HEX = re.compile(r"[0-9a-f]{4,64}")
@@ -113,6 +123,11 @@ class Reparsed:
 
 
 def _rubric_classes() -> dict[str, type]:
+    """Every rubric class by its name.
+
+    REGISTRY CALL SITE: the rubrics room adds a registry function; this walk over
+    `Rubric.__subclasses__()` becomes one call to it.
+    """
     from . import rubrics
 
     classes: dict[str, type] = {}
@@ -204,8 +219,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
             elif result.skipped is not None:
                 skipped += 1
     tests = len({ledger.test for ledger in ledgers})
-    print(f"{total} stored verdicts in {len(ledgers)} ledger files ({tests} tests), {len(unparseable)} unparseable replies"
-          + (f", {skipped} not re-checked (rubric not rebuildable)" if skipped else ""))
+    print(
+        f"{total} stored verdicts in {len(ledgers)} ledger files ({tests} tests), {len(unparseable)} unparseable replies"
+        + (f", {skipped} not re-checked (rubric not rebuildable)" if skipped else "")
+    )
     for title, counts in (("by model", per_model), ("by test module", per_module), ("by rubric", per_rubric)):
         if not counts:
             continue
@@ -237,7 +254,12 @@ def cmd_reparse(args: argparse.Namespace) -> int:
                 broken += 1
                 print(f"{where}: stored {_fmt(old)}, now unparseable: {result.error}")
                 continue
-            new = {"score": result.score, "verdict": result.verdict, "confidence": result.confidence, "reasoning": result.reasoning}
+            new = {
+                "score": result.score,
+                "verdict": result.verdict,
+                "confidence": result.confidence,
+                "reasoning": result.reasoning,
+            }
             score_moved = not isinstance(old, (int, float)) or abs(float(old) - float(result.score or 0)) > 1e-6
             other_moved = any(entry.get(f) != v for f, v in new.items() if f != "score")
             if score_moved:
@@ -268,16 +290,30 @@ def cmd_show(args: argparse.Namespace) -> int:
     prefix = args.key.strip().lower()
     if not _HEX.fullmatch(prefix):
         raise CliError(f"{args.key!r} is not a verdict key: give 4 to 64 hex digits (a prefix of the sha256 key)")
-    matches = [(ledger, key, entry) for ledger in load_ledgers(args.paths) for key, entry in ledger.entries.items() if key.startswith(prefix)]
+    matches = [
+        (ledger, key, entry)
+        for ledger in load_ledgers(args.paths)
+        for key, entry in ledger.entries.items()
+        if key.startswith(prefix)
+    ]
     if not matches:
-        raise CliError(f"no stored verdict has a key starting with {prefix} under {', '.join(map(str, args.paths or ['.']))}")
+        raise CliError(
+            f"no stored verdict has a key starting with {prefix} under {', '.join(map(str, args.paths or ['.']))}"
+        )
     keys = sorted({key for _, key, _ in matches})
     if len(keys) > 1:
         listed = "; ".join(f"{key[:16]} ({ledger.test})" for ledger, key, _ in sorted(matches, key=lambda m: m[1]))
         raise CliError(f"key prefix {prefix} is ambiguous, {len(keys)} verdicts match: {listed}")
     ledger, key, entry = matches[0]
     if args.json:
-        print(json.dumps({"key": key, "file": str(ledger.path), "test": ledger.test, **entry}, indent=2, ensure_ascii=False, sort_keys=True))
+        print(
+            json.dumps(
+                {"key": key, "file": str(ledger.path), "test": ledger.test, **entry},
+                indent=2,
+                ensure_ascii=False,
+                sort_keys=True,
+            )
+        )
         return 0
     now = reparse_entry(entry)
     print(f"key:        {key}")
@@ -289,7 +325,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     if now.error is not None:
         print(f"parsed now: unparseable: {now.error}")
     elif now.skipped is None:
-        same = "same" if isinstance(entry.get("score"), (int, float)) and abs(entry["score"] - (now.score or 0)) <= 1e-6 else "differs from stored: run `llmjudge reparse --write`"
+        same = (
+            "same"
+            if isinstance(entry.get("score"), (int, float)) and abs(entry["score"] - (now.score or 0)) <= 1e-6
+            else "differs from stored: run `llmjudge reparse --write`"
+        )
         print(f"parsed now: {now.score} ({same})")
     for name in ("criteria", "input", "expected", "output", "reasoning", "reply"):
         if entry.get(name) is not None:
@@ -302,209 +342,27 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- prune: the used-keys manifest and the plan ----------------------------------------------------
-
-
-def full_run_refusal(config: Any, exitstatus: int | None, deselected: int, mode: str, outcomes: Mapping[str, str]) -> str | None:
-    """Why this run cannot tell which stored verdicts are unused, or None when it can.
-
-    A run counts as full when: it judged in auto, replay or refresh mode (live reads nothing); it
-    ran tests (not --collect-only) and exited 0 (no failures, errors, crashed xdist workers, or
-    interruption); nothing narrowed the selection inside a module (no -k, -m, node ids, --deselect,
-    --lf, --sw, and no plugin deselected anything).  File and directory arguments are fine: prune
-    then covers only the modules that ran.  Tests skipped or xfailed keep all their verdicts.
-    """
-    option = config.option
-    if mode == "live":
-        return "live mode reads no stored verdicts"
-    if getattr(option, "collectonly", False):
-        return "--collect-only ran no test"
-    if exitstatus != 0:
-        return f"the run did not pass (exit status {exitstatus}); prune needs a full, successful run"
-    if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
-        return "-k/-m selected a subset of the tests"
-    if any("::" in str(arg) for arg in getattr(config, "args", ())):
-        return "node ids selected a subset of the tests"
-    if getattr(option, "deselect", None) or getattr(option, "lf", False) or getattr(option, "stepwise", False):
-        return "--deselect/--lf/--sw selected a subset of the tests"
-    if deselected:
-        return f"{deselected} tests were deselected"
-    if not outcomes:
-        return "no test ran"
-    return None
-
-
-def run_manifest(
-    rootdir: Path,
-    store_root: Path | None,
-    outcomes: Mapping[str, str],
-    locations: Mapping[str, str],
-    used: Mapping[str, Iterable[str]],
-) -> dict[str, Any]:
-    """What a full run used: per test its outcome, ledger file and keys; and the directories covered."""
-    tests: dict[str, Any] = {}
-    dirs: set[Path] = set()
-    module_dirs: set[Path] = set()
-    for nodeid, outcome in outcomes.items():
-        location = locations.get(nodeid)
-        if not location or "::" not in nodeid:
-            continue
-        module = (rootdir / location).resolve()
-        if module.suffix != ".py":
-            continue
-        path = ledger_path(module, nodeid.split("::", 1)[1], store_root=store_root, rootdir=rootdir)
-        dirs.add(path.parent)
-        module_dirs.add(module.parent)
-        tests[nodeid] = {"outcome": outcome, "ledger": _rel(path, rootdir), "used": sorted(used.get(str(path), ()))}
-    if store_root is None:  # verdicts of modules that no longer exist, beside modules that ran
-        for folder in module_dirs:
-            verdicts = folder / "judge_verdicts"
-            if verdicts.is_dir():
-                dirs.update(d for d in verdicts.iterdir() if d.is_dir() and not (folder / f"{d.name}.py").exists())
-    return {
-        "format": MANIFEST_FORMAT,
-        "rootdir": str(rootdir),
-        "written": time.time(),
-        "dirs": sorted(_rel(d, rootdir) for d in dirs),
-        "tests": dict(sorted(tests.items())),
-    }
-
-
-def _rel(path: Path, rootdir: Path) -> str:
-    resolved = path.resolve()
-    try:
-        return str(resolved.relative_to(_resolved(rootdir)))
-    except ValueError:
-        return str(resolved)
-
-
-@functools.lru_cache(maxsize=8)
-def _resolved(rootdir: Path) -> Path:
-    """rootdir, resolved once: _rel runs for every test of a run."""
-    return rootdir.resolve()
-
-
-def save_manifest(config: Any, manifest: Mapping[str, Any]) -> None:
-    cache = getattr(config, "cache", None)
-    if cache is not None:
-        cache.set(MANIFEST_KEY, dict(manifest))
-
-
-@dataclass
-class PruneAction:
-    path: Path
-    test: str
-    removed: list[str]
-    kept: dict[str, dict[str, Any]]
-    reason: str
-
-    @property
-    def deletes_file(self) -> bool:
-        return not self.kept
-
-
-@dataclass
-class PrunePlan:
-    actions: list[PruneAction] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    kept: int = 0
-
-    def describe(self) -> str:
-        removed = sum(len(a.removed) for a in self.actions)
-        if not removed:
-            return f"nothing to remove ({self.kept} stored verdicts in use)"
-        deleted = sum(a.deletes_file for a in self.actions)
-        return (f"removed {removed} unused verdict{'s' if removed != 1 else ''} from {len(self.actions)} "
-                f"file{'s' if len(self.actions) != 1 else ''} ({deleted} deleted); {self.kept} kept")
-
-
-def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> PrunePlan:
-    """Which stored verdicts the run that wrote `manifest` did not use, file by file."""
-    rootdir = Path(manifest.get("rootdir") or ".")
-    if root is not None and not rootdir.is_dir():
-        rootdir = root
-    written = float(manifest.get("written") or 0)
-    tests = manifest.get("tests") or {}
-    plan = PrunePlan()
-    for folder in manifest.get("dirs") or []:
-        directory = rootdir / folder
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.glob("*.json")):
-            try:
-                ledger = read_ledger(path)
-            except CliError as exc:
-                plan.notes.append(f"skipped {exc}")
-                continue
-            if path.stat().st_mtime > written + 1:
-                plan.notes.append(f"skipped {path}: changed since the run that wrote the manifest")
-                plan.kept += len(ledger.entries)
-                continue
-            test = tests.get(ledger.test)
-            if test is None:
-                action = PruneAction(path, ledger.test, sorted(ledger.entries), {}, "its test no longer exists")
-            elif test.get("outcome") != "passed":
-                plan.kept += len(ledger.entries)
-                continue
-            else:
-                used = set(test.get("used") or ())
-                kept = {k: v for k, v in ledger.entries.items() if k in used}
-                removed = sorted(k for k in ledger.entries if k not in used)
-                if not removed:
-                    plan.kept += len(kept)
-                    continue
-                action = PruneAction(path, ledger.test, removed, kept, "not used by its test")
-            plan.kept += len(action.kept)
-            plan.actions.append(action)
-    return plan
-
-
-def apply_prune(plan: PrunePlan) -> None:
-    for action in plan.actions:
-        if action.deletes_file:
-            action.path.unlink(missing_ok=True)
-            try:
-                action.path.parent.rmdir()  # only when empty
-            except OSError:
-                pass
-        else:
-            LedgerDocument(action.path, action.test, action.kept).write()
-
-
-def _find_manifest(cache_dir: str | None) -> Path:
-    relative = Path("v") / MANIFEST_KEY
-    if cache_dir:
-        path = Path(cache_dir) / relative
-        if not path.is_file():
-            raise CliError(f"no used-keys manifest at {path}: run the whole test suite once (pytest, cache provider on)")
-        return path
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        path = folder / ".pytest_cache" / relative
-        if path.is_file():
-            return path
-    raise CliError(
-        "no used-keys manifest (.pytest_cache/v/llmjudge/used-keys) here or above: run the whole test suite once "
-        "(pytest, with the cache provider on), or pass --cache-dir"
-    )
+# -- prune ---------------------------------------------------------------------------------------
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    path = _find_manifest(args.cache_dir)
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CliError(f"{path}: unreadable used-keys manifest ({exc.__class__.__name__})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise CliError(f"{path}: not a used-keys manifest of format {MANIFEST_FORMAT}")
-    plan = plan_prune(manifest, root=path.parents[3])
+        path = find_manifest(args.cache_dir, Path.cwd())
+        manifest = load_manifest(path)
+    except ManifestError as exc:
+        raise CliError(str(exc)) from None
+    plan = plan_prune(manifest, root=project_root(path))
     age = time.time() - float(manifest.get("written") or 0)
     print(f"manifest {path}, written {age / 3600:.1f} h ago by a full run of {len(manifest.get('tests') or {})} tests")
     for note in plan.notes:
         print(note)
     verb = "would remove" if args.dry_run else "removed"
     for action in plan.actions:
-        what = "the whole file" if action.deletes_file else f"{len(action.removed)} of {len(action.removed) + len(action.kept)} verdicts"
+        what = (
+            "the whole file"
+            if action.deletes_file
+            else f"{len(action.removed)} of {len(action.removed) + len(action.kept)} verdicts"
+        )
         print(f"{verb} {what}: {action.path} ({action.test or '?'}: {action.reason})")
     if not args.dry_run:
         apply_prune(plan)
@@ -517,18 +375,28 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="llmjudge", description="Inspect and maintain pytest-llmjudge's stored verdicts.")
+    parser = argparse.ArgumentParser(
+        prog="llmjudge", description="Inspect and maintain pytest-llmjudge's stored verdicts."
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     paths_help = "files or directories to scan for ledger files (default: .)"
 
-    stats = commands.add_parser("stats", help="count stored verdicts per model and test module; find unparseable replies")
+    stats = commands.add_parser(
+        "stats", help="count stored verdicts per model and test module; find unparseable replies"
+    )
     stats.add_argument("paths", nargs="*", metavar="PATH", help=paths_help)
     stats.set_defaults(run=cmd_stats)
 
-    reparse = commands.add_parser("reparse", help="run the current parser over every stored reply and list changed scores")
+    reparse = commands.add_parser(
+        "reparse", help="run the current parser over every stored reply and list changed scores"
+    )
     reparse.add_argument("paths", nargs="*", metavar="PATH", help=paths_help)
-    reparse.add_argument("--write", action="store_true", help="update the stored score, verdict, confidence and reasoning")
-    reparse.add_argument("--check", action="store_true", help="exit 1 when any score changed or a reply became unparseable")
+    reparse.add_argument(
+        "--write", action="store_true", help="update the stored score, verdict, confidence and reasoning"
+    )
+    reparse.add_argument(
+        "--check", action="store_true", help="exit 1 when any score changed or a reply became unparseable"
+    )
     reparse.set_defaults(run=cmd_reparse)
 
     show = commands.add_parser("show", help="show one stored judgment in full")
@@ -539,7 +407,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     prune = commands.add_parser("prune", help="remove stored verdicts that the last full pytest run did not use")
     prune.add_argument("--dry-run", action="store_true", help="list what would be removed, change nothing")
-    prune.add_argument("--cache-dir", metavar="DIR", help="pytest's cache directory (default: .pytest_cache here or above)")
+    prune.add_argument(
+        "--cache-dir", metavar="DIR", help="pytest's cache directory (default: .pytest_cache here or above)"
+    )
     prune.set_defaults(run=cmd_prune)
     return parser
 

@@ -3,47 +3,50 @@
 The pytest layer creates one `JudgeRuntime` per session (per xdist worker) and tells it which test
 is running; `assert_judged` finds both here, so it works without a fixture.  A runtime stack,
 rather than one global, keeps nested pytest runs (pytester) from clobbering the outer one.
+This module is loaded at every pytest start-up: it defines plain classes and imports nothing heavy.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import tempfile
-import threading
-import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from .errors import BudgetExceeded
 from .settings import Settings, resolve
-from .store.spend import SharedSpend
 
 if TYPE_CHECKING:
     import asyncio
 
-    from .runner import LoopThread
+    from .backends import LoopThread
     from .store import Ledger, LocalCache
+    from .store.spend import SharedSpend
+    from .verdict import DriftRecord, JudgmentRecord
 
 _UNSET: Any = object()
 
 
-@dataclass
 class TestContext:
-    """The test a judgment belongs to: where its verdicts live and what it has judged so far."""
+    """The test a judgment belongs to: where its verdicts live and what it has judged so far.
 
-    nodeid: str
-    module_path: Path | None
-    test_name: str
-    marker: dict[str, Any] = field(default_factory=dict)
-    request: Any = None  # the item's FixtureRequest: resolves `judge_backend` on first need
-    records: list[dict[str, Any]] = field(default_factory=list)  # one per judgment, for reports
-    sections: list[tuple[str, str]] = field(default_factory=list)  # report sections (raw replies)
-    ledger: Ledger | None = None  # this test's verdict file, once a judgment asked for it
-    backend: Any = _UNSET
+    A plain class rather than a dataclass: one is made per test, and the module loads at start-up.
+    """
+
+    def __init__(
+        self, nodeid: str, module_path: Path | None, test_name: str, *, marker: dict[str, Any] | None = None
+    ) -> None:
+        self.nodeid = nodeid
+        self.module_path = module_path
+        self.test_name = test_name
+        self.marker: dict[str, Any] = marker if marker is not None else {}
+        self.request: Any = None  # the test's FixtureRequest, bound by a fixture: resolves `judge_backend`
+        self.records: list[JudgmentRecord] = []  # one per judgment, for reports
+        self.drift: list[DriftRecord] = []  # refresh mode: verdicts that moved against what was stored
+        self.sections: list[tuple[str, str]] = []  # report sections (raw replies)
+        self.ledger: Ledger | None = None  # this test's verdict file, once a judgment asked for it
+        self.backend: Any = _UNSET
 
     def judge_backend(self) -> Any:
         """The `judge_backend` fixture's value for this test (None: use LiteLLM)."""
@@ -62,29 +65,43 @@ class JudgeRuntime:
         settings: Settings,
         *,
         rootdir: Path,
-        cache_dir: Path | None = None,
+        cache_dir: Path | Callable[[], Path | None] | None = None,
         store_root: Path | None = None,
     ) -> None:
+        """`cache_dir` may be a function giving it, called only when the cache or the spend file is needed
+        (pytest's `config.cache.mkdir` creates the directory it names)."""
         self.settings = settings
         self.rootdir = rootdir
         self.store_root = store_root
-        # Replay reads the ledger only, and live stores nothing: neither opens the cache.
-        self._cache_dir = cache_dir if settings.mode in ("auto", "refresh") else None
+        self._cache_dir_source = cache_dir
         self._cache: LocalCache | None = None
         self._loop: LoopThread | None = None
         self.ledgers: dict[Path, Ledger] = {}
         self.current: TestContext | None = None
         self.spent_usd = 0.0  # this process's live calls
-        self.shared_spend = SharedSpend.for_run(cache_dir) if settings.budget is not None else None
+        self._shared_spend: SharedSpend | None = None
         self._notices: list[str] = []
-        self.drift: list[dict[str, Any]] = []
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._semaphore: asyncio.Semaphore | None = None
 
     @classmethod
-    def standalone(cls) -> "JudgeRuntime":
+    def standalone(cls) -> JudgeRuntime:
         """A runtime outside pytest: settings from the environment, nothing committed."""
         return cls(resolve({}, {}, os.environ), rootdir=Path.cwd())
+
+    def _cache_dir(self) -> Path | None:
+        source = self._cache_dir_source
+        if callable(source):
+            source = self._cache_dir_source = source()
+        return source
+
+    @property
+    def drift(self) -> list[DriftRecord]:
+        """The running test's drift list (outside a test, a list nobody reads).
+
+        Kept while judge.py appends here; the running test's `TestContext.drift` is the place.
+        """
+        return self.current.drift if self.current is not None else []
 
     def ledger_for(self, context: TestContext | None) -> Ledger | None:
         """The test's verdict file, found once per test and shared by every judgment in it."""
@@ -106,12 +123,13 @@ class JudgeRuntime:
     def loop(self) -> LoopThread:
         """The background loop for live calls, started on first need (asyncio stays unimported until then)."""
         if self._loop is None:
-            from .runner import LoopThread
+            from .backends.loop import LoopThread
 
             self._loop = LoopThread()
         return self._loop
 
     def semaphore(self) -> asyncio.Semaphore:
+        """Bounds the live calls in flight in this process (--judge-concurrency)."""
         import asyncio
 
         if self._semaphore is None:
@@ -130,11 +148,13 @@ class JudgeRuntime:
     @property
     def cache(self) -> LocalCache | None:
         """The local cache (auto and refresh modes), made on first use: a session that never
-        judges imports no storage code."""
-        if self._cache is None and self._cache_dir is not None:
-            from .store import LocalCache
+        judges imports no storage code.  Replay reads the ledger only, and live stores nothing."""
+        if self._cache is None and self.settings.mode in ("auto", "refresh"):
+            cache_dir = self._cache_dir()
+            if cache_dir is not None:
+                from .store import LocalCache
 
-            self._cache = LocalCache(self._cache_dir)
+                self._cache = LocalCache(cache_dir)
         return self._cache
 
     @property
@@ -143,10 +163,20 @@ class JudgeRuntime:
         cache_notices = self._cache.notices if self._cache is not None else []
         return list(dict.fromkeys([*self._notices, *cache_notices]))
 
+    @property
+    def shared_spend(self) -> SharedSpend | None:
+        """The run's spend shared by its xdist workers (with --judge-budget only), made on first need."""
+        if self._shared_spend is None and self.settings.budget is not None:
+            from .store.spend import SharedSpend
+
+            self._shared_spend = SharedSpend.for_run(self._cache_dir())
+        return self._shared_spend
+
     def total_spent(self) -> float:
         """Dollars spent on live calls in this run: across every xdist worker where it is shared."""
-        if self.shared_spend is not None:
-            return max(self.spent_usd, self.shared_spend.total())
+        shared = self.shared_spend
+        if shared is not None:
+            return max(self.spent_usd, shared.total())
         return self.spent_usd
 
     def check_budget(self) -> None:
@@ -156,23 +186,27 @@ class JudgeRuntime:
             return
         spent = self.total_spent()
         if spent >= budget:
-            where = " by all xdist workers" if self.shared_spend is not None and self.shared_spend.shared else ""
+            shared = self.shared_spend
+            where = " by all xdist workers" if shared is not None and shared.shared else ""
             message = (
                 f"--judge-budget=${budget:g} is spent (${spent:.4f} so far{where}): no further live judge calls "
                 "this run. Raise --judge-budget, or replay stored verdicts."
             )
-            notice = f"llmjudge: --judge-budget=${budget:g} reached (${spent:.4f} spent); later live judge calls were refused"
-            if not any(n.startswith(f"llmjudge: --judge-budget=${budget:g} reached") for n in self._notices):
-                self._notices.append(notice)
+            reached = f"llmjudge: --judge-budget=${budget:g} reached"
+            if not any(n.startswith(reached) for n in self._notices):
+                self._notices.append(f"{reached} (${spent:.4f} spent); later live judge calls were refused")
             raise BudgetExceeded(message)
 
     def spend(self, cost_usd: float | None) -> None:
+        """Count a live call's cost against the budget."""
         if cost_usd:
             self.spent_usd += cost_usd
-            if self.shared_spend is not None:
-                self.shared_spend.add(cost_usd)
+            shared = self.shared_spend
+            if shared is not None:
+                shared.add(cost_usd)
 
     def close(self) -> None:
+        """Stop the background loop and close the cache, keeping its notices."""
         if self._loop is not None:
             self._loop.stop()
         if self._cache is not None:
@@ -184,10 +218,12 @@ _ACTIVE: list[JudgeRuntime] = []
 
 
 def activate(runtime: JudgeRuntime) -> None:
+    """Make `runtime` the one `assert_judged` finds, until `deactivate`."""
     _ACTIVE.append(runtime)
 
 
 def deactivate(runtime: JudgeRuntime) -> None:
+    """Forget `runtime`: the session that made it has ended."""
     if runtime in _ACTIVE:
         _ACTIVE.remove(runtime)
 

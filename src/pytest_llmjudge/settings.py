@@ -8,11 +8,10 @@ environment fallback, so the order is resolved here rather than left to pytest.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 MODES = ("auto", "replay", "refresh", "live")
 
@@ -36,7 +35,9 @@ class SettingError(ValueError):
     """A setting has a value outside what it allows; the message names both."""
 
 
-def _parse_float(name: str, low: float | None = None, high: float | None = None, *, low_open: bool = False):
+def _parse_float(
+    name: str, low: float | None = None, high: float | None = None, *, low_open: bool = False
+) -> Callable[[Any], float]:
     def parse(raw: Any) -> float:
         try:
             value = float(raw)
@@ -46,15 +47,17 @@ def _parse_float(name: str, low: float | None = None, high: float | None = None,
             raise SettingError(f"{name} must be a finite number, got {raw!r}")
         if low is not None and (value <= low if low_open else value < low):
             bound = f"> {low:g}" if low_open else f">= {low:g}"
-            raise SettingError(f"{name} must be {bound}" + (f" and <= {high:g}" if high is not None else "") + f", got {raw!r}")
+            raise SettingError(
+                f"{name} must be {bound}" + (f" and <= {high:g}" if high is not None else "") + f", got {raw!r}"
+            )
         if high is not None and value > high:
-            raise SettingError(f"{name} must be between {low:g} and {high:g}, got {raw!r}")
+            raise SettingError(f"{name} must be between {low or 0:g} and {high:g}, got {raw!r}")
         return value
 
     return parse
 
 
-def _parse_int(name: str, low: int):
+def _parse_int(name: str, low: int) -> Callable[[Any], int]:
     def parse(raw: Any) -> int:
         if isinstance(raw, bool):
             raise SettingError(f"{name} must be a whole number >= {low}, got {raw!r}")
@@ -69,7 +72,7 @@ def _parse_int(name: str, low: int):
     return parse
 
 
-def _parse_choice(name: str, choices: tuple[str, ...]):
+def _parse_choice(name: str, choices: tuple[str, ...]) -> Callable[[Any], str]:
     def parse(raw: Any) -> str:
         value = str(raw).strip().lower()
         if value not in choices:
@@ -79,7 +82,7 @@ def _parse_choice(name: str, choices: tuple[str, ...]):
     return parse
 
 
-def _parse_models(name: str):
+def _parse_models(name: str) -> Callable[[Any], tuple[str, ...]]:
     def parse(raw: Any) -> tuple[str, ...]:
         if isinstance(raw, (list, tuple)):
             parts = [str(p).strip() for p in raw]
@@ -92,7 +95,7 @@ def _parse_models(name: str):
     return parse
 
 
-def _parse_text(name: str):
+def _parse_text(name: str) -> Callable[[Any], str]:
     def parse(raw: Any) -> str:
         value = str(raw).strip()
         if not value:
@@ -102,7 +105,7 @@ def _parse_text(name: str):
     return parse
 
 
-def _parse_bool(name: str):
+def _parse_bool(name: str) -> Callable[[Any], bool]:
     def parse(raw: Any) -> bool:
         if isinstance(raw, bool):
             return raw
@@ -116,8 +119,7 @@ def _parse_bool(name: str):
     return parse
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     """One setting: its name in each place it can be given, its parser and its help."""
 
     name: str  # the Settings field, e.g. "model"
@@ -146,48 +148,126 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("model", "judge model as LiteLLM names it (e.g. gpt-4o-mini, openai/llama3); several, comma-separated, form a panel",
-           _parse_models("--judge-model"), None, "MODEL", marker=True),
-    Option("mode", "auto: stored verdict, else judge and store; replay: stored only, a miss fails; "
-           "refresh: judge again and overwrite; live: judge, store nothing (default: replay on CI, else auto)",
-           _parse_choice("--judge-mode", MODES), None, "MODE"),
-    Option("threshold", "score a judgment needs to pass, in [0, 1] (default 0.5)",
-           _parse_float("--judge-threshold", 0.0, 1.0), 0.5, "SCORE", marker=True),
-    Option("api_base", "base URL of the judge's API, e.g. http://127.0.0.1:8000/v1",
-           _parse_text("--judge-api-base"), None, "URL", marker=True),
-    Option("temperature", "sampling temperature for the judge (default 0)",
-           _parse_float("--judge-temperature", 0.0, 2.0), 0.0, "T", marker=True),
-    Option("timeout", "deadline in seconds for one judgment, retries included (default 120)",
-           _parse_float("--judge-timeout", 0.0, low_open=True), 120.0, "SECONDS"),
-    Option("retries", "retries after a rate limit, server error, timeout or dropped connection (default 3)",
-           _parse_int("--judge-retries", 0), 3, "N"),
-    Option("concurrency", "judge calls in flight at once in this process (default 8)",
-           _parse_int("--judge-concurrency", 1), 8, "N"),
-    Option("samples", "judge each prompt N times and combine the samples (default 1)",
-           _parse_int("--judge-samples", 1), 1, "N", marker=True),
-    Option("store", "directory of the committed verdict files (default: judge_verdicts/ beside each test module)",
-           _parse_text("--judge-store"), None, "DIR"),
-    Option("cache_dir", "directory of the local verdict cache (default: under pytest's cache dir)",
-           _parse_text("--judge-cache-dir"), None, "DIR"),
-    Option("budget", "stop live judge calls once this many US dollars are spent",
-           _parse_float("--judge-budget", 0.0), None, "USD"),
-    Option("report", "write every judgment of the run to this JSON file",
-           _parse_text("--judge-report"), None, "PATH"),
-    Option("html", "write a self-contained HTML report of the run to this file",
-           _parse_text("--judge-html"), None, "PATH"),
-    Option("drift", "in refresh mode, report verdicts whose score moved by more than this (default 0.1)",
-           _parse_float("--judge-drift", 0.0, 1.0), 0.1, "DELTA"),
-    Option("prune", "after a full, successful run, remove stored verdicts no test used",
-           _parse_bool("--judge-prune"), False, flag=True),
+    Option(
+        "model",
+        "judge model as LiteLLM names it (e.g. gpt-4o-mini, openai/llama3); several, comma-separated, form a panel",
+        _parse_models("--judge-model"),
+        None,
+        "MODEL",
+        marker=True,
+    ),
+    Option(
+        "mode",
+        "auto: stored verdict, else judge and store; replay: stored only, a miss fails; "
+        "refresh: judge again and overwrite; live: judge, store nothing (default: replay on CI, else auto)",
+        _parse_choice("--judge-mode", MODES),
+        None,
+        "MODE",
+    ),
+    Option(
+        "threshold",
+        "score a judgment needs to pass, in [0, 1] (default 0.5)",
+        _parse_float("--judge-threshold", 0.0, 1.0),
+        0.5,
+        "SCORE",
+        marker=True,
+    ),
+    Option(
+        "api_base",
+        "base URL of the judge's API, e.g. http://127.0.0.1:8000/v1",
+        _parse_text("--judge-api-base"),
+        None,
+        "URL",
+        marker=True,
+    ),
+    Option(
+        "temperature",
+        "sampling temperature for the judge (default 0)",
+        _parse_float("--judge-temperature", 0.0, 2.0),
+        0.0,
+        "T",
+        marker=True,
+    ),
+    Option(
+        "timeout",
+        "deadline in seconds for one judgment, retries included (default 120)",
+        _parse_float("--judge-timeout", 0.0, low_open=True),
+        120.0,
+        "SECONDS",
+    ),
+    Option(
+        "retries",
+        "retries after a rate limit, server error, timeout or dropped connection (default 3)",
+        _parse_int("--judge-retries", 0),
+        3,
+        "N",
+    ),
+    Option(
+        "concurrency",
+        "judge calls in flight at once in this process (default 8)",
+        _parse_int("--judge-concurrency", 1),
+        8,
+        "N",
+    ),
+    Option(
+        "samples",
+        "judge each prompt N times and combine the samples (default 1)",
+        _parse_int("--judge-samples", 1),
+        1,
+        "N",
+        marker=True,
+    ),
+    Option(
+        "store",
+        "directory of the committed verdict files (default: judge_verdicts/ beside each test module)",
+        _parse_text("--judge-store"),
+        None,
+        "DIR",
+    ),
+    Option(
+        "cache_dir",
+        "directory of the local verdict cache (default: under pytest's cache dir)",
+        _parse_text("--judge-cache-dir"),
+        None,
+        "DIR",
+    ),
+    Option(
+        "budget",
+        "stop live judge calls once this many US dollars are spent",
+        _parse_float("--judge-budget", 0.0),
+        None,
+        "USD",
+    ),
+    Option("report", "write every judgment of the run to this JSON file", _parse_text("--judge-report"), None, "PATH"),
+    Option(
+        "html", "write a self-contained HTML report of the run to this file", _parse_text("--judge-html"), None, "PATH"
+    ),
+    Option(
+        "drift",
+        "in refresh mode, report verdicts whose score moved by more than this (default 0.1)",
+        _parse_float("--judge-drift", 0.0, 1.0),
+        0.1,
+        "DELTA",
+    ),
+    Option(
+        "prune",
+        "after a full, successful run, remove stored verdicts no test used",
+        _parse_bool("--judge-prune"),
+        False,
+        flag=True,
+    ),
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
 MARKER_KEYS = tuple(o.name for o in OPTIONS if o.marker) + ("rubric",)
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Every option's resolved value, plus where the mode came from (for the header)."""
+class Settings(NamedTuple):
+    """Every option's resolved value, plus where the mode came from (for the header).
+
+    Immutable.  A NamedTuple rather than a frozen dataclass: every pytest start-up defines it, and
+    a dataclass of this size takes milliseconds to define.
+    """
 
     model: tuple[str, ...] | None = None
     mode: str = "auto"
@@ -206,9 +286,11 @@ class Settings:
     drift: float = 0.1
     prune: bool = False
     mode_reason: str = "default"
-    sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+    sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
 
-    def with_marker(self, overrides: Mapping[str, Any], *, force: bool = False, where: str = "@pytest.mark.judge") -> "Settings":
+    def with_marker(
+        self, overrides: Mapping[str, Any], *, force: bool = False, where: str = "@pytest.mark.judge"
+    ) -> Settings:
         """Apply `@pytest.mark.judge(...)` values, except where the command line already set one.
 
         `force` applies them regardless: arguments passed to `assert_judged` itself win over all.
@@ -222,7 +304,7 @@ class Settings:
                 changes[name] = option.parse(raw)
             except SettingError as exc:
                 raise SettingError(f"{where}({name}=...): {exc}") from None
-        return dataclasses.replace(self, **changes) if changes else self
+        return self._replace(**changes) if changes else self
 
 
 def detect_ci(environ: Mapping[str, str]) -> str | None:

@@ -8,24 +8,51 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from .store import write_atomically
-from .summary import live_calls
+from ..store import write_atomically
+from ..verdict import DriftRecord, JudgmentRecord
+from .terminal import live_calls
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 REPORT_FORMAT = 1
 NEAR_THRESHOLD = 0.1  # a passing score this close to its threshold is "near": shown early in the HTML
 
 # The fields of each judgment, in the order a reader expects them.
 JUDGMENT_FIELDS = (
-    "nodeid", "status", "criteria", "rubric", "score", "threshold", "passed", "verdict", "confidence",
-    "reasoning", "model", "source", "key", "samples", "agreement", "spread", "undecided", "cost_usd",
-    "latency_s", "live_calls", "drift", "output", "error", "message", "test_outcome",
+    "nodeid",
+    "status",
+    "criteria",
+    "rubric",
+    "score",
+    "threshold",
+    "passed",
+    "verdict",
+    "confidence",
+    "reasoning",
+    "model",
+    "source",
+    "key",
+    "samples",
+    "agreement",
+    "spread",
+    "undecided",
+    "cost_usd",
+    "latency_s",
+    "live_calls",
+    "drift",
+    "output",
+    "error",
+    "message",
+    "test_outcome",
 )
 
 
-def judgment_status(record: Mapping[str, Any]) -> str:
+def judgment_status(record: JudgmentRecord) -> str:
     """error, failed, near (passed within NEAR_THRESHOLD of the threshold) or passed."""
     if "error" in record:
         return "error"
@@ -37,24 +64,24 @@ def judgment_status(record: Mapping[str, Any]) -> str:
     return "passed"
 
 
-def _judgment(record: Mapping[str, Any]) -> dict[str, Any]:
-    row = {"status": judgment_status(record), "live_calls": live_calls(record), **record}
+def _judgment(record: JudgmentRecord) -> dict[str, Any]:
+    row: dict[str, Any] = {"status": judgment_status(record), "live_calls": live_calls(record), **record}
     row.setdefault("drift", None)
     ordered = {name: row[name] for name in JUDGMENT_FIELDS if name in row}
-    ordered.update({k: v for k, v in row.items() if k not in ordered and k != "index"})
+    ordered.update({k: v for k, v in row.items() if k not in ordered})
     return ordered
 
 
 def build_report(
-    records: Iterable[Mapping[str, Any]],
-    drift: Iterable[Mapping[str, Any]] = (),
+    records: Iterable[JudgmentRecord],
+    drift: Iterable[DriftRecord] = (),
     *,
-    settings: Any = None,
+    settings: Settings | None = None,
     exitstatus: int | None = None,
 ) -> dict[str, Any]:
     """The report document: format, when, settings, totals, judgments (sorted by nodeid), drift."""
     judgments = [_judgment(r) for r in records]
-    drift = [dict(d) for d in drift]
+    drifted = [dict(d) for d in drift]
     verdicts = [j for j in judgments if j["status"] != "error"]
     errors: dict[str, int] = {}
     for j in judgments:
@@ -75,7 +102,7 @@ def build_report(
         "cost_usd": round(sum(j.get("cost_usd") or 0.0 for j in verdicts), 8),
         "latency_s": round(sum(latencies), 4),
     }
-    totals["drifted"] = len(drift)
+    totals["drifted"] = len(drifted)
     document: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "tool": "pytest-llmjudge",
@@ -84,12 +111,12 @@ def build_report(
         "settings": _settings(settings),
         "totals": totals,
         "judgments": judgments,
-        "drift": sorted(drift, key=lambda d: (str(d.get("test", "")), str(d.get("key", "")))),
+        "drift": sorted(drifted, key=lambda d: (str(d.get("test", "")), str(d.get("key", "")))),
     }
     return document
 
 
-def _settings(settings: Any) -> dict[str, Any]:
+def _settings(settings: Settings | None) -> dict[str, Any]:
     if settings is None:
         return {}
     return {
@@ -103,4 +130,5 @@ def _settings(settings: Any) -> dict[str, Any]:
 
 
 def write_report(path: Path, document: Mapping[str, Any]) -> None:
+    """Write the report document as indented JSON, atomically."""
     write_atomically(path, json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False, default=str) + "\n")

@@ -12,11 +12,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
-from .store import write_atomically
+from ..store import write_atomically
 
 STATUS_ORDER = {"error": 0, "failed": 1, "near": 2, "passed": 3}
 STATUS_LABEL = {"error": "error", "failed": "failed", "near": "near threshold", "passed": "passed"}
@@ -146,8 +146,11 @@ def _histogram(judgments: list[Mapping[str, Any]]) -> str:
         index = min(BINS - 1, max(0, int(float(j["score"]) * BINS)))
         bins[index][j["status"] if j["status"] in ("passed", "near", "failed") else "passed"] += 1
     peak = max([sum(b.values()) for b in bins] + [1])
-    parts = [f'<svg viewBox="0 0 {width} {height}" role="img" aria-label="histogram of scores against thresholds" '
-             f'xmlns="http://www.w3.org/2000/svg" font-family="system-ui,sans-serif" font-size="11">']
+    svg = (
+        f'<svg viewBox="0 0 {width} {height}" role="img" aria-label="histogram of scores against thresholds" '
+        f'xmlns="http://www.w3.org/2000/svg" font-family="system-ui,sans-serif" font-size="11">'
+    )
+    parts = [svg]
     for tick in range(0, peak + 1, max(1, (peak + 3) // 4)):
         y = top + plot_h - plot_h * tick / peak
         parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eef0f3"/>')
@@ -169,7 +172,7 @@ def _histogram(judgments: list[Mapping[str, Any]]) -> str:
             )
     base = top + plot_h
     parts.append(f'<line x1="{left}" x2="{width - right}" y1="{base}" y2="{base}" stroke="#98a2b3"/>')
-    for k in range(0, 11):
+    for k in range(11):
         x = left + plot_w * k / 10
         parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" stroke="#98a2b3"/>')
         parts.append(f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle" fill="#667085">{k / 10:.1f}</text>')
@@ -177,12 +180,14 @@ def _histogram(judgments: list[Mapping[str, Any]]) -> str:
         x = left + plot_w * min(1.0, max(0.0, t))
         row = min(n, labels - 1)
         y_label = 12 + 14 * row
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y_label + 3}" y2="{base}" stroke="#111827" stroke-width="1.5" stroke-dasharray="4 3"/>')
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y_label + 3}" y2="{base}" stroke="#111827" stroke-width="1.5" stroke-dasharray="4 3"/>'
+        )
         anchor = "end" if t > 0.8 else "start"
         dx = -5 if anchor == "end" else 5
         parts.append(
             f'<text x="{x + dx:.1f}" y="{y_label + 4}" text-anchor="{anchor}" fill="#111827" font-weight="600">'
-            f"threshold {t:g} <tspan fill=\"#667085\" font-weight=\"400\">· {used} judgment{'s' if used != 1 else ''}</tspan></text>"
+            f'threshold {t:g} <tspan fill="#667085" font-weight="400">· {used} judgment{"s" if used != 1 else ""}</tspan></text>'
         )
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 2}" text-anchor="middle" fill="#667085">score</text>')
     parts.append("</svg>")
@@ -210,7 +215,7 @@ def _score_block(j: Mapping[str, Any]) -> str:
 
 def _samples_table(samples: Iterable[Mapping[str, Any]]) -> str:
     rows = "".join(
-        f"<tr><td class=\"mono\">{_e(s.get('model'))}</td><td>#{_e(s.get('sample'))}</td><td class=\"mono\">{_num(s.get('score'))}</td>"
+        f'<tr><td class="mono">{_e(s.get("model"))}</td><td>#{_e(s.get("sample"))}</td><td class="mono">{_num(s.get("score"))}</td>'
         f"<td>{_e(s.get('source'))}</td><td>{_e(s.get('reasoning'))}</td></tr>"
         for s in samples
     )
@@ -234,21 +239,33 @@ def _card(j: Mapping[str, Any]) -> str:
     elif j.get("reasoning"):
         parts.append(f'<p class="reason">{_e(j.get("reasoning"))}</p>')
     open_attr = " open" if status in ("failed", "error") else ""
-    parts.append(f"<details{open_attr}><summary>output under test</summary><pre class=\"out\">{_e(j.get('output'))}</pre></details>")
+    parts.append(
+        f'<details{open_attr}><summary>output under test</summary><pre class="out">{_e(j.get("output"))}</pre></details>'
+    )
     samples = j.get("samples") or []
     if len(samples) > 1:
         agreement = j.get("agreement")
         extra = f" · agreement {agreement:.0%}" if isinstance(agreement, (int, float)) else ""
         extra += f" · spread {_num(j.get('spread'))}" if isinstance(j.get("spread"), (int, float)) else ""
-        parts.append(f"<details><summary>{len(samples)} samples{_e(extra)}</summary>{_samples_table(samples)}</details>")
+        parts.append(
+            f"<details><summary>{len(samples)} samples{_e(extra)}</summary>{_samples_table(samples)}</details>"
+        )
     meta = [
-        ("judge", j.get("model")), ("source", j.get("source")), ("rubric", j.get("rubric")),
-        ("verdict", j.get("verdict")), ("confidence", j.get("confidence")),
+        ("judge", j.get("model")),
+        ("source", j.get("source")),
+        ("rubric", j.get("rubric")),
+        ("verdict", j.get("verdict")),
+        ("confidence", j.get("confidence")),
         ("cost", _num(j.get("cost_usd"), "${:.6f}", "n/a") if status != "error" else None),
         ("latency", _num(j.get("latency_s"), "{:.2f} s", "replayed") if status != "error" else None),
-        ("test", j.get("test_outcome")), ("key", str(j.get("key") or "")[:12]),
+        ("test", j.get("test_outcome")),
+        ("key", str(j.get("key") or "")[:12]),
     ]
-    parts.append('<div class="meta">' + "".join(f"<span>{_e(k)} <b class=\"mono\">{_e(v)}</b></span>" for k, v in meta if v not in (None, "")) + "</div>")
+    parts.append(
+        '<div class="meta">'
+        + "".join(f'<span>{_e(k)} <b class="mono">{_e(v)}</b></span>' for k, v in meta if v not in (None, ""))
+        + "</div>"
+    )
     parts.append("</article>")
     return "".join(parts)
 
@@ -257,16 +274,18 @@ def _drift_table(drift: list[Mapping[str, Any]]) -> str:
     if not drift:
         return ""
     rows = "".join(
-        f"<tr><td class=\"mono\">{_e(d.get('test'))}</td><td class=\"mono\">{_e(str(d.get('key', ''))[:12])}</td>"
-        f"<td class=\"mono\">{_num(d.get('old'))} → {_num(d.get('new'))}</td><td>{'yes' if d.get('flipped') else ''}</td></tr>"
+        f'<tr><td class="mono">{_e(d.get("test"))}</td><td class="mono">{_e(str(d.get("key", ""))[:12])}</td>'
+        f'<td class="mono">{_num(d.get("old"))} → {_num(d.get("new"))}</td><td>{"yes" if d.get("flipped") else ""}</td></tr>'
         for d in drift
     )
-    return (f'<section class="panel"><h2>Drift against stored verdicts ({len(drift)})</h2>'
-            f"<table><tr><th>test</th><th>key</th><th>score</th><th>pass/fail flipped</th></tr>{rows}</table></section>")
+    return (
+        f'<section class="panel"><h2>Drift against stored verdicts ({len(drift)})</h2>'
+        f"<table><tr><th>test</th><th>key</th><th>score</th><th>pass/fail flipped</th></tr>{rows}</table></section>"
+    )
 
 
 def render_html(document: Mapping[str, Any]) -> str:
-    """The report document (see report.build_report) as one self-contained HTML page."""
+    """The report document (see json_report.build_report) as one self-contained HTML page."""
     judgments = sorted(document.get("judgments") or [], key=_sort_key)
     totals = document.get("totals") or {}
     settings = document.get("settings") or {}
@@ -279,30 +298,46 @@ def render_html(document: Mapping[str, Any]) -> str:
         ("near threshold", totals.get("near_threshold", 0), "near"),
         ("drifted", totals.get("drifted", 0), ""),
     ]
-    card_html = "".join(f'<div class="card {c}"><div class="n">{_e(v)}</div><div class="l">{_e(label)}</div></div>' for label, v, c in cards)
-    sources = "".join(f"{int(totals.get(name, 0) or 0)}<small>{name}</small>" for name in ("replayed", "cached", "live"))
-    card_html += f'<div class="card wide"><div class="n">{sources}</div><div class="l">where verdicts came from</div></div>'
+    card_html = "".join(
+        f'<div class="card {c}"><div class="n">{_e(v)}</div><div class="l">{_e(label)}</div></div>'
+        for label, v, c in cards
+    )
+    sources = "".join(
+        f"{int(totals.get(name, 0) or 0)}<small>{name}</small>" for name in ("replayed", "cached", "live")
+    )
+    card_html += (
+        f'<div class="card wide"><div class="n">{sources}</div><div class="l">where verdicts came from</div></div>'
+    )
     spent = _e(_num(totals.get("cost_usd"), "${:.4f}", "$0"))
     took = _e(_num(totals.get("latency_s"), "{:.1f} s", "0 s"))
     calls = int(totals.get("live_calls", 0) or 0)
     card_html += f'<div class="card wide"><div class="n">{spent}<small>·</small>{took}</div><div class="l">cost · judge time, {calls} live calls</div></div>'
     models = ", ".join(settings.get("model") or []) or "custom / per test"
-    sub = (f"{_e(document.get('created', ''))} · mode {_e(settings.get('mode', '?'))} ({_e(settings.get('mode_reason', ''))}) · "
-           f"judge {_e(models)} · pytest exit status {_e(document.get('exitstatus'))}")
+    sub = (
+        f"{_e(document.get('created', ''))} · mode {_e(settings.get('mode', '?'))} ({_e(settings.get('mode_reason', ''))}) · "
+        f"judge {_e(models)} · pytest exit status {_e(document.get('exitstatus'))}"
+    )
     buttons = "".join(
         f'<button type="button" data-filter="{f}" aria-pressed="false">{label}</button>'
-        for f, label in (("all", "All"), ("failed", "Failed"), ("error", "Errors"), ("near", "Near threshold"), ("passed", "Passed"), ("drift", "Drift"))
+        for f, label in (
+            ("all", "All"),
+            ("failed", "Failed"),
+            ("error", "Errors"),
+            ("near", "Near threshold"),
+            ("passed", "Passed"),
+            ("drift", "Drift"),
+        )
     )
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
     csp = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; img-src data:; base-uri 'none'; form-action 'none'"
     body = "".join(_card(j) for j in judgments)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>llmjudge report: {totals.get('failed', 0)} failed of {totals.get('judged', 0)}</title>"
         f"<style>{CSS}</style></head><body>"
-        f"<header><h1>pytest-llmjudge report</h1><div class=\"sub\">{sub}</div></header><main>"
+        f'<header><h1>pytest-llmjudge report</h1><div class="sub">{sub}</div></header><main>'
         f'<section class="cards">{card_html}</section>'
         f'<section class="panel hist"><h2>Scores against thresholds</h2>{_histogram(judgments)}'
         '<div class="legend"><span><i style="background:#d64545"></i>failed</span><span><i style="background:#d98e04"></i>passed, near threshold</span>'
@@ -317,9 +352,5 @@ def render_html(document: Mapping[str, Any]) -> str:
 
 
 def write_html(path: Path, document: Mapping[str, Any]) -> None:
+    """Write the report document as one HTML page, atomically."""
     write_atomically(path, render_html(document))
-
-
-def html_from_json(report_path: Path) -> str:
-    """Render a `--judge-report` JSON file (for `llmjudge html`)."""
-    return render_html(json.loads(report_path.read_text(encoding="utf-8")))

@@ -1,0 +1,26 @@
+"""The JUnit XML view of a judgment: `<property>` pairs on the test case (xdist carries them to the controller)."""
+
+from __future__ import annotations
+
+from ..verdict import JudgmentRecord
+
+PROPERTY_FIELDS = ("score", "threshold", "passed", "model", "source", "reasoning", "cost_usd", "latency_s")
+
+
+def user_properties(record: JudgmentRecord) -> list[tuple[str, str]]:
+    """JUnit `<property>` pairs for one judgment, for `item.user_properties`."""
+    key = record.get("key", "")
+    if "error" in record:
+        return [("llmjudge.error", f"{record['error']}: {record.get('message', '')}"), ("llmjudge.key", key)]
+    fields: dict[str, object] = dict(record)
+    props = [(f"llmjudge.{name}", _text(fields.get(name))) for name in PROPERTY_FIELDS]
+    props.append(("llmjudge.key", key))
+    return props
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return "" if value is None else str(value)

@@ -1,0 +1,109 @@
+"""What the user reads in the terminal: one sentence after the run, a line on how long judging took,
+a line per judgment (score, source, cost, latency) for `-v` and the test's report section, and drift."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import BackendError, BudgetExceeded, ReplayMiss, VerdictParseError
+from ..verdict import DriftRecord, JudgmentRecord
+
+# Records built before the pipeline named `error_kind` carry only the class name.
+_KIND_BY_CLASS = {cls.__name__: cls.kind for cls in (VerdictParseError, ReplayMiss, BackendError, BudgetExceeded)}
+# Counted in the sentence when present, in this order, under these labels ("unparseable" always shows).
+_KIND_LABELS = (("missing", "missing"), ("judge error", "judge errors"), ("over budget", "over budget"))
+
+
+def error_kind(record: JudgmentRecord) -> str:
+    """What an error record counts as: `JudgeError.kind`, e.g. "unparseable"; "error" for any other."""
+    return record.get("error_kind") or _KIND_BY_CLASS.get(record.get("error", ""), "error")
+
+
+def format_usd(cost: float) -> str:
+    """Dollars to 4 places; a real but sub-cent spend is not shown as "$0.0000" (it was not free)."""
+    if 0 < cost < 0.00005:
+        return "<$0.0001"
+    return f"${cost:.4f}"
+
+
+def summary_sentence(records: Iterable[JudgmentRecord]) -> str | None:
+    """`llmjudge: 14 judged, 11 replayed, 3 live, 1 failed, 0 unparseable, $0.0031`, or None if nothing was judged."""
+    records = list(records)
+    if not records:
+        return None
+    verdicts = [r for r in records if "error" not in r]
+    kinds = [error_kind(r) for r in records if "error" in r]
+    by_source = {s: sum(r.get("source") == s for r in verdicts) for s in ("replayed", "cached", "live")}
+    parts = [f"{len(records)} judged", f"{by_source['replayed']} replayed"]
+    if by_source["cached"]:
+        parts.append(f"{by_source['cached']} cached")
+    parts.append(f"{by_source['live']} live")
+    parts.append(f"{sum(not r.get('passed') for r in verdicts)} failed")
+    parts.append(f"{kinds.count('unparseable')} unparseable")
+    parts.extend(f"{kinds.count(kind)} {label}" for kind, label in _KIND_LABELS if kind in kinds)
+    others = len(kinds) - kinds.count("unparseable") - sum(kinds.count(kind) for kind, _ in _KIND_LABELS)
+    if others:
+        parts.append(f"{others} other errors")
+    parts.append(format_usd(sum(r.get("cost_usd") or 0.0 for r in verdicts)))
+    return "llmjudge: " + ", ".join(parts)
+
+
+def live_calls(record: JudgmentRecord) -> int:
+    """Judge calls a judgment made over the network (a panel or samples make several)."""
+    samples = record.get("samples") or []
+    if samples:
+        return sum(s.get("source") == "live" for s in samples)
+    return 1 if record.get("source") == "live" else 0
+
+
+def summary_details(records: Iterable[JudgmentRecord]) -> str | None:
+    """`llmjudge: 3 live judge calls, 1.82 s judging (slowest 0.71 s, tests/test_a.py::test_x)`, when anything went live."""
+    verdicts = [r for r in records if "error" not in r]
+    calls = sum(live_calls(r) for r in verdicts)
+    timed = [(latency, r) for r in verdicts if isinstance(latency := r.get("latency_s"), (int, float))]
+    if not calls and not timed:
+        return None
+    total = sum(latency for latency, _ in timed)
+    text = f"llmjudge: {calls} live judge call{'s' if calls != 1 else ''}, {total:.2f} s judging"
+    if timed:
+        slowest, record = max(timed, key=lambda pair: pair[0])
+        text += f" (slowest {slowest:.2f} s, {record.get('nodeid', '?')})"
+    return text
+
+
+def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = False) -> list[str]:
+    """One line per judgment: `PASS 0.90 >= 0.70  live  openai/x  $0.000120  0.21 s  key 3f9a1c2e0b1d  criteria`."""
+    lines = []
+    for r in records:
+        where = f"{r.get('nodeid', '?')}  " if with_nodeid else ""
+        criteria = _clip(str(r.get("criteria", "")), 60)
+        key = str(r.get("key", ""))[:12]
+        if "error" in r:
+            lines.append(f"{where}ERROR {r['error']}  key {key}  {criteria}")
+            continue
+        status, relation = ("PASS", ">=") if r.get("passed") else ("FAIL", "<")
+        cost, latency = r.get("cost_usd"), r.get("latency_s")
+        cost_text = f"${cost:.6f}" if isinstance(cost, (int, float)) else "cost n/a"
+        latency_text = f"{latency:.2f} s" if isinstance(latency, (int, float)) else "-"
+        lines.append(
+            f"{where}{status} {r.get('score', 0):.2f} {relation} {r.get('threshold') or 0:.2f}  {r.get('source', '?')}  "
+            f"{r.get('model', '?')}  {cost_text}  {latency_text}  key {key}  {criteria}"
+        )
+    return lines
+
+
+def drift_lines(drift: Iterable[DriftRecord]) -> list[str]:
+    """`llmjudge drift: tests/test_a.py::test_x key 3f9a1c2e0b1d: 0.90 -> 0.30, pass/fail flipped`, by test and key."""
+    lines = []
+    for d in sorted(drift, key=lambda d: (d.get("test", ""), d.get("key", ""))):
+        flip = ", pass/fail flipped" if d.get("flipped") else ""
+        lines.append(
+            f"llmjudge drift: {d.get('test', '?')} key {d.get('key', '')[:12]}: "
+            f"{d.get('old', 0.0):.2f} -> {d.get('new', 0.0):.2f}{flip}"
+        )
+    return lines
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,218 @@
+"""The run: every test's judgments, drift and used verdict keys gathered in one place, across xdist.
+
+A test's share crosses from the worker to the controller as one plain-data payload on its teardown
+report (`ItemPayload`, attribute `PAYLOAD_ATTRIBUTE`); a worker's own share (deselections, notices)
+as one in `workeroutput` (`WorkerPayload`, key `PAYLOAD_KEY`).  Both are JSON-safe dicts, so the
+controller's `RunRecorder` sees the whole run, and writes the summary, the reports and the manifest.
+Report modules load only when there is something to show.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
+
+import pytest
+
+if TYPE_CHECKING:
+    from .runtime import JudgeRuntime, TestContext
+    from .verdict import DriftRecord, JudgmentRecord
+
+PAYLOAD_ATTRIBUTE = "llmjudge"
+PAYLOAD_KEY = "llmjudge"
+_RANK = {"passed": 0, "skipped": 1, "failed": 2}  # a test's outcome is its worst phase's
+
+
+class UsedKeys(TypedDict):
+    """The verdict file a test read or wrote, and the keys it used there (for prune)."""
+
+    ledger: str
+    keys: list[str]
+
+
+class ItemPayload(TypedDict, total=False):
+    """What one test hands the controller on its teardown report."""
+
+    records: list[JudgmentRecord]  # one per judgment, its drift attached
+    drift: list[DriftRecord]  # refresh mode: verdicts that moved against what was stored
+    used: UsedKeys
+
+
+class WorkerPayload(TypedDict, total=False):
+    """What one xdist worker hands the controller when it finishes."""
+
+    deselected: int
+    notices: list[str]  # cache set aside, budget reached: they would die with the worker
+
+
+def item_payload(context: TestContext) -> ItemPayload:
+    """A test's records (with their drift), drift and used keys, as plain data; empty if it judged nothing."""
+    payload: ItemPayload = {}
+    drift = [d.copy() for d in context.drift]
+    if context.records:
+        moved = {d.get("key"): d for d in drift}
+        records = []
+        for record in context.records:
+            record = record.copy()
+            entry = moved.get(record.get("key"))
+            if entry is not None:
+                record["drift"] = _change(entry)
+            records.append(record)
+        payload["records"] = records
+    if drift:
+        payload["drift"] = drift
+    ledger = context.ledger  # None unless this test judged something
+    if ledger is not None and ledger.used:
+        payload["used"] = {"ledger": str(ledger.path), "keys": sorted(ledger.used)}
+    return payload
+
+
+def _change(entry: DriftRecord) -> DriftRecord:
+    """What a record says of its drift: the two scores and whether pass/fail flipped."""
+    change = entry.copy()
+    change.pop("test", None)
+    change.pop("key", None)
+    return change
+
+
+class RunRecorder:
+    """Gathers every test's payload from the test reports, then writes the summary and reports.
+
+    One instance per config keeps nested pytester runs apart.
+    """
+
+    def __init__(self, config: pytest.Config, runtime: JudgeRuntime) -> None:
+        self.config = config
+        self.runtime = runtime
+        self.records: list[tuple[str, int, JudgmentRecord]] = []  # (nodeid, index in the test, record)
+        self.drift: list[DriftRecord] = []
+        self.used: dict[str, set[str]] = {}  # ledger path -> keys read or written this run
+        self.outcomes: dict[str, str] = {}  # nodeid -> passed / failed / skipped (worst phase wins)
+        self.locations: dict[str, str] = {}  # nodeid -> module path relative to rootdir
+        self.deselected = 0
+        self.exitstatus: int | None = None
+        self.written: list[str] = []  # reports written, for the summary
+        self.prune_message: str | None = None
+        self.worker_notices: list[str] = []  # notices xdist workers handed over
+
+    # -- gathering -------------------------------------------------------------------------
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += len(items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist controller: a worker's payload (deselections, notices) arrives in its workeroutput."""
+        output = getattr(node, "workeroutput", None) or {}
+        payload: WorkerPayload = output.get(PAYLOAD_KEY) or WorkerPayload()
+        self.deselected = max(self.deselected, int(payload.get("deselected", 0) or 0))
+        self.worker_notices.extend(str(n) for n in payload.get("notices", ()) or ())
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        outcome = "skipped" if report.skipped or hasattr(report, "wasxfail") else report.outcome
+        previous = self.outcomes.get(report.nodeid)
+        if previous is None or _RANK.get(outcome, 2) > _RANK.get(previous, 2):
+            self.outcomes[report.nodeid] = outcome
+        if report.location and report.nodeid not in self.locations:
+            self.locations[report.nodeid] = report.location[0]
+        if report.when != "teardown":
+            return
+        payload: ItemPayload = getattr(report, PAYLOAD_ATTRIBUTE, None) or ItemPayload()
+        for index, record in enumerate(payload.get("records", ())):
+            self.records.append((record.get("nodeid", ""), index, record))
+        self.drift.extend(payload.get("drift", ()))
+        used = payload.get("used")
+        if used:
+            self.used.setdefault(used["ledger"], set()).update(used["keys"])
+
+    # -- after the run -----------------------------------------------------------------------
+
+    def _is_worker(self) -> bool:
+        return hasattr(self.config, "workerinput")
+
+    def _ordered_records(self) -> list[JudgmentRecord]:
+        """Records in a stable order (xdist delivers them in completion order), with the test's outcome."""
+        ordered = sorted(self.records, key=lambda entry: entry[:2])
+        return [{**record, "test_outcome": self.outcomes.get(nodeid, "unknown")} for nodeid, _, record in ordered]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.exitstatus = int(exitstatus)
+        runtime = self.runtime
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # an xdist worker: the controller reads this in pytest_testnodedown
+            payload: WorkerPayload = {"deselected": self.deselected}
+            if runtime.notices:
+                payload["notices"] = list(runtime.notices)
+            workeroutput[PAYLOAD_KEY] = payload
+            return
+        settings = runtime.settings
+        if settings.report or settings.html:
+            from .reporting.json_report import build_report, write_report
+
+            document = build_report(self._ordered_records(), self.drift, settings=settings, exitstatus=self.exitstatus)
+            if settings.report:
+                path = _output_path(self.config, settings.report, settings.sources.get("report"))
+                write_report(path, document)
+                self.written.append(f"JSON report {path}")
+            if settings.html:
+                from .reporting.html import write_html
+
+                path = _output_path(self.config, settings.html, settings.sources.get("html"))
+                write_html(path, document)
+                self.written.append(f"HTML report {path}")
+        self._after_full_run()
+
+    def _after_full_run(self) -> None:
+        """Record which stored verdicts a full run used (for `llmjudge prune`); prune them if asked."""
+        runtime = self.runtime
+        settings = runtime.settings
+        if not settings.prune and not self.used:
+            return  # nothing judged here: leave the manifest and the ledgers alone
+        from . import prune
+
+        refusal = prune.full_run_refusal(self.config, self.exitstatus, self.deselected, settings.mode, self.outcomes)
+        if refusal is not None:
+            if settings.prune:
+                self.prune_message = f"llmjudge prune: nothing removed: {refusal}"
+            return
+        manifest = prune.run_manifest(runtime.rootdir, runtime.store_root, self.outcomes, self.locations, self.used)
+        prune.save_manifest(self.config, manifest)
+        if settings.prune:
+            plan = prune.plan_prune(manifest)
+            prune.apply_prune(plan)
+            self.prune_message = "llmjudge prune: " + plan.describe()
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self._is_worker():
+            return
+        if self.records or self.drift:
+            from .reporting import terminal
+
+            records = [record for _, _, record in self.records]
+            sentence = terminal.summary_sentence(records)
+            if sentence is not None:
+                terminalreporter.write_line(sentence)
+                details = terminal.summary_details(records)
+                if details:
+                    terminalreporter.write_line(details)
+                if self.config.get_verbosity() >= 1:
+                    for line in terminal.judgment_lines(self._ordered_records(), with_nodeid=True):
+                        terminalreporter.write_line("  " + line)
+                for notice in dict.fromkeys([*self.runtime.notices, *self.worker_notices]):
+                    terminalreporter.write_line(notice, yellow=True)
+            for line in terminal.drift_lines(self.drift):
+                terminalreporter.write_line(line)
+        for written in self.written:
+            terminalreporter.write_line(f"llmjudge: wrote {written}")
+        if self.prune_message:
+            terminalreporter.write_line(self.prune_message)
+
+
+def _output_path(config: pytest.Config, value: str, source: str | None) -> Path:
+    """A report path: relative to where pytest was invoked (like --junitxml), or to rootdir from the ini file."""
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return path
+    base = Path(config.rootpath) if source == "ini" else Path(config.invocation_params.dir)
+    return base / path
