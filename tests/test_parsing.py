@@ -1103,3 +1103,43 @@ def test_apostrophes_and_ordinary_quotes_do_not_quote_the_object(text: str) -> N
 def test_many_quote_marks_stay_fast_and_readable() -> None:
     # Past the 5,000-mark budget the text is not quote-aware; the label still counts.
     check("'" * 200_000 + ' "a"' * 10_000 + " Score: 2", TEN, 1 / 9, "labelled")
+
+
+# ------------------------------------------------------------------ verdict fields of other judge frameworks
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ('{"eval_passed": false, "reason": "misses the date"}', "fail"),
+        ('{"test_passed": true}', "pass"),
+        ('{"is_correct": true, "explanation": "same value"}', "pass"),
+        ('{"criteria_met": false}', "fail"),
+        ('{"answer": true, "confidence": 0.3, "evidence": "quotes the policy"}', "pass"),
+        ('Checked it against the key {per the rubric}:\n{"answer": false, "confidence": 0.9}', "fail"),
+        ('junk before{"all_passed": true, "notes": "ok"}', "pass"),
+    ],
+)
+def test_boolean_fields_with_an_affirmative_name_are_verdicts(text: str, verdict: str) -> None:
+    got = check(text, UNIT, 1.0 if verdict == "pass" else 0.0)
+    assert got.verdict == verdict
+    assert got.confidence is None  # a confidence figure is not a score either
+
+
+@pytest.mark.parametrize("text", ['{"is_toxic": true}', '{"hallucination": false}', '{"has_errors": true}'])
+def test_boolean_fields_whose_name_does_not_ask_for_a_pass_are_not_verdicts(text: str) -> None:
+    fails(text)
+
+
+@pytest.mark.parametrize(
+    ("value", "verdict"),
+    [("yes", "pass"), ("No", "fail"), ("YES.", "pass"), ("No, the reply changes the subject.", "fail"), ("Y", "pass")],
+)
+def test_yes_no_verdict_values(value: str, verdict: str) -> None:
+    got = check(json.dumps({"verdict": value}), UNIT, 1.0 if verdict == "pass" else 0.0)
+    assert got.verdict == verdict
+
+
+@pytest.mark.parametrize("value", ["maybe", "nope, wait", "Yesterday", "Not sure"])
+def test_other_verdict_values_are_not_yes_or_no(value: str) -> None:
+    fails(json.dumps({"verdict": value}))

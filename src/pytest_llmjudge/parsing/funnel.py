@@ -158,7 +158,7 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
     if js.whole:
         if js.bad_score:
             raise VerdictParseError("the JSON reply's score field is not a number, and it gives no pass/fail verdict")
-        hint = " (unbalanced JSON: cut off at max_tokens?)" if js.truncated else ""
+        hint = " (unbalanced JSON: truncated, cut off at max_tokens?)" if js.truncated else ""
         raise VerdictParseError(f"the JSON reply has no score, rating or pass/fail field{hint}")
 
     # 4-6. Markers, labelled fields, bare numbers, prose.

@@ -19,7 +19,7 @@ from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, scan_
 from .prepare import ascii_lower, strip_fences
 from .quotes import Quotes
 
-_KEYWORDS = re.compile(r"score|rating|pass|verdict|grade|result|fail")  # on lowered text
+_KEYWORDS = re.compile(r"score|rating|pass|verdict|grade|result|fail|answer|correct|success|satisf|met")  # lowered
 
 
 @dataclass
