@@ -1143,3 +1143,58 @@ def test_yes_no_verdict_values(value: str, verdict: str) -> None:
 @pytest.mark.parametrize("value", ["maybe", "nope, wait", "Yesterday", "Not sure"])
 def test_other_verdict_values_are_not_yes_or_no(value: str) -> None:
     fails(json.dumps({"verdict": value}))
+
+
+# ------------------------------------------------------------------ final-word verdicts: Y/N, yes/no, CORRECT
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("N", "fail"),
+        ("The steps are in order and each one is justified.\nY", "pass"),
+        ("The reply skips the second requirement entirely.\n\n**N**", "fail"),
+        ("It cites two sources, both real. Therefore it meets the bar. Y", "pass"),
+        ("Does the reply stay on topic?\n\nYes.", "pass"),
+        ("Reasoning: the summary invents a date.\nNo", "fail"),
+        ("Compared with the key, the figures match.\nCORRECT", "pass"),
+        ("incorrect", "fail"),
+        ("The total is off by one.\n\nINCORRECT.", "fail"),
+        ("Answer: Yes\n", "pass"),
+        ("Final verdict: N", "fail"),
+    ],
+)
+def test_a_final_word_standing_alone_is_the_verdict(text: str, verdict: str) -> None:
+    got = check(text, UNIT, 1.0 if verdict == "pass" else 0.0, "labelled")
+    assert got.verdict == verdict
+
+
+def test_the_stated_final_letter_is_kept_even_against_the_prose() -> None:
+    got = check("The reply is wrong on every count.\n\nY", UNIT, 1.0)
+    assert got.verdict == "pass"
+    assert "wrong on every count" in got.reasoning
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We compared plan A with plan N",  # a name, not a letter standing alone
+        "Is it polite? Yes. Is it correct? No. Overall it needs work.",  # yes/no inside the prose
+        "No issues with tone, but the facts are unchecked.",
+        "The answer is correct in part and wrong in part.",
+        'The reply ends with the word\n"No"',  # quoted
+        "Result: no issues found",
+    ],
+)
+def test_yes_no_and_letters_inside_the_prose_are_not_verdicts(text: str) -> None:
+    fails(text)
+
+
+def test_a_score_beats_a_final_letter() -> None:
+    got = check("Score: 4\nY", FIVE, 0.75, "labelled")
+    assert got.verdict is None
+
+
+def test_final_word_in_a_long_reply_only_looks_at_the_end() -> None:
+    fails("plan N" + " " * 200)
+    check("x" * 5000 + "\nN", UNIT, 0.0)

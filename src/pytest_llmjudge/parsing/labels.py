@@ -11,7 +11,7 @@ import re
 
 from .attribution import Skip
 from .candidate import VALUE, Found, found_from_value
-from .prepare import DIGIT
+from .prepare import DIGIT, ascii_lower
 from .search import MAX_FIRST_SCAN, WORD_CHARS, first, gated, last, matches
 
 CONFIDENCE_WORDS = {
@@ -139,6 +139,45 @@ _VERDICT_LABEL = gated(
 _BARE_VERDICT = re.compile(r"(?P<v>PASS|FAIL)(?:ED)?(?![A-Za-z])")
 _LONE_VERDICT_LINE = re.compile(r"^[ \t*_#>`\"'.\-]{0,8}(?P<v>pass|fail)(?:ed)?[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
 _VOCAB_JOIN = re.compile(r"\s{0,3}(?:or|and|nor|/|\||,)\s{0,3}")
+# The reply's final word, standing alone: a Y/N letter after a sentence end or a line break
+# (criteria graders), or a last line that is only yes/no or correct/incorrect.  Decoration
+# (emphasis, quotes, a full stop) is allowed around it.  Run on the last 64 characters only.
+_DECOR = r"[ \t*_`\"'>#]{0,6}"
+_FINAL_LETTER = re.compile(r"(?:^|[.!?:;\n])\s{0,8}" + _DECOR + r"(?P<v>[YN])" + _DECOR + r"[.!]?" + _DECOR + r"\s*$")
+_FINAL_WORD_LINE = re.compile(
+    r"(?:^|\n)" + _DECOR + r"(?P<v>yes|no|correct|incorrect)" + _DECOR + r"[.!]?" + _DECOR + r"\s*$"
+)
+# "Answer: Yes", "Verdict: N": a yes/no value that ends its line.
+_YES_NO_LABEL = gated(
+    re.compile(
+        r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|answer|meets[ \t]criteria)"
+        + _SEP
+        + r"[:=：]"
+        + _SEP
+        + r"(?P<v>yes|no|y|n)[ \t*_.!]{0,4}(?=\n|$)",
+    ),
+    ("verdict", "decision", "judgment", "judgement", "answer", "meets"),
+    word_start=True,
+)
+_FINAL_VERDICTS = {"y": "pass", "yes": "pass", "correct": "pass", "n": "fail", "no": "fail", "incorrect": "fail"}
+
+
+def final_word_verdict(text: str) -> tuple[str, tuple[int, int]] | None:
+    """A verdict the reply ends on, standing alone: ``Y``/``N``, ``Yes``/``No``, ``CORRECT``/``INCORRECT``.
+
+    Yes means pass: every pass/fail rubric asks whether the output meets the criteria.  Only
+    the final word counts, alone on its line (or a Y/N letter after a sentence end): a yes or
+    no inside the prose answers some other question.
+    """
+    end = len(text.rstrip())
+    start = max(0, end - 64)
+    # A cut-off tail starts with a stand-in character, so that "^" only matches the reply's start.
+    tail = ("" if start == 0 else "x") + text[start:end]
+    m = _FINAL_LETTER.search(tail) or _FINAL_WORD_LINE.search(ascii_lower(tail))
+    if m is None:
+        return None
+    shift = start - (start > 0)
+    return _FINAL_VERDICTS[m.group("v").lower()], (shift + m.start("v"), shift + m.end("v"))
 
 
 def marker_verdict(text: str, low: str, skip: Skip) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
@@ -147,13 +186,16 @@ def marker_verdict(text: str, low: str, skip: Skip) -> tuple[str | None, bool, t
     Quoted tags, labels and words (``skip``) are not candidates; a verdict alone on its
     line may wear quotes as decoration.
     """
-    for pattern in (_ANSWER_TAG, _VERDICT_LABEL):
+    for pattern in (_ANSWER_TAG, _VERDICT_LABEL, _YES_NO_LABEL):
         m = last(pattern, low, skip.accept)
         if m is not None:
-            v = m.group("v").lower()
+            v = _FINAL_VERDICTS.get(m.group("v").lower(), m.group("v").lower())
             if v == "partial":
                 return None, True, m.span(), True
             return v, False, m.span(), True
+    final = final_word_verdict(text)
+    if final is not None and not skip(final[1][0]):
+        return final[0], False, final[1], False
     if "pass" not in low and "fail" not in low:
         return None, False, None, False
 
