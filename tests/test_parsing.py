@@ -1198,3 +1198,24 @@ def test_a_score_beats_a_final_letter() -> None:
 def test_final_word_in_a_long_reply_only_looks_at_the_end() -> None:
     fails("plan N" + " " * 200)
     check("x" * 5000 + "\nN", UNIT, 0.0)
+
+
+# ------------------------------------------------------------------ numbers inside words
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "score: abc7\nnotes: the rest is noise",
+        "I would rate gpt4 highly for this kind of task.",
+        "We scored GPT-4 and Claude on the same prompts.",
+        "It gets top_5 right but misses the others.",
+        "rated v2 of the draft, which is shorter",
+    ],
+)
+def test_a_number_glued_to_a_word_is_never_a_score(text: str) -> None:
+    fails(text, FIVE)
+
+
+def test_a_number_after_a_word_and_a_space_is_still_a_rating() -> None:
+    check("I would rate it a 4 overall.", FIVE, 0.75, "prose")

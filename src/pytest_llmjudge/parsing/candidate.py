@@ -82,6 +82,17 @@ def value_after(text: str, m: re.Match[str]) -> bool:
     return not (c == "." and end + 1 < len(text) and text[end + 1].isdigit())  # "1.5.2"
 
 
+def inside_word(text: str, start: int) -> bool:
+    """A number glued to the word before it (``foo2``, ``gpt4``, ``GPT-4``, ``top_5``) is part of a name."""
+    if start <= 0:
+        return False
+    c = text[start - 1]
+    if c.isalnum() or c == "_":
+        return True  # also "GPT-4" read as the signed number "-4"
+    # "gpt-4", "v+2": a hyphen or plus right after a letter or digit.
+    return c in "-+" and start > 1 and (text[start - 2].isalnum() or text[start - 2] == "_")
+
+
 def found_from_value(m: re.Match[str]) -> Found | None:
     """The candidate a matched `VALUE` states: a number, a fraction or a percent."""
     try:
