@@ -1219,3 +1219,27 @@ def test_a_number_glued_to_a_word_is_never_a_score(text: str) -> None:
 
 def test_a_number_after_a_word_and_a_space_is_still_a_rating() -> None:
     check("I would rate it a 4 overall.", FIVE, 0.75, "prose")
+
+
+# ------------------------------------------------------------------ JSON arrays: parallel items
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"score": 2}, {"score": 5}]',
+        '[{"criterion": "accuracy", "score": 3}, {"criterion": "tone", "score": 4}]',
+        'Per criterion:\n[{"score": 2, "reason": "a"},\n {"score": 5, "reason": "b"}]',
+    ],
+)
+def test_array_items_that_disagree_fail_closed(text: str) -> None:
+    err = fails(text, FIVE)
+    assert "array" in str(err)
+
+
+def test_array_items_that_agree_are_read() -> None:
+    check('[{"score": 4, "reason": "x"}, {"score": 4, "reason": "y"}]', FIVE, 0.75, "json")
+
+
+def test_separate_objects_one_after_another_keep_the_first() -> None:
+    check('{"score": 2, "reason": "first"}\n{"score": 5, "reason": "second"}', FIVE, 0.25, "json-fragment")
