@@ -560,7 +560,6 @@ def test_prose_rating_does_not_override_an_explicit_verdict() -> None:
         ("Score: 6/10", TEN, 5 / 9),
         ("**SCORE:** 3.5/10.0", TEN, 2.5 / 9),
         ("70/100", HUNDRED, 0.7),
-        ("Score: 4/5", UNIT, 0.8),  # denominator is not the scale max: the fraction itself
         ("55%", HUNDRED, 0.55),
         ("55%", UNIT, 0.55),
         ("40 out of 100", HUNDRED, 0.4),
@@ -1243,3 +1242,100 @@ def test_array_items_that_agree_are_read() -> None:
 
 def test_separate_objects_one_after_another_keep_the_first() -> None:
     check('{"score": 2, "reason": "first"}\n{"score": 5, "reason": "second"}', FIVE, 0.25, "json-fragment")
+
+
+# ------------------------------------------------------------------ final scores, sub-scores, fractions, tags
+
+BREAKDOWN = """Here is my assessment, criterion by criterion.
+
+- Accuracy score: 4
+- Clarity score: 2
+- Completeness score: 3
+
+{final}
+"""
+
+
+@pytest.mark.parametrize(
+    "final", ["Final score: 3", "**Overall Score:** 3", "Total score: 3/5", "Overall rating: 3", "**Final** Score: 3"]
+)
+def test_a_final_score_beats_per_criterion_scores(final: str) -> None:
+    check(BREAKDOWN.format(final=final), FIVE, 0.5, "labelled")
+
+
+def test_a_final_score_beats_an_earlier_plain_one() -> None:
+    check("Score: 2 for the first draft.\nAfter the fixes, final score: 4", FIVE, 0.75)
+
+
+def test_final_scores_that_disagree_fail_closed() -> None:
+    err = fails("Final score: 3\n\nOn reflection the tone is fine.\nFinal score: 4", FIVE)
+    assert "final scores" in str(err)
+
+
+def test_final_scores_that_agree_are_read() -> None:
+    check("**Final score: 4**\n\nSummary: solid.\nFinal score: 4/5", FIVE, 0.75)
+
+
+def test_a_plain_score_beats_per_criterion_scores() -> None:
+    check("Relevance score: 5\nStyle score: 1\nScore: 3", FIVE, 0.5)
+
+
+def test_per_criterion_scores_alone_that_disagree_fail_closed() -> None:
+    err = fails(BREAKDOWN.format(final="That is all."), FIVE)
+    assert "per-criterion" in str(err)
+
+
+def test_a_single_per_criterion_score_is_read() -> None:
+    check("Helpfulness score: 4", FIVE, 0.75)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Final score:\n4", "**Final Score:**\n\n**4**", "Overall rating:\n  4/5\n\nThe reply is mostly right.", "Score:\n4"],
+)
+def test_a_label_whose_value_sits_on_the_next_line(text: str) -> None:
+    check(text, FIVE, 0.75, "labelled")
+
+
+def test_a_numbered_list_after_a_label_is_not_its_value() -> None:
+    fails("Final score:\n1. Accuracy is good\n2. Tone is fine", FIVE)
+
+
+@pytest.mark.parametrize(
+    ("text", "scale"),
+    [("Score: 4/5", UNIT), ("Score: 8/10", FIVE), ("I would rate it 7/10.", FIVE), ("8/10", HUNDRED), ("Score: 55%", TEN)],
+)
+def test_a_fraction_on_another_denominator_is_not_the_score(text: str, scale: tuple[float, float]) -> None:
+    fails(text, scale)
+
+
+def test_a_json_fraction_on_another_scale_is_an_error_that_says_so() -> None:
+    assert "another scale" in str(fails('{"score": "4/5"}', TEN))
+
+
+def test_fractions_of_sub_scores_give_way_to_the_one_on_the_scale() -> None:
+    text = "Accuracy: 4/5, Tone: 3/5.\nScore: 7/10"
+    check(text, TEN, 6 / 9)
+
+
+def test_percent_counts_on_a_scale_from_zero() -> None:
+    check("Score: 55%", UNIT, 0.55)
+    check("Score: 55%", (0, 10), 0.55)
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("<score>4</score>", 0.75),
+        ("The summary is faithful.\n<score> 3 </score>", 0.5),
+        ("<reasoning>fine</reasoning>\n<rating>5</rating>", 1.0),
+        ("<criterion>a</criterion><score>2</score>\n<final_score>4</final_score>", 0.75),
+        ("Per point: <score>2</score>, <score>5</score>.\nMY FINAL SCORE: <score>4</score>", 0.75),
+    ],
+)
+def test_score_tags(text: str, score: float) -> None:
+    check(text, FIVE, score, "labelled")
+
+
+def test_score_tags_that_disagree_fail_closed() -> None:
+    fails("<score>2</score> for style and <score>5</score> for facts", FIVE)
