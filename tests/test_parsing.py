@@ -1339,3 +1339,32 @@ def test_score_tags(text: str, score: float) -> None:
 
 def test_score_tags_that_disagree_fail_closed() -> None:
     fails("<score>2</score> for style and <score>5</score> for facts", FIVE)
+
+
+# ------------------------------------------------------------------ prose: modal ratings, rubric explanations
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [("Honestly this should be a 4!", 0.75), ("It would be a 2, given the errors.", 0.25), ("That must be a 5.", 1.0)],
+)
+def test_a_modal_be_a_number_is_a_rating(text: str, score: float) -> None:
+    check(text, FIVE, score, "prose")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It would be 3 steps shorter with a table.",  # no article: a count
+        "A score of 5 means every fact is sourced; this reply has none.",
+        "A rating of 1 is given when the reply is off topic.",
+        "Score 1: irrelevant. Score 5: fully relevant. The reply is partly relevant.",
+        "A score of 4 would need a worked example.",
+    ],
+)
+def test_a_score_named_while_explaining_the_rubric_is_not_a_score(text: str) -> None:
+    fails(text, FIVE)
+
+
+def test_a_rubric_explanation_then_the_judges_rating() -> None:
+    check("A score of 5 means every fact is sourced. Most are, so I give it a 4.", FIVE, 0.75, "prose")
