@@ -1368,3 +1368,18 @@ def test_a_score_named_while_explaining_the_rubric_is_not_a_score(text: str) -> 
 
 def test_a_rubric_explanation_then_the_judges_rating() -> None:
     check("A score of 5 means every fact is sourced. Most are, so I give it a 4.", FIVE, 0.75, "prose")
+
+
+# ------------------------------------------------------------------ thinking sections
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<think>Accuracy score: 2? Or Score: 5. Let me check again.</think>\nFinal score: 4",
+        "<thinking>\nScore: 1 maybe.\n</thinking>\n\nScore: 4",
+        "Thinking...\nThe draft deserves a 2... no, the second half fixes it.\n...done thinking.\n\nScore: 4",
+    ],
+)
+def test_the_verdict_after_a_thinking_section_is_read(text: str) -> None:
+    check(text, FIVE, 0.75)
