@@ -17,6 +17,7 @@ reply.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -87,10 +88,8 @@ def throughput(cases: list[dict[str, Any]]) -> float:
     for _ in range(RUNS):
         t0 = time.perf_counter()
         for case in cases:
-            try:
+            with contextlib.suppress(VerdictParseError):
                 parse_verdict(case["response"], scale=tuple(case["scale"]))
-            except VerdictParseError:
-                pass
         timings.append(time.perf_counter() - t0)
     return len(cases) / statistics.median(timings)
 
@@ -162,7 +161,9 @@ def load(path: Path) -> list[dict[str, Any]] | None:
 def print_corpus(name: str, path: Path, r: dict[str, Any]) -> None:
     print(f"== {name} corpus ({path}) ==")
     print(f"overall: {r['passed']}/{r['total']} = {r['accuracy']:.1%}")
-    print(f"silent wrong: {len(r['silent_wrong'])}" + (f" ({', '.join(r['silent_wrong'])})" if r["silent_wrong"] else ""))
+    print(
+        f"silent wrong: {len(r['silent_wrong'])}" + (f" ({', '.join(r['silent_wrong'])})" if r["silent_wrong"] else "")
+    )
     print("by style:")
     for style, row in r["by_style"].items():
         print(f"  {style:18s} {row['passed']:3d}/{row['total']:<3d}")

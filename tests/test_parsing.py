@@ -682,7 +682,7 @@ def test_words_that_may_follow_a_prose_rating(text: str, score: float) -> None:
         "1. The first step is right.\n2. The second step is right.\n3.",
         "The loop is O(n^2) and f(3) returns 9.",
         "As noted in Note [4], see (source [2]).",
-        "Use 10\" pipes and 3 fittings.",
+        'Use 10" pipes and 3 fittings.',
         "There are 4 examples and 12 rubric levels.",
         "The reply shows `arr[0]` and `arr[1]` in its code.",
         "$ERROR$",
@@ -758,8 +758,16 @@ def test_non_str_reply_is_a_parse_error(bad: object) -> None:
 @pytest.mark.parametrize(
     "scale",
     [
-        (1, 1), (5, 1), (0, float("inf")), (float("nan"), 1), (0,), (0, 1, 2),
-        ("0", "1"), (True, 2), None, (-1e308, 1e308),
+        (1, 1),
+        (5, 1),
+        (0, float("inf")),
+        (float("nan"), 1),
+        (0,),
+        (0, 1, 2),
+        ("0", "1"),
+        (True, 2),
+        None,
+        (-1e308, 1e308),
     ],
 )
 def test_bad_scale_is_a_value_error(scale: object) -> None:
@@ -792,8 +800,16 @@ ONE_MB = 1_000_000
         " ".join(str(i) for i in range(200_000))[:ONE_MB],
     ],
     ids=[
-        "braces", "double-brackets", "quotes", "brackets", "nested-keys",
-        "score-labels", "empty-objects", "verdicts", "prose", "digits",
+        "braces",
+        "double-brackets",
+        "quotes",
+        "brackets",
+        "nested-keys",
+        "score-labels",
+        "empty-objects",
+        "verdicts",
+        "prose",
+        "digits",
     ],
 )
 def test_adversarial_megabyte_ends_in_a_verdict_or_a_parse_error(text: str) -> None:
@@ -1291,7 +1307,12 @@ def test_a_single_per_criterion_score_is_read() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Final score:\n4", "**Final Score:**\n\n**4**", "Overall rating:\n  4/5\n\nThe reply is mostly right.", "Score:\n4"],
+    [
+        "Final score:\n4",
+        "**Final Score:**\n\n**4**",
+        "Overall rating:\n  4/5\n\nThe reply is mostly right.",
+        "Score:\n4",
+    ],
 )
 def test_a_label_whose_value_sits_on_the_next_line(text: str) -> None:
     check(text, FIVE, 0.75, "labelled")
@@ -1303,7 +1324,13 @@ def test_a_numbered_list_after_a_label_is_not_its_value() -> None:
 
 @pytest.mark.parametrize(
     ("text", "scale"),
-    [("Score: 4/5", UNIT), ("Score: 8/10", FIVE), ("I would rate it 7/10.", FIVE), ("8/10", HUNDRED), ("Score: 55%", TEN)],
+    [
+        ("Score: 4/5", UNIT),
+        ("Score: 8/10", FIVE),
+        ("I would rate it 7/10.", FIVE),
+        ("8/10", HUNDRED),
+        ("Score: 55%", TEN),
+    ],
 )
 def test_a_fraction_on_another_denominator_is_not_the_score(text: str, scale: tuple[float, float]) -> None:
     fails(text, scale)

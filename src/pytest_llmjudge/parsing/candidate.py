@@ -127,10 +127,8 @@ def normalize(found: Found, scale: tuple[float, float]) -> float | None:
     if found.raw is not None:
         if not fits_scale(found, scale):
             return None  # a fraction on another scale: not this reply's score
-        if found.pct and hi != 100.0:
-            value = found.raw / 100.0  # a percent of full marks on a scale starting at 0
-        else:
-            value = (found.raw - lo) / (hi - lo)
+        # A percent on a scale starting at 0 is a share of full marks.
+        value = found.raw / 100.0 if found.pct and hi != 100.0 else (found.raw - lo) / (hi - lo)
     elif found.fixed is not None:
         value = found.fixed
     elif found.verdict is not None:

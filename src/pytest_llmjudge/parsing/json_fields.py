@@ -30,7 +30,21 @@ _VERDICT_FIELDS = ("pass", "passed", "verdict", "result", "decision", "outcome",
 # (`eval_passed`, `is_correct`, `criteria_met`, a rubric item's `answer`) is a pass/fail verdict.
 # Only these affirmative names: `is_toxic: true` or `hallucination: true` mean the opposite.
 _BOOLEAN_VERDICT_WORDS = frozenset(
-    "pass passed passes passing correct success successful succeeded met meets satisfied answer verdict".split()
+    [
+        "pass",
+        "passed",
+        "passes",
+        "passing",
+        "correct",
+        "success",
+        "successful",
+        "succeeded",
+        "met",
+        "meets",
+        "satisfied",
+        "answer",
+        "verdict",
+    ]
 )
 # A yes/no answer to the rubric's question "does the output meet the criteria?" (see the README).
 _YES_WORDS = {"yes": "pass", "y": "pass", "no": "fail", "n": "fail"}

@@ -7,6 +7,7 @@ object before it (or an attributed one of the same shape) makes the reply an err
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -107,7 +108,7 @@ _ARRAY_GAP = re.compile(r"\s{0,64},\s{0,64}")
 
 def _check_array_siblings(text: str, cands: list[Candidate], scale: tuple[float, float]) -> None:
     """Objects in prose that sit side by side in one array (``{...}, {...}``) are siblings too."""
-    for a, b in zip(cands, cands[1:]):
+    for a, b in itertools.pairwise(cands):
         if a.span is None or b.span is None or a.span is b.span:
             continue
         if _ARRAY_GAP.fullmatch(text, a.span.end, b.span.start) and _decision(a.found, scale) != _decision(

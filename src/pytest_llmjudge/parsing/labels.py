@@ -51,7 +51,8 @@ _GRADE = gated(
     re.compile(
         r"grade[ \t]{0,3}[:=]"
         + _SEP
-        + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
+        + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])"
+        + r"|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
     ),
     ("grade",),
     word_start=True,
@@ -59,7 +60,8 @@ _GRADE = gated(
 _DOUBLE_BRACKETS = gated(re.compile(r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]"), ("[[",))
 _FIELD = gated(
     re.compile(
-        r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?(?:score|rating|result|grade|points|overall|conclusion)(?![A-Za-z_])"
+        r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?"
+        r"(?:score|rating|result|grade|points|overall|conclusion)(?![A-Za-z_])"
         + _SEP
         + r"(?:\([^()\n]{0,24}\)"
         + _SEP
@@ -94,7 +96,7 @@ _CONFIDENCE = gated(
 _FINAL_WORDS = ("final", "overall", "total", "aggregate", "conclusion")
 _FINAL_BEFORE = re.compile(r"(?<![a-z])(?:final|overall|total|aggregate|conclusion)(?![a-z])[^\n]{0,40}$")
 # Words that may stand right before "Score:" without making it a per-item score.
-_PLAIN_BEFORE = frozenset("the my a an your its this our their score rating".split())
+_PLAIN_BEFORE = frozenset(["the", "my", "a", "an", "your", "its", "this", "our", "their", "score", "rating"])
 _LAST_WORD = re.compile(r"([a-z]{1,30})[ \t*_#:>\-]{0,8}$")
 # "Final score:" with the value alone on the next line (or the one after a blank line).
 _FIELD_NEXT_LINE = gated(

@@ -87,7 +87,7 @@ def prepare(text: str) -> str:
     last = None
     low = ascii_lower(text)
     if "</think" in low or "done thinking" in low or "\u25c1/think" in text:
-        for last in _THINK_CLOSE.finditer(text):
+        for last in _THINK_CLOSE.finditer(text):  # noqa: B007 - the last match is wanted
             pass
     if last is not None and text[last.end() :].strip():
         text = text[last.end() :]
