@@ -1,16 +1,23 @@
-"""Benchmark `parse_verdict` on the shared corpus of real judge replies, and on hostile input.
+"""Benchmark `parse_verdict` on two corpora of real judge replies, and on hostile input.
 
-Run:  python benchmarks/bench_parser.py [--json] [--corpus PATH]
+Run:  python benchmarks/bench_parser.py [--json] [--corpus PATH] [--ours PATH]
 
-Reads ``../shared/corpus/judge_replies.jsonl`` relative to the project root, or the file
-given with ``--corpus`` (prints a message and exits 0 when it is absent).  Prints accuracy overall, by style, for the
-``policy`` cases, for the hard negatives, each failing case, throughput over the corpus
-and the time taken by each 1 MB adversarial reply.
+Two corpora are measured separately:
+
+* shared: ``../shared/corpus/judge_replies.jsonl`` beside the project root (or ``--corpus``, a file
+  or its folder); read, never copied, and skipped with a message when absent;
+* ours: ``benchmarks/corpus/judge_replies.jsonl`` (or ``--ours``), replies from other sources.
+
+For each: accuracy overall and by style, the ``policy`` cases, the expected errors, every failing case,
+and the **silent wrong** ones listed by id (a score returned where another score or an error was
+expected: the worst outcome).  Then throughput (median of 5 runs) and the time of each 1 MB adversarial
+reply.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -25,15 +32,18 @@ sys.path.insert(0, str(ROOT / "src"))
 from pytest_llmjudge.errors import VerdictParseError  # noqa: E402
 from pytest_llmjudge.parsing import parse_verdict  # noqa: E402
 
-# The corpus stays in the shared folder next to the project; it is read, never copied.
-CORPUS = ROOT.parent / "shared" / "corpus" / "judge_replies.jsonl"
+# The shared corpus stays in the shared folder next to the project; it is read, never copied.
+SHARED = ROOT.parent / "shared" / "corpus" / "judge_replies.jsonl"
+OURS = ROOT / "benchmarks" / "corpus" / "judge_replies.jsonl"
 HARD_NEGATIVES = ("prom-14", "prom-15", "promfb-05", "ilab-26", "ilab-29", "ilab-30", "op-07")
 MB = 1_000_000
+RUNS = 5
 
 
 def adversarial_cases() -> dict[str, str]:
     sentence = "The response is thorough and polite, and it covers what the user asked about. "
     digits = " ".join(str(i % 1000) for i in range(MB // 4))
+    thinking = "<think>" + "Let me weigh it: Score: 3? maybe 4/5. " * (MB // 38) + "</think>\nScore: 4"
     return {
         "a million '{'": "{" * MB,
         "'[[' * 500000": "[[" * 500_000,
@@ -41,49 +51,60 @@ def adversarial_cases() -> dict[str, str]:
         "'[' * 1000000": "[" * MB,
         "'{\"a\":' * 200000": '{"a":' * 200_000,
         "'Score: ' * 150000": "Score: " * 150_000,
+        "'Final score:\\n' * 75000": "Final score:\n" * 75_000,
         "'{}' * 500000": "{}" * 500_000,
         "'PASS FAIL ' * 100000": "PASS FAIL " * 100_000,
+        "'<score>' * 140000": "<score>" * 140_000,
+        "'\\\\;' in one JSON string": '{"score": 1, "reason": "' + "\\;" * (MB // 2) + '"}',
+        "1 MB thinking block": thinking[:MB],
         "1 MB prose, no score": (sentence * (MB // len(sentence) + 1))[:MB],
         "1 MB digits and spaces": digits[:MB],
     }
 
 
-def _case_passes(case: dict[str, Any]) -> tuple[bool, str]:
+def outcome(case: dict[str, Any]) -> tuple[str, str]:
+    """('ok' | 'silent-wrong' | 'raised' | 'crash', description) for one case."""
     expect = case["expect"]
     try:
         got = parse_verdict(case["response"], scale=tuple(case["scale"]))
     except VerdictParseError as exc:
         if expect["score"] is None:
-            return True, "error"
-        return False, f"VerdictParseError({exc})"
+            return "ok", "error"
+        return "raised", f"VerdictParseError({exc})"
     except Exception as exc:  # a crash is a failure, never a pass
-        return False, f"{type(exc).__name__}: {exc}"
+        return "crash", f"{type(exc).__name__}: {exc}"
     desc = f"score={got.score} verdict={got.verdict} strategy={got.strategy}"
-    if expect["score"] is None:
-        return False, desc
-    if abs(got.score - expect["score"]) > 1e-4:
-        return False, desc
+    if expect["score"] is None or abs(got.score - expect["score"]) > 1e-4:
+        return "silent-wrong", desc
     if "verdict" in expect and expect["verdict"] != got.verdict:
-        return False, desc
+        return "silent-wrong", desc
     if "reasoning_contains" in expect and expect["reasoning_contains"] not in got.reasoning:
-        return False, desc + f" reasoning={got.reasoning[:80]!r}"
-    return True, desc
+        return "wrong-reasoning", desc + f" reasoning={got.reasoning[:80]!r}"
+    return "ok", desc
 
 
-def run(as_json: bool, corpus: Path = CORPUS) -> int:
-    if not corpus.exists():
-        print(f"corpus not found at {corpus}; nothing to benchmark")
-        return 0
-    cases = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+def throughput(cases: list[dict[str, Any]]) -> float:
+    timings = []
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        for case in cases:
+            with contextlib.suppress(VerdictParseError):
+                parse_verdict(case["response"], scale=tuple(case["scale"]))
+        timings.append(time.perf_counter() - t0)
+    return len(cases) / statistics.median(timings)
 
+
+def measure(cases: list[dict[str, Any]]) -> dict[str, Any]:
     by_style: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     policy = [0, 0]
     hard = [0, 0]
     errors_expected = [0, 0]
     failures: list[dict[str, Any]] = []
+    silent: list[str] = []
     passed = 0
     for case in cases:
-        ok, got = _case_passes(case)
+        kind, got = outcome(case)
+        ok = kind == "ok"
         passed += ok
         by_style[case["style"]][0] += ok
         by_style[case["style"]][1] += 1
@@ -96,71 +117,103 @@ def run(as_json: bool, corpus: Path = CORPUS) -> int:
         if case["expect"]["score"] is None:
             errors_expected[0] += ok
             errors_expected[1] += 1
+        if kind == "silent-wrong":
+            silent.append(case["id"])
         if not ok:
-            failures.append({"id": case["id"], "expected": case["expect"], "got": got})
-
-    timings = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for case in cases:
-            try:
-                parse_verdict(case["response"], scale=tuple(case["scale"]))
-            except VerdictParseError:
-                pass
-        timings.append(time.perf_counter() - t0)
-    per_second = len(cases) / statistics.median(timings)
-
-    adversarial: dict[str, dict[str, Any]] = {}
-    for name, text in adversarial_cases().items():
-        t0 = time.perf_counter()
-        try:
-            parse_verdict(text, scale=(1, 10))
-            outcome = "parsed"
-        except VerdictParseError:
-            outcome = "VerdictParseError"
-        except Exception as exc:  # reported, so a crash is visible
-            outcome = type(exc).__name__
-        adversarial[name] = {"seconds": round(time.perf_counter() - t0, 4), "outcome": outcome}
-
-    report = {
+            failures.append({"id": case["id"], "kind": kind, "expected": case["expect"], "got": got})
+    return {
         "total": len(cases),
         "passed": passed,
-        "accuracy": round(passed / len(cases), 4),
+        "accuracy": round(passed / len(cases), 4) if cases else 0.0,
+        "silent_wrong": silent,
         "by_style": {k: {"passed": v[0], "total": v[1]} for k, v in sorted(by_style.items())},
         "policy": {"passed": policy[0], "total": policy[1]},
         "hard_negatives": {"passed": hard[0], "total": hard[1]},
         "expected_errors": {"raised": errors_expected[0], "total": errors_expected[1]},
         "failures": failures,
-        "replies_per_second": round(per_second, 1),
-        "adversarial": adversarial,
+        "replies_per_second": round(throughput(cases), 1),
     }
+
+
+def adversarial() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name, text in adversarial_cases().items():
+        t0 = time.perf_counter()
+        try:
+            parse_verdict(text, scale=(1, 10))
+            result = "parsed"
+        except VerdictParseError:
+            result = "VerdictParseError"
+        except Exception as exc:  # reported, so a crash is visible
+            result = type(exc).__name__
+        out[name] = {"seconds": round(time.perf_counter() - t0, 4), "outcome": result}
+    return out
+
+
+def load(path: Path) -> list[dict[str, Any]] | None:
+    if path.is_dir():
+        path = path / "judge_replies.jsonl"
+    if not path.exists():
+        return None
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def print_corpus(name: str, path: Path, r: dict[str, Any]) -> None:
+    print(f"== {name} corpus ({path}) ==")
+    print(f"overall: {r['passed']}/{r['total']} = {r['accuracy']:.1%}")
+    print(
+        f"silent wrong: {len(r['silent_wrong'])}" + (f" ({', '.join(r['silent_wrong'])})" if r["silent_wrong"] else "")
+    )
+    print("by style:")
+    for style, row in r["by_style"].items():
+        print(f"  {style:18s} {row['passed']:3d}/{row['total']:<3d}")
+    print(f"policy cases:     {r['policy']['passed']}/{r['policy']['total']}")
+    if r["hard_negatives"]["total"]:
+        print(f"hard negatives:   {r['hard_negatives']['passed']}/{r['hard_negatives']['total']}")
+    errs = r["expected_errors"]
+    print(f"expected errors:  {errs['raised']}/{errs['total']} raised VerdictParseError")
+    print(f"failures ({len(r['failures'])}):")
+    for f in r["failures"]:
+        print(f"  {f['id']} [{f['kind']}]: expected {json.dumps(f['expected'], ensure_ascii=False)}; got {f['got']}")
+    print(f"throughput: {r['replies_per_second']:,.0f} replies/s (median of {RUNS} runs over the corpus)")
+    print()
+
+
+def run(as_json: bool, shared: Path = SHARED, ours: Path = OURS) -> int:
+    report: dict[str, Any] = {}
+    for name, path in (("shared", shared), ("ours", ours)):
+        cases = load(path)
+        if cases is None:
+            if not as_json:
+                print(f"== {name} corpus: not found at {path}; skipped ==\n")
+            report[name] = None
+            continue
+        report[name] = measure(cases)
+        if not as_json:
+            print_corpus(name, path, report[name])
+    report["adversarial"] = adversarial()
+    # Top-level figures that older readers of this report expect: the shared corpus when present.
+    main_corpus = report["shared"] or report["ours"] or {}
+    report["accuracy"] = main_corpus.get("accuracy")
+    report["replies_per_second"] = main_corpus.get("replies_per_second")
     if as_json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0
-
-    print(f"overall: {passed}/{len(cases)} = {passed / len(cases):.1%}")
-    print("by style:")
-    for style, (ok, total) in sorted(by_style.items()):
-        print(f"  {style:18s} {ok:3d}/{total:<3d}")
-    print(f"policy cases:     {policy[0]}/{policy[1]}")
-    print(f"hard negatives:   {hard[0]}/{hard[1]}")
-    print(f"expected errors:  {errors_expected[0]}/{errors_expected[1]} raised VerdictParseError")
-    print(f"failures ({len(failures)}):")
-    for f in failures:
-        print(f"  {f['id']}: expected {json.dumps(f['expected'], ensure_ascii=False)}; got {f['got']}")
-    print(f"throughput: {per_second:,.0f} replies/s (median of {len(timings)} runs over the corpus)")
+    worst = max(report["adversarial"].items(), key=lambda kv: kv[1]["seconds"])
     print("adversarial 1 MB replies:")
-    for name, row in adversarial.items():
-        print(f"  {name:26s} {row['seconds']:.3f} s  ({row['outcome']})")
+    for name, row in report["adversarial"].items():
+        print(f"  {name:30s} {row['seconds']:.3f} s  ({row['outcome']})")
+    print(f"worst: {worst[0]} in {worst[1]['seconds']:.3f} s")
     return 0
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print a machine-readable report")
-    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the judge replies (JSON lines) to read")
+    parser.add_argument("--corpus", type=Path, default=SHARED, help="the shared corpus (file or folder)")
+    parser.add_argument("--ours", type=Path, default=OURS, help="our own corpus (file or folder)")
     args = parser.parse_args()
-    return run(args.json, args.corpus)
+    return run(args.json, args.corpus, args.ours)
 
 
 if __name__ == "__main__":

@@ -560,7 +560,6 @@ def test_prose_rating_does_not_override_an_explicit_verdict() -> None:
         ("Score: 6/10", TEN, 5 / 9),
         ("**SCORE:** 3.5/10.0", TEN, 2.5 / 9),
         ("70/100", HUNDRED, 0.7),
-        ("Score: 4/5", UNIT, 0.8),  # denominator is not the scale max: the fraction itself
         ("55%", HUNDRED, 0.55),
         ("55%", UNIT, 0.55),
         ("40 out of 100", HUNDRED, 0.4),
@@ -683,7 +682,7 @@ def test_words_that_may_follow_a_prose_rating(text: str, score: float) -> None:
         "1. The first step is right.\n2. The second step is right.\n3.",
         "The loop is O(n^2) and f(3) returns 9.",
         "As noted in Note [4], see (source [2]).",
-        "Use 10\" pipes and 3 fittings.",
+        'Use 10" pipes and 3 fittings.',
         "There are 4 examples and 12 rubric levels.",
         "The reply shows `arr[0]` and `arr[1]` in its code.",
         "$ERROR$",
@@ -759,8 +758,16 @@ def test_non_str_reply_is_a_parse_error(bad: object) -> None:
 @pytest.mark.parametrize(
     "scale",
     [
-        (1, 1), (5, 1), (0, float("inf")), (float("nan"), 1), (0,), (0, 1, 2),
-        ("0", "1"), (True, 2), None, (-1e308, 1e308),
+        (1, 1),
+        (5, 1),
+        (0, float("inf")),
+        (float("nan"), 1),
+        (0,),
+        (0, 1, 2),
+        ("0", "1"),
+        (True, 2),
+        None,
+        (-1e308, 1e308),
     ],
 )
 def test_bad_scale_is_a_value_error(scale: object) -> None:
@@ -793,8 +800,16 @@ ONE_MB = 1_000_000
         " ".join(str(i) for i in range(200_000))[:ONE_MB],
     ],
     ids=[
-        "braces", "double-brackets", "quotes", "brackets", "nested-keys",
-        "score-labels", "empty-objects", "verdicts", "prose", "digits",
+        "braces",
+        "double-brackets",
+        "quotes",
+        "brackets",
+        "nested-keys",
+        "score-labels",
+        "empty-objects",
+        "verdicts",
+        "prose",
+        "digits",
     ],
 )
 def test_adversarial_megabyte_ends_in_a_verdict_or_a_parse_error(text: str) -> None:
@@ -1103,3 +1118,295 @@ def test_apostrophes_and_ordinary_quotes_do_not_quote_the_object(text: str) -> N
 def test_many_quote_marks_stay_fast_and_readable() -> None:
     # Past the 5,000-mark budget the text is not quote-aware; the label still counts.
     check("'" * 200_000 + ' "a"' * 10_000 + " Score: 2", TEN, 1 / 9, "labelled")
+
+
+# ------------------------------------------------------------------ verdict fields of other judge frameworks
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ('{"eval_passed": false, "reason": "misses the date"}', "fail"),
+        ('{"test_passed": true}', "pass"),
+        ('{"is_correct": true, "explanation": "same value"}', "pass"),
+        ('{"criteria_met": false}', "fail"),
+        ('{"answer": true, "confidence": 0.3, "evidence": "quotes the policy"}', "pass"),
+        ('Checked it against the key {per the rubric}:\n{"answer": false, "confidence": 0.9}', "fail"),
+        ('junk before{"all_passed": true, "notes": "ok"}', "pass"),
+    ],
+)
+def test_boolean_fields_with_an_affirmative_name_are_verdicts(text: str, verdict: str) -> None:
+    got = check(text, UNIT, 1.0 if verdict == "pass" else 0.0)
+    assert got.verdict == verdict
+    assert got.confidence is None  # a confidence figure is not a score either
+
+
+@pytest.mark.parametrize("text", ['{"is_toxic": true}', '{"hallucination": false}', '{"has_errors": true}'])
+def test_boolean_fields_whose_name_does_not_ask_for_a_pass_are_not_verdicts(text: str) -> None:
+    fails(text)
+
+
+@pytest.mark.parametrize(
+    ("value", "verdict"),
+    [("yes", "pass"), ("No", "fail"), ("YES.", "pass"), ("No, the reply changes the subject.", "fail"), ("Y", "pass")],
+)
+def test_yes_no_verdict_values(value: str, verdict: str) -> None:
+    got = check(json.dumps({"verdict": value}), UNIT, 1.0 if verdict == "pass" else 0.0)
+    assert got.verdict == verdict
+
+
+@pytest.mark.parametrize("value", ["maybe", "nope, wait", "Yesterday", "Not sure"])
+def test_other_verdict_values_are_not_yes_or_no(value: str) -> None:
+    fails(json.dumps({"verdict": value}))
+
+
+# ------------------------------------------------------------------ final-word verdicts: Y/N, yes/no, CORRECT
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("N", "fail"),
+        ("The steps are in order and each one is justified.\nY", "pass"),
+        ("The reply skips the second requirement entirely.\n\n**N**", "fail"),
+        ("It cites two sources, both real. Therefore it meets the bar. Y", "pass"),
+        ("Does the reply stay on topic?\n\nYes.", "pass"),
+        ("Reasoning: the summary invents a date.\nNo", "fail"),
+        ("Compared with the key, the figures match.\nCORRECT", "pass"),
+        ("incorrect", "fail"),
+        ("The total is off by one.\n\nINCORRECT.", "fail"),
+        ("Answer: Yes\n", "pass"),
+        ("Final verdict: N", "fail"),
+    ],
+)
+def test_a_final_word_standing_alone_is_the_verdict(text: str, verdict: str) -> None:
+    got = check(text, UNIT, 1.0 if verdict == "pass" else 0.0, "labelled")
+    assert got.verdict == verdict
+
+
+def test_the_stated_final_letter_is_kept_even_against_the_prose() -> None:
+    got = check("The reply is wrong on every count.\n\nY", UNIT, 1.0)
+    assert got.verdict == "pass"
+    assert "wrong on every count" in got.reasoning
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We compared plan A with plan N",  # a name, not a letter standing alone
+        "Is it polite? Yes. Is it correct? No. Overall it needs work.",  # yes/no inside the prose
+        "No issues with tone, but the facts are unchecked.",
+        "The answer is correct in part and wrong in part.",
+        'The reply ends with the word\n"No"',  # quoted
+        "Result: no issues found",
+    ],
+)
+def test_yes_no_and_letters_inside_the_prose_are_not_verdicts(text: str) -> None:
+    fails(text)
+
+
+def test_a_score_beats_a_final_letter() -> None:
+    got = check("Score: 4\nY", FIVE, 0.75, "labelled")
+    assert got.verdict is None
+
+
+def test_final_word_in_a_long_reply_only_looks_at_the_end() -> None:
+    fails("plan N" + " " * 200)
+    check("x" * 5000 + "\nN", UNIT, 0.0)
+
+
+# ------------------------------------------------------------------ numbers inside words
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "score: abc7\nnotes: the rest is noise",
+        "I would rate gpt4 highly for this kind of task.",
+        "We scored GPT-4 and Claude on the same prompts.",
+        "It gets top_5 right but misses the others.",
+        "rated v2 of the draft, which is shorter",
+    ],
+)
+def test_a_number_glued_to_a_word_is_never_a_score(text: str) -> None:
+    fails(text, FIVE)
+
+
+def test_a_number_after_a_word_and_a_space_is_still_a_rating() -> None:
+    check("I would rate it a 4 overall.", FIVE, 0.75, "prose")
+
+
+# ------------------------------------------------------------------ JSON arrays: parallel items
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"score": 2}, {"score": 5}]',
+        '[{"criterion": "accuracy", "score": 3}, {"criterion": "tone", "score": 4}]',
+        'Per criterion:\n[{"score": 2, "reason": "a"},\n {"score": 5, "reason": "b"}]',
+    ],
+)
+def test_array_items_that_disagree_fail_closed(text: str) -> None:
+    err = fails(text, FIVE)
+    assert "array" in str(err)
+
+
+def test_array_items_that_agree_are_read() -> None:
+    check('[{"score": 4, "reason": "x"}, {"score": 4, "reason": "y"}]', FIVE, 0.75, "json")
+
+
+def test_separate_objects_one_after_another_keep_the_first() -> None:
+    check('{"score": 2, "reason": "first"}\n{"score": 5, "reason": "second"}', FIVE, 0.25, "json-fragment")
+
+
+# ------------------------------------------------------------------ final scores, sub-scores, fractions, tags
+
+BREAKDOWN = """Here is my assessment, criterion by criterion.
+
+- Accuracy score: 4
+- Clarity score: 2
+- Completeness score: 3
+
+{final}
+"""
+
+
+@pytest.mark.parametrize(
+    "final", ["Final score: 3", "**Overall Score:** 3", "Total score: 3/5", "Overall rating: 3", "**Final** Score: 3"]
+)
+def test_a_final_score_beats_per_criterion_scores(final: str) -> None:
+    check(BREAKDOWN.format(final=final), FIVE, 0.5, "labelled")
+
+
+def test_a_final_score_beats_an_earlier_plain_one() -> None:
+    check("Score: 2 for the first draft.\nAfter the fixes, final score: 4", FIVE, 0.75)
+
+
+def test_final_scores_that_disagree_fail_closed() -> None:
+    err = fails("Final score: 3\n\nOn reflection the tone is fine.\nFinal score: 4", FIVE)
+    assert "final scores" in str(err)
+
+
+def test_final_scores_that_agree_are_read() -> None:
+    check("**Final score: 4**\n\nSummary: solid.\nFinal score: 4/5", FIVE, 0.75)
+
+
+def test_a_plain_score_beats_per_criterion_scores() -> None:
+    check("Relevance score: 5\nStyle score: 1\nScore: 3", FIVE, 0.5)
+
+
+def test_per_criterion_scores_alone_that_disagree_fail_closed() -> None:
+    err = fails(BREAKDOWN.format(final="That is all."), FIVE)
+    assert "per-criterion" in str(err)
+
+
+def test_a_single_per_criterion_score_is_read() -> None:
+    check("Helpfulness score: 4", FIVE, 0.75)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Final score:\n4",
+        "**Final Score:**\n\n**4**",
+        "Overall rating:\n  4/5\n\nThe reply is mostly right.",
+        "Score:\n4",
+    ],
+)
+def test_a_label_whose_value_sits_on_the_next_line(text: str) -> None:
+    check(text, FIVE, 0.75, "labelled")
+
+
+def test_a_numbered_list_after_a_label_is_not_its_value() -> None:
+    fails("Final score:\n1. Accuracy is good\n2. Tone is fine", FIVE)
+
+
+@pytest.mark.parametrize(
+    ("text", "scale"),
+    [
+        ("Score: 4/5", UNIT),
+        ("Score: 8/10", FIVE),
+        ("I would rate it 7/10.", FIVE),
+        ("8/10", HUNDRED),
+        ("Score: 55%", TEN),
+    ],
+)
+def test_a_fraction_on_another_denominator_is_not_the_score(text: str, scale: tuple[float, float]) -> None:
+    fails(text, scale)
+
+
+def test_a_json_fraction_on_another_scale_is_an_error_that_says_so() -> None:
+    assert "another scale" in str(fails('{"score": "4/5"}', TEN))
+
+
+def test_fractions_of_sub_scores_give_way_to_the_one_on_the_scale() -> None:
+    text = "Accuracy: 4/5, Tone: 3/5.\nScore: 7/10"
+    check(text, TEN, 6 / 9)
+
+
+def test_percent_counts_on_a_scale_from_zero() -> None:
+    check("Score: 55%", UNIT, 0.55)
+    check("Score: 55%", (0, 10), 0.55)
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("<score>4</score>", 0.75),
+        ("The summary is faithful.\n<score> 3 </score>", 0.5),
+        ("<reasoning>fine</reasoning>\n<rating>5</rating>", 1.0),
+        ("<criterion>a</criterion><score>2</score>\n<final_score>4</final_score>", 0.75),
+        ("Per point: <score>2</score>, <score>5</score>.\nMY FINAL SCORE: <score>4</score>", 0.75),
+    ],
+)
+def test_score_tags(text: str, score: float) -> None:
+    check(text, FIVE, score, "labelled")
+
+
+def test_score_tags_that_disagree_fail_closed() -> None:
+    fails("<score>2</score> for style and <score>5</score> for facts", FIVE)
+
+
+# ------------------------------------------------------------------ prose: modal ratings, rubric explanations
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [("Honestly this should be a 4!", 0.75), ("It would be a 2, given the errors.", 0.25), ("That must be a 5.", 1.0)],
+)
+def test_a_modal_be_a_number_is_a_rating(text: str, score: float) -> None:
+    check(text, FIVE, score, "prose")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It would be 3 steps shorter with a table.",  # no article: a count
+        "A score of 5 means every fact is sourced; this reply has none.",
+        "A rating of 1 is given when the reply is off topic.",
+        "Score 1: irrelevant. Score 5: fully relevant. The reply is partly relevant.",
+        "A score of 4 would need a worked example.",
+    ],
+)
+def test_a_score_named_while_explaining_the_rubric_is_not_a_score(text: str) -> None:
+    fails(text, FIVE)
+
+
+def test_a_rubric_explanation_then_the_judges_rating() -> None:
+    check("A score of 5 means every fact is sourced. Most are, so I give it a 4.", FIVE, 0.75, "prose")
+
+
+# ------------------------------------------------------------------ thinking sections
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<think>Accuracy score: 2? Or Score: 5. Let me check again.</think>\nFinal score: 4",
+        "<thinking>\nScore: 1 maybe.\n</thinking>\n\nScore: 4",
+        "Thinking...\nThe draft deserves a 2... no, the second half fixes it.\n...done thinking.\n\nScore: 4",
+    ],
+)
+def test_the_verdict_after_a_thinking_section_is_read(text: str) -> None:
+    check(text, FIVE, 0.75)

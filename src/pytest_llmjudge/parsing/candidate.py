@@ -1,7 +1,7 @@
 """One candidate answer found in a reply, how its numbers are read, and how it becomes a [0, 1] score.
 
-Scores are normalized as ``(raw - min) / (max - min)``, clamped and rounded to 6 decimals; a fraction
-whose denominator is not the scale maximum is itself the normalized score.
+Scores are normalized as ``(raw - min) / (max - min)``, clamped and rounded to 6 decimals.  A fraction
+counts only when its denominator is the scale maximum (a percent, when the scale starts at 0).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class Found:
     confidence: str | None = None
     reasoning: str | None = None
     bad_score: bool = False  # a score field was present but not a number
+    pct: bool = False  # the value was written as a percent
 
     @property
     def usable(self) -> bool:
@@ -82,6 +83,17 @@ def value_after(text: str, m: re.Match[str]) -> bool:
     return not (c == "." and end + 1 < len(text) and text[end + 1].isdigit())  # "1.5.2"
 
 
+def inside_word(text: str, start: int) -> bool:
+    """A number glued to the word before it (``foo2``, ``gpt4``, ``GPT-4``, ``top_5``) is part of a name."""
+    if start <= 0:
+        return False
+    c = text[start - 1]
+    if c.isalnum() or c == "_":
+        return True  # also "GPT-4" read as the signed number "-4"
+    # "gpt-4", "v+2": a hyphen or plus right after a letter or digit.
+    return c in "-+" and start > 1 and (text[start - 2].isalnum() or text[start - 2] == "_")
+
+
 def found_from_value(m: re.Match[str]) -> Found | None:
     """The candidate a matched `VALUE` states: a number, a fraction or a percent."""
     try:
@@ -95,17 +107,28 @@ def found_from_value(m: re.Match[str]) -> Found | None:
             return None
     elif m.group("pct"):
         den = 100.0
-    return Found(raw=num, den=den)
+    return Found(raw=num, den=den, pct=bool(m.group("pct")) and not m.group("den"))
+
+
+def fits_scale(found: Found, scale: tuple[float, float]) -> bool:
+    """A fraction counts only against the declared scale: its denominator is the scale maximum
+    (a percent is read when the scale starts at 0).  Any other denominator is a per-item score or
+    another scale's, not the answer."""
+    if found.den is None:
+        return True
+    if found.den == scale[1]:
+        return True
+    return found.den == 100.0 and found.pct and scale[0] == 0
 
 
 def normalize(found: Found, scale: tuple[float, float]) -> float | None:
     """The candidate's score on [0, 1], or None when it states none."""
     lo, hi = scale
     if found.raw is not None:
-        if found.den is not None and found.den != hi:
-            value = found.raw / found.den  # a fraction of full marks on another scale
-        else:
-            value = (found.raw - lo) / (hi - lo)
+        if not fits_scale(found, scale):
+            return None  # a fraction on another scale: not this reply's score
+        # A percent on a scale starting at 0 is a share of full marks.
+        value = found.raw / 100.0 if found.pct and hi != 100.0 else (found.raw - lo) / (hi - lo)
     elif found.fixed is not None:
         value = found.fixed
     elif found.verdict is not None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import VerdictParseError
 from .attribution import Skip
-from .candidate import Found, normalize
+from .candidate import Found, fits_scale, normalize
 from .json_fields import fields_of, reasoning_in
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, scan_objects
 from .json_verdict import json_stage
@@ -69,10 +69,22 @@ def _check_scale(scale: Any) -> tuple[float, float]:
     return lo_f, hi_f
 
 
+def _fit(
+    candidate: tuple[Found, tuple[int, int]] | None, scale: tuple[float, float]
+) -> tuple[Found, tuple[int, int]] | None:
+    """The candidate, unless it is a fraction on another scale than the declared one."""
+    return candidate if candidate is None or fits_scale(candidate[0], scale) else None
+
+
 def _result(found: Found, scale: tuple[float, float], reasoning: str, strategy: str) -> ParsedVerdict:
     score = normalize(found, scale)
-    if score is None:  # pragma: no cover - callers pass usable candidates only
-        raise VerdictParseError("no usable score in the judge's reply")
+    if score is None:
+        raise VerdictParseError(
+            "the reply's score is a fraction on another scale than the one asked for"
+            f" (denominator {found.den:g}, scale maximum {scale[1]:g}); it is not this reply's score"
+            if found.den is not None
+            else "no usable score in the judge's reply"
+        )
     return ParsedVerdict(
         score=score,
         raw_score=found.raw,
@@ -134,9 +146,9 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
             masked = blank_spans(text, sorted(conf_spans + list(js.spans)))
             masked_low = ascii_lower(masked)
             skip = Skip(LazyQuotes(text, js.objects, js.quotes), masked_low)
-            other = marker_score(masked, masked_low, skip)
+            other = marker_score(masked, masked_low, skip, scale)
             if other is None:
-                other = prose_score(masked_low, skip)
+                other = _fit(prose_score(masked_low, skip), scale)
             if other is None:
                 raise VerdictParseError(
                     "the reply's only JSON verdict is quoted content (the graded output's or an"
@@ -158,7 +170,7 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
     if js.whole:
         if js.bad_score:
             raise VerdictParseError("the JSON reply's score field is not a number, and it gives no pass/fail verdict")
-        hint = " (unbalanced JSON: cut off at max_tokens?)" if js.truncated else ""
+        hint = " (unbalanced JSON: truncated, cut off at max_tokens?)" if js.truncated else ""
         raise VerdictParseError(f"the JSON reply has no score, rating or pass/fail field{hint}")
 
     # 4-6. Markers, labelled fields, bare numbers, prose.
@@ -169,16 +181,16 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
     skip = Skip(LazyQuotes(text, js.objects, js.quotes), low)
     verdict, partial, vspan, strong = marker_verdict(scan, low, skip)
 
-    score: tuple[Found, tuple[int, int]] | None = marker_score(scan, low, skip)
+    score: tuple[Found, tuple[int, int]] | None = marker_score(scan, low, skip, scale)
     strategy = "labelled"
     if score is None:
-        score = bare_first(low)
+        score = _fit(bare_first(low), scale)
         strategy = "bare-number"
     if score is None and not strong:
-        score = prose_score(low, skip)
+        score = _fit(prose_score(low, skip), scale)
         strategy = "prose"
     if score is None and not strong:
-        score = bare_last(low)
+        score = _fit(bare_last(low), scale)
         strategy = "bare-number"
     if score is not None:
         found, span = score

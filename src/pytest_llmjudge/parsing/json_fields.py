@@ -26,6 +26,28 @@ _SCORE_FIELDS = (
     "points",
 )
 _VERDICT_FIELDS = ("pass", "passed", "verdict", "result", "decision", "outcome", "judgment", "judgement", "grade")
+# A JSON boolean under a name that asks "did it pass / is it correct / is the criterion met"
+# (`eval_passed`, `is_correct`, `criteria_met`, a rubric item's `answer`) is a pass/fail verdict.
+# Only these affirmative names: `is_toxic: true` or `hallucination: true` mean the opposite.
+_BOOLEAN_VERDICT_WORDS = frozenset(
+    [
+        "pass",
+        "passed",
+        "passes",
+        "passing",
+        "correct",
+        "success",
+        "successful",
+        "succeeded",
+        "met",
+        "meets",
+        "satisfied",
+        "answer",
+        "verdict",
+    ]
+)
+# A yes/no answer to the rubric's question "does the output meet the criteria?" (see the README).
+_YES_WORDS = {"yes": "pass", "y": "pass", "no": "fail", "n": "fail"}
 _REASON_FIELDS = (
     "reasoning",
     "reason",
@@ -72,6 +94,27 @@ def fields_of(obj: Mapping[Any, Any]) -> dict[str, Any]:
     return fields
 
 
+def _boolean_verdict_fields(fields: Mapping[str, Any]) -> list[str]:
+    """Names of boolean fields that state a pass/fail verdict: the last word of the name says so."""
+    return [
+        name
+        for name, value in fields.items()
+        if isinstance(value, bool) and name not in _VERDICT_FIELDS and name.rsplit("_", 1)[-1] in _BOOLEAN_VERDICT_WORDS
+    ]
+
+
+def _yes_no(word: str) -> str | None:
+    """'yes' / 'no' (or Y / N), alone or leading a sentence ("No, this is off-topic."), as a verdict."""
+    head = word
+    for i, c in enumerate(word):
+        if not c.isalpha():
+            if c not in ",.;:!-— ":
+                return None
+            head = word[:i]
+            break
+    return _YES_WORDS.get(head)
+
+
 def read_mapping(d: dict[Any, Any], depth: int = 0) -> Found:
     """Read score / verdict / reasoning / confidence from a JSON object."""
     fields = fields_of(d)
@@ -88,7 +131,7 @@ def read_mapping(d: dict[Any, Any], depth: int = 0) -> Found:
             continue  # a letter or a word: read below as a verdict
         if name in ("score", "rating") and value is not None:
             found.bad_score = True
-    for name in _VERDICT_FIELDS:
+    for name in (*_VERDICT_FIELDS, *_boolean_verdict_fields(fields)):
         if name not in fields:
             continue
         value = fields[name]
@@ -114,6 +157,10 @@ def read_mapping(d: dict[Any, Any], depth: int = 0) -> Found:
                 break
             if word == "partial":
                 found.partial = True
+                break
+            yes_no = _yes_no(word) if name != "grade" else None
+            if yes_no is not None:
+                found.verdict = yes_no
                 break
     found.reasoning = reasoning_in(fields)
     conf = fields.get("confidence")

@@ -20,7 +20,8 @@ _SCAN_MAX_STEPS = 20_000  # braces, strings and escapes visited by the scan
 MAX_JSON_CANDIDATES = 64  # objects examined per reply
 
 _STRUCT = re.compile(r'[{}"]')
-_IN_STRING = re.compile(r'["\\]')
+# The rest of a JSON string after its opening quote (unrolled: linear, one step per reply string).
+_STRING_REST = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
@@ -76,19 +77,9 @@ def scan_objects(text: str) -> tuple[list[Span], bool]:
         elif c == "}":
             pairs.append((stack.pop(), j + 1))
             i = j + 1
-        else:  # a JSON string: skip to its closing quote, honouring escapes
-            k = j + 1
-            while True:
-                m2 = _IN_STRING.search(text, k)
-                if m2 is None:
-                    k = n
-                    break
-                if m2.group() == "\\":
-                    k = m2.start() + 2
-                    continue
-                k = m2.end()
-                break
-            i = k
+        else:  # a JSON string: skip to its closing quote, honouring escapes, in one match
+            m2 = _STRING_REST.match(text, j + 1)
+            i = m2.end() if m2 is not None else n
     spans = _outermost(pairs)
     truncated = False
     if stack:
@@ -139,7 +130,7 @@ def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
         value = json_repair.loads(s, skip_json_loads=True)
     # json_repair raises ValueError and RecursionError on hostile input, and its bugs may raise
     # anything else: a reply it cannot repair is simply not JSON.
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None, False
     if isinstance(value, tuple):  # logging variants return (value, log)
         value = value[0]

@@ -7,6 +7,7 @@ object before it (or an attributed one of the same shape) makes the reply an err
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, scan_
 from .prepare import ascii_lower, strip_fences
 from .quotes import Quotes
 
-_KEYWORDS = re.compile(r"score|rating|pass|verdict|grade|result|fail")  # on lowered text
+_KEYWORDS = re.compile(r"score|rating|pass|verdict|grade|result|fail|answer|correct|success|satisf|met")  # lowered
 
 
 @dataclass
@@ -92,6 +93,30 @@ def _choose(cands: list[Candidate], scale: tuple[float, float]) -> Candidate | N
     return own
 
 
+def _check_siblings(cands: list[Candidate], scale: tuple[float, float]) -> None:
+    """Elements of one JSON array are parallel items (one per criterion, per sample): when they
+    disagree, nothing makes one of them the answer, so the reply is an error, not a first pick."""
+    if len({_decision(c.found, scale) for c in cands}) > 1:
+        raise VerdictParseError(
+            "the reply is a JSON array of several verdicts with different scores; nothing says which"
+            " one is the answer (per-item scores are not a single score)"
+        )
+
+
+_ARRAY_GAP = re.compile(r"\s{0,64},\s{0,64}")
+
+
+def _check_array_siblings(text: str, cands: list[Candidate], scale: tuple[float, float]) -> None:
+    """Objects in prose that sit side by side in one array (``{...}, {...}``) are siblings too."""
+    for a, b in itertools.pairwise(cands):
+        if a.span is None or b.span is None or a.span is b.span:
+            continue
+        if _ARRAY_GAP.fullmatch(text, a.span.end, b.span.start) and _decision(a.found, scale) != _decision(
+            b.found, scale
+        ):
+            _check_siblings([a, b], scale)
+
+
 def _decision(found: Found, scale: tuple[float, float]) -> tuple[float | None, str | None]:
     """What a candidate decides (normalized score, verdict): candidates that agree on it agree."""
     return (normalize(found, scale), found.verdict)
@@ -108,6 +133,8 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget) -> J
             value = None
         if isinstance(value, (dict, list)):
             whole_cands = [Candidate(f) for f in read_value(value) if f.usable]
+            if isinstance(value, list):
+                _check_siblings(whole_cands, scale)
             chosen = _choose(whole_cands, scale)
             out.whole = isinstance(value, dict) or bool(whole_cands)
             if chosen:
@@ -153,6 +180,7 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget) -> J
             quoted = quotes.inside(span.start) or quote_hugged(text, span) or example_cued(text, span.start)
             attributed = attributed_to_output(low, span)
         cands.extend(Candidate(f, quoted, attributed, span) for f in found_list)
+    _check_array_siblings(text, cands, scale)
     chosen = _choose(cands, scale)
     if chosen is None:
         return out

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 
+from ..errors import VerdictParseError
 from .attribution import Skip
-from .candidate import VALUE, Found, found_from_value
-from .prepare import DIGIT
-from .search import MAX_FIRST_SCAN, WORD_CHARS, first, gated, last, matches
+from .candidate import VALUE, Found, fits_scale, found_from_value, normalize, value_after
+from .prepare import DIGIT, ascii_lower
+from .search import FIELD_CLAUSE_END, MAX_FIRST_SCAN, WORD_CHARS, gated, last, matches, negated_before
 
 CONFIDENCE_WORDS = {
     "high": "high",
@@ -50,7 +51,8 @@ _GRADE = gated(
     re.compile(
         r"grade[ \t]{0,3}[:=]"
         + _SEP
-        + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
+        + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])"
+        + r"|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
     ),
     ("grade",),
     word_start=True,
@@ -58,7 +60,8 @@ _GRADE = gated(
 _DOUBLE_BRACKETS = gated(re.compile(r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]"), ("[[",))
 _FIELD = gated(
     re.compile(
-        r"(?:(?:final|overall|total)[ \t]{1,3})?(?:score|rating|result|grade|points|overall)(?![A-Za-z_])"
+        r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?"
+        r"(?:score|rating|result|grade|points|overall|conclusion)(?![A-Za-z_])"
         + _SEP
         + r"(?:\([^()\n]{0,24}\)"
         + _SEP
@@ -66,7 +69,7 @@ _FIELD = gated(
         + _SEP
         + VALUE,  # "Score (1-10): 7"
     ),
-    ("score", "rating", "result", "grade", "points", "overall"),
+    ("score", "rating", "result", "grade", "points", "overall", "conclusion"),
     word_start=True,
 )
 _BRACKET_FIELD = gated(
@@ -89,39 +92,153 @@ _CONFIDENCE = gated(
 )
 
 
-def marker_score(text: str, low: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
-    """The strongest format marker or labelled field with a score (tiers in order).
+# A label or tag that says its score is the final one beats per-item ones.
+_FINAL_WORDS = ("final", "overall", "total", "aggregate", "conclusion")
+_FINAL_BEFORE = re.compile(r"(?<![a-z])(?:final|overall|total|aggregate|conclusion)(?![a-z])[^\n]{0,40}$")
+# Words that may stand right before "Score:" without making it a per-item score.
+_PLAIN_BEFORE = frozenset(["the", "my", "a", "an", "your", "its", "this", "our", "their", "score", "rating"])
+_LAST_WORD = re.compile(r"([a-z]{1,30})[ \t*_#:>\-]{0,8}$")
+# "Final score:" with the value alone on the next line (or the one after a blank line).
+_FIELD_NEXT_LINE = gated(
+    re.compile(
+        r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?(?:score|rating|grade|points|overall|conclusion)(?![A-Za-z_])"
+        + _SEP
+        + r"[:=：][ \t*_]{0,6}\n(?:[ \t]{0,8}\n)?[ \t*_#>`]{0,6}"
+        + VALUE
+        + r"[ \t*_`]{0,6}(?=\n|$)",
+    ),
+    ("score", "rating", "grade", "points", "overall", "conclusion"),
+    word_start=True,
+)
+# XML-like score tags of other judge frameworks: <score>4</score>, <final_score>7/10</final_score>.
+_SCORE_TAG = gated(
+    re.compile(
+        r"<(?P<tag>(?:(?:final|overall|total)[_ -]?)?(?:score|rating))>\s{0,8}(?:[*_]{1,2})?"
+        + VALUE
+        + r"(?:[*_]{1,2})?\s{0,8}</(?P=tag)>",
+    ),
+    ("<score>", "<rating>", "<final", "<overall", "<total"),
+)
 
-    Patterns run on ``low`` (the ASCII-lowered text); ``text`` keeps the case that
-    grade letters need.  Quoted markers (``skip``) are not candidates.
+FINAL, PLAIN, SUB = 0, 1, 2
+
+
+def _rank(low: str, m: re.Match[str]) -> int:
+    """FINAL ("Final score:", "Overall rating:", "<final_score>", "MY FINAL SCORE: <score>"),
+    SUB ("Accuracy score:": another word names what it scores) or PLAIN."""
+    label = low[m.start() : m.start() + 12]
+    if label.startswith(_FINAL_WORDS) or label.startswith(tuple("<" + w for w in _FINAL_WORDS)):
+        return FINAL
+    line_start = low.rfind("\n", max(0, m.start() - 80), m.start()) + 1
+    before = low[max(line_start, m.start() - 48) : m.start()]
+    if _FINAL_BEFORE.search(before):
+        return FINAL
+    if label.startswith("<"):
+        return PLAIN
+    w = _LAST_WORD.search(before)
+    if w is not None and w.group(1) not in _PLAIN_BEFORE and not before[w.end(1) :].strip(" \t*_#>-").endswith(":"):
+        return SUB
+    return PLAIN
+
+
+def _collect(
+    pattern: re.Pattern[str], low: str, skip: Skip, scale: tuple[float, float], neg: bool = False
+) -> list[tuple[int, Found, tuple[int, int]]]:
+    """Every valid candidate of one marker shape, with its rank (bounded like `first`)."""
+    out: list[tuple[int, Found, tuple[int, int]]] = []
+    for count, m in enumerate(matches(pattern, low)):
+        if count >= MAX_FIRST_SCAN:
+            break
+        if not value_after(low, m) or (neg and negated_before(low, m.start(), 24, FIELD_CLAUSE_END)):
+            continue
+        if skip(m.start()):
+            continue
+        f = found_from_value(m)
+        if f is None or not fits_scale(f, scale):
+            continue
+        out.append((_rank(low, m), f, m.span()))
+    return out
+
+
+def _agreeing(
+    cands: list[tuple[int, Found, tuple[int, int]]], what: str, scale: tuple[float, float]
+) -> tuple[Found, tuple[int, int]]:
+    """The first candidate when all state the same score; otherwise the reply is an error."""
+    first_score = normalize(cands[0][1], scale)
+    for _, f, _ in cands[1:]:
+        if normalize(f, scale) != first_score:
+            raise VerdictParseError(
+                f"the reply states several different {what} and nothing ranks one of them as the answer"
+            )
+    return cands[0][1], cands[0][2]
+
+
+def marker_score(
+    text: str, low: str, skip: Skip, scale: tuple[float, float] = (0.0, 1.0)
+) -> tuple[Found, tuple[int, int]] | None:
+    """The strongest format marker or labelled field with a score.
+
+    ``[RESULT]`` (the last) first; then any score labelled final / overall / total (several
+    that disagree are an error); then the tiers in order, where a plain label beats one that
+    names a criterion ("Accuracy score: 4"), and per-criterion scores that disagree are an error.
+    Patterns run on ``low`` (the ASCII-lowered text); ``text`` keeps the case that grade
+    letters need.  Quoted markers (``skip``) are not candidates.
     """
     has_digit = DIGIT.search(low) is not None
-    m = None
     if has_digit:
-        m = last(_RESULT_TAG, low, skip.accept)
-        if m is None:
-            m = first(_RATING_BRACKETS, low, skip=skip)
-    if m is not None:
-        f = found_from_value(m)
-        if f is not None:
-            return f, m.span()
-    # A grade letter must be upper case: "Grade: i think..." is prose.
-    g = last(_GRADE, low, lambda c: (len(c.group("g")) > 1 or text[c.start("g")].isupper()) and skip.accept(c))
-    if g is not None:
-        word = g.group("g").lower()
-        if word.startswith("p"):
-            return Found(fixed=0.5), g.span()
-        fixed, verdict = GRADE_LETTERS[word]
-        return Found(fixed=fixed, verdict=verdict), g.span()
-    if not has_digit:
-        return None
-    for pattern, neg in ((_DOUBLE_BRACKETS, False), (_FIELD, True), (_BRACKET_FIELD, True), (_LONE_BRACKET, False)):
-        m = first(pattern, low, check_negation=neg, skip=skip)
+        m = last(_RESULT_TAG, low, lambda c: skip.accept(c) and _fits(c, scale))
         if m is not None:
             f = found_from_value(m)
             if f is not None:
                 return f, m.span()
+        tiers = [
+            (_SCORE_TAG, False, "score tags"),
+            (_RATING_BRACKETS, False, "ratings"),
+            (_DOUBLE_BRACKETS, False, "ratings"),
+            (_FIELD, True, "scores"),
+            (_FIELD_NEXT_LINE, True, "scores"),
+            (_BRACKET_FIELD, True, "scores"),
+            (_LONE_BRACKET, False, "scores"),
+        ]
+        found = [(name, _collect(pattern, low, skip, scale, neg)) for pattern, neg, name in tiers]
+        finals = [c for _, cs in found for c in cs if c[0] == FINAL]
+        if finals:
+            finals.sort(key=lambda c: c[2])
+            return _agreeing(finals, "final scores", scale)
+        tagged = [c for c in found[0][1] if c[0] == PLAIN]
+        if tagged:
+            return _agreeing(tagged, "scores in tags", scale)
+        labelled = [c for c in found[1][1] if c[0] == PLAIN]
+        if labelled:  # Rating: [[n]] beats a grade letter; the first wins (later ones are hypothetical)
+            return labelled[0][1], labelled[0][2]
+    # A grade letter must be upper case: "Grade: i think..." is prose.
+    g = last(_GRADE, low, lambda c: (len(c.group("g")) > 1 or text[c.start("g")].isupper()) and skip.accept(c))
+    if g is not None or not has_digit:
+        return _grade(g)
+    for _, cs in found[2:]:
+        own = [c for c in cs if c[0] == PLAIN]
+        if own:
+            own.sort(key=lambda c: c[2])
+            return own[0][1], own[0][2]
+    subs = sorted((c for _, cs in found for c in cs if c[0] == SUB), key=lambda c: c[2])
+    if subs:
+        return _agreeing(subs, "per-criterion scores", scale)
     return None
+
+
+def _fits(m: re.Match[str], scale: tuple[float, float]) -> bool:
+    f = found_from_value(m)
+    return f is not None and fits_scale(f, scale)
+
+
+def _grade(g: re.Match[str] | None) -> tuple[Found, tuple[int, int]] | None:
+    if g is None:
+        return None
+    word = g.group("g").lower()
+    if word.startswith("p"):
+        return Found(fixed=0.5), g.span()
+    fixed, verdict = GRADE_LETTERS[word]
+    return Found(fixed=fixed, verdict=verdict), g.span()
 
 
 _ANSWER_TAG = gated(re.compile(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>"), ("<answer>",))
@@ -139,6 +256,45 @@ _VERDICT_LABEL = gated(
 _BARE_VERDICT = re.compile(r"(?P<v>PASS|FAIL)(?:ED)?(?![A-Za-z])")
 _LONE_VERDICT_LINE = re.compile(r"^[ \t*_#>`\"'.\-]{0,8}(?P<v>pass|fail)(?:ed)?[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
 _VOCAB_JOIN = re.compile(r"\s{0,3}(?:or|and|nor|/|\||,)\s{0,3}")
+# The reply's final word, standing alone: a Y/N letter after a sentence end or a line break
+# (criteria graders), or a last line that is only yes/no or correct/incorrect.  Decoration
+# (emphasis, quotes, a full stop) is allowed around it.  Run on the last 64 characters only.
+_DECOR = r"[ \t*_`\"'>#]{0,6}"
+_FINAL_LETTER = re.compile(r"(?:^|[.!?:;\n])\s{0,8}" + _DECOR + r"(?P<v>[YN])" + _DECOR + r"[.!]?" + _DECOR + r"\s*$")
+_FINAL_WORD_LINE = re.compile(
+    r"(?:^|\n)" + _DECOR + r"(?P<v>yes|no|correct|incorrect)" + _DECOR + r"[.!]?" + _DECOR + r"\s*$"
+)
+# "Answer: Yes", "Verdict: N": a yes/no value that ends its line.
+_YES_NO_LABEL = gated(
+    re.compile(
+        r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|answer|meets[ \t]criteria)"
+        + _SEP
+        + r"[:=：]"
+        + _SEP
+        + r"(?P<v>yes|no|y|n)[ \t*_.!]{0,4}(?=\n|$)",
+    ),
+    ("verdict", "decision", "judgment", "judgement", "answer", "meets"),
+    word_start=True,
+)
+_FINAL_VERDICTS = {"y": "pass", "yes": "pass", "correct": "pass", "n": "fail", "no": "fail", "incorrect": "fail"}
+
+
+def final_word_verdict(text: str) -> tuple[str, tuple[int, int]] | None:
+    """A verdict the reply ends on, standing alone: ``Y``/``N``, ``Yes``/``No``, ``CORRECT``/``INCORRECT``.
+
+    Yes means pass: every pass/fail rubric asks whether the output meets the criteria.  Only
+    the final word counts, alone on its line (or a Y/N letter after a sentence end): a yes or
+    no inside the prose answers some other question.
+    """
+    end = len(text.rstrip())
+    start = max(0, end - 64)
+    # A cut-off tail starts with a stand-in character, so that "^" only matches the reply's start.
+    tail = ("" if start == 0 else "x") + text[start:end]
+    m = _FINAL_LETTER.search(tail) or _FINAL_WORD_LINE.search(ascii_lower(tail))
+    if m is None:
+        return None
+    shift = start - (start > 0)
+    return _FINAL_VERDICTS[m.group("v").lower()], (shift + m.start("v"), shift + m.end("v"))
 
 
 def marker_verdict(text: str, low: str, skip: Skip) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
@@ -147,13 +303,16 @@ def marker_verdict(text: str, low: str, skip: Skip) -> tuple[str | None, bool, t
     Quoted tags, labels and words (``skip``) are not candidates; a verdict alone on its
     line may wear quotes as decoration.
     """
-    for pattern in (_ANSWER_TAG, _VERDICT_LABEL):
+    for pattern in (_ANSWER_TAG, _VERDICT_LABEL, _YES_NO_LABEL):
         m = last(pattern, low, skip.accept)
         if m is not None:
-            v = m.group("v").lower()
+            v = _FINAL_VERDICTS.get(m.group("v").lower(), m.group("v").lower())
             if v == "partial":
                 return None, True, m.span(), True
             return v, False, m.span(), True
+    final = final_word_verdict(text)
+    if final is not None and not skip(final[1][0]):
+        return final[0], False, final[1], False
     if "pass" not in low and "fail" not in low:
         return None, False, None, False
 

@@ -12,7 +12,12 @@ _ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 _DATA_OPEN = re.compile(r"<([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
 _DATA_CLOSE = re.compile(r"</([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
 _NONCE = re.compile(r"[0-9A-Fa-f]{8,64}")
-_THINK_CLOSE = re.compile(r"</think\s{0,3}>", re.IGNORECASE)
+# The end of a reasoning model's thinking: </think>, </thinking>, Kimi's close mark, or the
+# "Thinking... / ...done thinking." section of chat front ends.
+_THINK_CLOSE = re.compile(
+    r"</think(?:ing)?\s{0,3}>|\u25c1/think\u25b7|^[ \t]{0,8}\.{3}[ \t]{0,2}done thinking\.?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 ECHO_PLACEHOLDER = " [echoed data omitted] "
 DIGIT = re.compile(r"\d")
@@ -80,8 +85,9 @@ def prepare(text: str) -> str:
     text = mask_data_blocks(text)
     # A reasoning model's <think> block is deliberation; its answer follows it.
     last = None
-    if "</think" in ascii_lower(text):
-        for last in _THINK_CLOSE.finditer(text):
+    low = ascii_lower(text)
+    if "</think" in low or "done thinking" in low or "\u25c1/think" in text:
+        for last in _THINK_CLOSE.finditer(text):  # noqa: B007 - the last match is wanted
             pass
     if last is not None and text[last.end() :].strip():
         text = text[last.end() :]

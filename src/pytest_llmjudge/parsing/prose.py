@@ -10,7 +10,7 @@ import re
 
 from ..errors import VerdictParseError
 from .attribution import Skip
-from .candidate import RANGE_AFTER, VALUE, Found, found_from_value, value_after
+from .candidate import RANGE_AFTER, VALUE, Found, found_from_value, inside_word, value_after
 from .prepare import DIGIT
 from .search import NEGATION, gated, matches, negated_before
 
@@ -24,9 +24,10 @@ def _words(text: str) -> frozenset[str]:
 _RATING_VERB = gated(
     re.compile(
         r"(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned|gets|receives|merits"
-        r"|award|awarded|deserves?|earns?|earned|earning)(?![A-Za-z])(?=[^\d\n.;!?]{0,60}\d)",
+        r"|award|awarded|deserves?|earns?|earned|earning"
+        r"|(?:should|would|must|will)[ \t]{1,3}be(?=[ \t]{1,3}an?[ \t]))(?![A-Za-z])(?=[^\d\n.;!?]{0,60}\d)",
     ),
-    ("rat", "scor", "grad", "giv", "assign", "award", "deserv", "earn", "gets", "receives", "merits"),
+    ("rat", "scor", "grad", "giv", "assign", "award", "deserv", "earn", "gets", "receives", "merits", " be "),
     word_start=True,
 )
 _OBJECT_VERBS = _words("give gives giving given assign assigned award awarded gets receives merits")
@@ -45,6 +46,13 @@ _AFTER_WORDS = _words(
     "although even"
 )
 _NEXT_WORD = re.compile(r"[ \t]{1,3}([A-Za-z]{1,30})")
+# "A score of 5 means ...", "a rating of 1 is given when ...", "Score 4: mostly right": the number is
+# named while explaining the rubric, not given to the graded output.
+_DEFINING = re.compile(
+    r"[ \t]{0,3}(?:[:=]|(?:means?|indicates?|represents?|signif(?:y|ies)|denotes?|corresponds?|requires?"
+    r"|implies|would|should|could|(?:is|are)[ \t]{1,3}(?:given|reserved|for|awarded|assigned|used|meant|when))"
+    r"(?![A-Za-z]))"
+)
 _PROSE_VALUE = re.compile(VALUE)
 
 
@@ -93,10 +101,12 @@ def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
         if verb in _OBJECT_VERBS and words == 0:
             continue  # "gives 3 examples": a count, not a rating
         v = _PROSE_VALUE.match(text, start)
-        if v is None or not value_after(text, v) or (start > 0 and text[start - 1].isdigit()):
+        if v is None or not value_after(text, v) or inside_word(text, start):
             continue
         if not v.group("den") and not v.group("pct") and RANGE_AFTER.match(text, v.end()):
             continue  # "from 1 to 10", "a 3 or 4": a range or alternatives
+        if _DEFINING.match(text, v.end()):
+            continue
         nxt = _NEXT_WORD.match(text, v.end())
         if nxt is not None and nxt.group(1) not in _AFTER_WORDS:
             continue

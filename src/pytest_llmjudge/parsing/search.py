@@ -21,7 +21,7 @@ NEGATION = re.compile(
 )
 _REFERENCE = re.compile(r"(?<![A-Za-z])(?:reference|example|e\.g)(?![A-Za-z])")
 _CLAUSE_END = re.compile(r"[.!?;\n](?!\d)")
-_FIELD_CLAUSE_END = re.compile(r"[.!?;,:\n](?!\d)")
+FIELD_CLAUSE_END = re.compile(r"[.!?;,:\n](?!\d)")
 
 # Words a pattern cannot match without (checked with `in`, ~1 ms per megabyte), and the
 # patterns that must start at a word boundary.  Patterns run on the lowered text.
@@ -90,7 +90,7 @@ def first(
             return None
         if "num" in pattern.groupindex and not value_after(text, m):
             continue
-        if check_negation and negated_before(text, m.start(), 24, _FIELD_CLAUSE_END):
+        if check_negation and negated_before(text, m.start(), 24, FIELD_CLAUSE_END):
             continue
         if skip is not None and skip(m.start()):
             continue
