@@ -18,7 +18,8 @@ _BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")
 
 
 # (os.environ's variable names, the credential-like ones among them, their values, the result)
-_cached: tuple[frozenset, tuple, tuple, list[str]] | None = None
+# os.environ._data holds bytes on POSIX: names and values are compared as it stores them.
+_cached: tuple[frozenset[object], tuple[object, ...], tuple[object, ...], list[str]] | None = None
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
