@@ -7,18 +7,28 @@ from typing import Any
 
 from .judge import Judge, user_facing
 from .pairwise import Comparison
-from .runtime import active
+from .runtime import JudgeRuntime, TestContext, active
 from .verdict import Verdict
 
 __all__ = ["assert_better", "assert_judged", "assert_judged_async"]
 
 
+_bound: tuple[JudgeRuntime, TestContext | None, Judge] | None = None  # the last test's Judge
+
+
 def _current_judge() -> Judge:
-    """A Judge bound to the running test (or, outside pytest, to settings from the environment)."""
+    """A Judge bound to the running test (or, outside pytest, to settings from the environment).
+
+    A test's assertions share one Judge (it holds no state of its own), made on the first.
+    """
+    global _bound
     runtime = active()
     if runtime is None:
         return Judge()
-    return Judge(runtime=runtime, context=runtime.current)
+    context = runtime.current
+    if _bound is None or _bound[0] is not runtime or _bound[1] is not context:
+        _bound = (runtime, context, Judge(runtime=runtime, context=context))
+    return _bound[2]
 
 
 @user_facing

@@ -28,7 +28,7 @@ from .redact import redact
 from .replay_miss import replay_miss
 from .rubrics import Outcome, Prompt, Reply, Rubric, resolve_rubric
 from .settings import MARKER_KEYS, SettingError, Settings
-from .verdict import JudgmentRecord, Sample, StoredScoreWarning, Verdict
+from .verdict import JudgmentRecord, Sample, StoredScoreWarning, Verdict, error_record, verdict_record
 
 if TYPE_CHECKING:
     from .parsing import ParsedVerdict
@@ -154,24 +154,45 @@ def plan(
     return Plan(case, rubric, settings, aggregate, band, calls, chosen, ledger, context, started)
 
 
+# Merged settings by (session settings, marker, arguments): a suite's judgments repeat a few
+# combinations, and merging (parsing and copying the settings) is most of planning's own cost.
+_MERGED: dict[tuple[Any, ...], tuple[Settings, Settings]] = {}
+
+
 def _merged_settings(
     base: Settings, marker: Mapping[str, Any], overrides: Mapping[str, Any], options: Options
 ) -> Settings:
+    from_marker = {k: v for k, v in marker.items() if k in MARKER_KEYS}
+    given = {k: v for k, v in overrides.items() if k in MARKER_KEYS and k != "rubric"}
+    for name in ("threshold", "model", "samples"):
+        value = getattr(options, name)
+        if value is not None:
+            given[name] = value
     try:
-        settings = base.with_marker({k: v for k, v in marker.items() if k in MARKER_KEYS})
-        given = dict(overrides)
-        for name in ("threshold", "model", "samples"):
-            value = getattr(options, name)
-            if value is not None:
-                given[name] = value
-        settings = settings.with_marker(
-            {k: v for k, v in given.items() if k in MARKER_KEYS and k != "rubric"}, force=True, where="assert_judged"
-        )
-    except SettingError as exc:
-        raise JudgeError(str(exc)) from None
+        # The value's type is part of the key: True == 1, but they may not parse alike.
+        memo: tuple[Any, ...] | None = (id(base), *_typed(from_marker), None, *_typed(given))
+        hash(memo)
+    except TypeError:  # an unhashable value (a list of models): merge without the memo
+        memo = None
+    cached = _MERGED.get(memo) if memo is not None else None
+    if cached is not None and cached[0] is base:
+        settings = cached[1]
+    else:
+        try:
+            settings = base.with_marker(from_marker).with_marker(given, force=True, where="assert_judged")
+        except SettingError as exc:
+            raise JudgeError(str(exc)) from None
+        if memo is not None:
+            if len(_MERGED) >= 256:
+                _MERGED.clear()
+            _MERGED[memo] = (base, settings)
     if isinstance(options.threshold, bool):
         raise JudgeError("threshold must be a number in [0, 1], not a bool")
     return settings
+
+
+def _typed(values: Mapping[str, Any]) -> list[tuple[str, type, Any]]:
+    return [(k, type(v), v) for k, v in values.items()]
 
 
 def _check_band(value: Any) -> float:
@@ -605,46 +626,13 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
 def note_verdict(plan: Plan, verdict: Verdict) -> None:
     """Add the verdict's record to its test's records (nothing outside a test)."""
     if plan.context is not None:
-        plan.context.records.append(_as_record_entry(verdict_record(plan.context.nodeid, plan.case, verdict)))
+        record = verdict_record(verdict, nodeid=plan.context.nodeid, output=plan.case.output)
+        plan.context.records.append(_as_record_entry(record))
 
 
 def _as_record_entry(record: JudgmentRecord) -> dict[str, Any]:
     # TestContext.records is still typed as plain dicts; at the merge it becomes list[JudgmentRecord].
     return cast("dict[str, Any]", record)
-
-
-def verdict_record(nodeid: str, case: Case, verdict: Verdict) -> JudgmentRecord:
-    """The report record of a verdict: JSON-safe, redacted."""
-    return {
-        "nodeid": nodeid,
-        "criteria": verdict.criteria,
-        "rubric": verdict.rubric,
-        "score": verdict.score,
-        "threshold": verdict.threshold,
-        "passed": verdict.passed,
-        "verdict": verdict.verdict,
-        "confidence": verdict.confidence,
-        "reasoning": redact(verdict.reasoning),
-        "model": verdict.model,
-        "source": verdict.source,
-        "key": verdict.key,
-        "samples": [
-            {
-                "model": s.model,
-                "sample": s.sample,
-                "score": s.score,
-                "reasoning": redact(s.reasoning),
-                "source": s.source,
-            }
-            for s in verdict.samples
-        ],
-        "agreement": verdict.agreement,
-        "spread": verdict.spread,
-        "undecided": verdict.undecided,
-        "cost_usd": verdict.cost_usd,
-        "latency_s": verdict.latency_s,
-        "output": redact(case.output[:4000]),
-    }
 
 
 _NOTED = "_llmjudge_noted"  # set on an error once recorded: the facade and run_many may both see it
@@ -658,21 +646,16 @@ def note_error(plan: Plan, exc: BaseException) -> None:
     setattr(exc, _NOTED, True)
     if isinstance(exc, JudgmentFailed):
         return  # its verdict was already recorded
-    context.records.append(_as_record_entry(error_record(context.nodeid, plan, exc)))
+    key = getattr(exc, "key", "") or (plan.calls[0].key if plan.calls else "")
+    record = error_record(
+        exc,
+        nodeid=context.nodeid,
+        criteria=plan.case.criteria,
+        rubric=plan.rubric.name,
+        key=key,
+        threshold=plan.threshold,
+        output=plan.case.output,
+    )
+    context.records.append(_as_record_entry(record))
     if isinstance(exc, VerdictParseError) and exc.text:
         context.sections.append((f"llmjudge: unparseable judge reply (key {exc.key[:12]})", redact(exc.text)))
-
-
-def error_record(nodeid: str, plan: Plan, exc: BaseException) -> JudgmentRecord:
-    """The report record of a judgment that erred: the error's class, kind and redacted message."""
-    return {
-        "nodeid": nodeid,
-        "criteria": plan.case.criteria,
-        "rubric": plan.rubric.name,
-        "error": type(exc).__name__,
-        "error_kind": exc.kind if isinstance(exc, JudgeError) else JudgeError.kind,
-        "message": redact(str(exc)),
-        "key": getattr(exc, "key", "") or (plan.calls[0].key if plan.calls else ""),
-        "threshold": plan.threshold,
-        "output": redact(plan.case.output[:4000]),
-    }

@@ -12,9 +12,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from .errors import JudgeError
 from .redact import redact
 
-__all__ = ["DriftRecord", "JudgmentRecord", "Sample", "SampleRecord", "StoredScoreWarning", "Verdict"]
+__all__ = [
+    "DriftRecord",
+    "JudgmentRecord",
+    "Sample",
+    "SampleRecord",
+    "StoredScoreWarning",
+    "Verdict",
+    "error_record",
+    "verdict_record",
+]
 
 
 class StoredScoreWarning(UserWarning):
@@ -154,3 +164,57 @@ class JudgmentRecord(TypedDict, total=False):
     test_outcome: str
     status: str
     drift: DriftRecord
+
+
+def verdict_record(verdict: Verdict, *, nodeid: str, output: str) -> JudgmentRecord:
+    """The report record of a verdict: JSON-safe, redacted."""
+    reasoning = redact(verdict.reasoning)
+    samples: list[SampleRecord] = [
+        {
+            "model": s.model,
+            "sample": s.sample,
+            "score": s.score,
+            # One sample's reasoning is the verdict's: redact it once.
+            "reasoning": reasoning if s.reasoning == verdict.reasoning else redact(s.reasoning),
+            "source": s.source,
+        }
+        for s in verdict.samples
+    ]
+    return {
+        "nodeid": nodeid,
+        "criteria": verdict.criteria,
+        "rubric": verdict.rubric,
+        "score": verdict.score,
+        "threshold": verdict.threshold,
+        "passed": verdict.passed,
+        "verdict": verdict.verdict,
+        "confidence": verdict.confidence,
+        "reasoning": reasoning,
+        "model": verdict.model,
+        "source": verdict.source,
+        "key": verdict.key,
+        "samples": samples,
+        "agreement": verdict.agreement,
+        "spread": verdict.spread,
+        "undecided": verdict.undecided,
+        "cost_usd": verdict.cost_usd,
+        "latency_s": verdict.latency_s,
+        "output": redact(output[:4000]),
+    }
+
+
+def error_record(
+    exc: BaseException, *, nodeid: str, criteria: str, rubric: str, key: str, threshold: float, output: str
+) -> JudgmentRecord:
+    """The report record of a judgment that erred: the error's class, its kind (what reports count), the message."""
+    return {
+        "nodeid": nodeid,
+        "criteria": criteria,
+        "rubric": rubric,
+        "error": type(exc).__name__,
+        "error_kind": getattr(exc, "kind", JudgeError.kind),
+        "message": redact(str(exc)),
+        "key": key,
+        "threshold": threshold,
+        "output": redact(output[:4000]),
+    }
