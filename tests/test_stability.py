@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from pytest_llmjudge.aggregate import undecided
+from pytest_llmjudge.aggregate import combine_panel, undecided
 
 # -- units ------------------------------------------------------------------------------------
 
@@ -26,6 +26,20 @@ from pytest_llmjudge.aggregate import undecided
 )
 def test_undecided_rule(scores, combined, band, expected):
     assert undecided(scores, combined, 0.5, band) is expected
+
+
+def test_a_panel_combines_each_model_first_and_measures_agreement_over_every_sample():
+    # Given one model judging five times and another once
+    combined = combine_panel({"a": [0.9, 0.9, 0.9, 0.9, 0.9], "b": [0.2]}, 0.5, "mean")
+    # Then each model counts once in the score, but every sample counts in agreement and spread
+    assert combined.score == 0.55
+    assert combined.per_model == {"a": 0.9, "b": 0.2}
+    assert (combined.agreement, combined.spread) == (round(5 / 6, 6), 0.7)
+
+
+def test_one_sample_has_no_agreement_or_spread():
+    combined = combine_panel({"m": [0.6]}, 0.5, "mean")
+    assert (combined.score, combined.agreement, combined.spread) == (0.6, None, None)
 
 
 def scripted_by_criteria(scripts: dict[str, list[float]]):

@@ -8,20 +8,13 @@ pass/fail.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 AGGREGATES = ("mean", "majority", "median", "min")
 
 
-@dataclass(frozen=True)
-class Combined:
-    score: float
-    agreement: float  # share of the outcomes whose pass/fail matches the combined one
-    spread: float  # max - min of the scores
-
-
-def combine_scores(scores: Sequence[float], threshold: float, method: str = "mean") -> Combined:
+def combine_scores(scores: Sequence[float], threshold: float, method: str = "mean") -> float:
     """One score from several: mean, median, min, or majority (the mean of the winning side)."""
     if not scores:
         raise ValueError("nothing to combine")
@@ -39,10 +32,31 @@ def combine_scores(scores: Sequence[float], threshold: float, method: str = "mea
         score = statistics.fmean(side)
     else:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {method!r}")
-    score = round(min(1.0, max(0.0, score)), 6)
+    return round(min(1.0, max(0.0, score)), 6)
+
+
+@dataclass(frozen=True)
+class Combined:
+    """Every sample of every judge model, combined into one score."""
+
+    score: float
+    per_model: dict[str, float]  # each model's samples combined
+    agreement: float | None  # share of all samples whose pass/fail matches the combined score (None: one sample)
+    spread: float | None  # max - min of all sample scores (None: one sample)
+
+
+def combine_panel(per_model: Mapping[str, Sequence[float]], threshold: float, method: str = "mean") -> Combined:
+    """Each model's samples first, then the panel: a model judging five times outvotes no one."""
+    everyone = [score for scores in per_model.values() for score in scores]
+    if len(everyone) == 1:
+        (model,) = per_model
+        return Combined(round(everyone[0], 6), {model: everyone[0]}, None, None)
+    model_scores = {model: combine_scores(scores, threshold, method) for model, scores in per_model.items()}
+    combined = list(model_scores.values())
+    score = combine_scores(combined, threshold, method) if len(combined) > 1 else combined[0]
     passed = score >= threshold
-    agreement = sum((s >= threshold) == passed for s in scores) / len(scores)
-    return Combined(score=score, agreement=round(agreement, 6), spread=round(max(scores) - min(scores), 6))
+    agreement = round(sum((s >= threshold) == passed for s in everyone) / len(everyone), 6)
+    return Combined(score, model_scores, agreement, round(max(everyone) - min(everyone), 6))
 
 
 def undecided(scores: Sequence[float], combined: float, threshold: float, band: float) -> bool:

@@ -1,15 +1,112 @@
-"""What a judgment produces, as plain data: the record that travels to every report.
+"""What a judgment produces, as plain data: the Verdict, its samples, its failure text, its report record.
 
-A `JudgmentRecord` is built once by the pipeline, carried on the test's teardown report (so it
+A `Verdict` is what `judge.score` returns and `assert_judged` checks; `failure_message` is what a
+failed one shows.  A `JudgmentRecord` is built once by the pipeline, carried on the test's teardown report (so it
 crosses the xdist wire as plain JSON-safe data), and read by the terminal summary, the JUnit
 properties and the JSON and HTML reports.  Nothing else describes a judgment to a report.
 """
 
 from __future__ import annotations
 
-from typing import TypedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
-__all__ = ["DriftRecord", "JudgmentRecord", "SampleRecord"]
+from .errors import JudgeError
+from .redact import redact
+
+__all__ = [
+    "DriftRecord",
+    "JudgmentRecord",
+    "Sample",
+    "SampleRecord",
+    "StoredScoreWarning",
+    "Verdict",
+    "error_record",
+    "verdict_record",
+]
+
+
+class StoredScoreWarning(UserWarning):
+    """A stored verdict's score differs from what its stored reply parses to; the reply won."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One model's judgment in one sample (after its rubric combined that call's prompts)."""
+
+    model: str
+    sample: int
+    score: float
+    reasoning: str
+    verdict: str | None
+    confidence: str | None
+    source: str
+    keys: tuple[str, ...]
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one judgment.  `passed` means `score >= threshold`."""
+
+    score: float
+    passed: bool
+    threshold: float
+    reasoning: str
+    verdict: str | None
+    confidence: str | None
+    model: str
+    source: str  # "replayed" (ledger), "cached" (local cache) or "live"
+    key: str
+    cost_usd: float | None
+    latency_s: float | None
+    raw: str = field(repr=False)
+    criteria: str = ""
+    rubric: str = "score"
+    keys: tuple[str, ...] = field(default=(), repr=False)
+    samples: tuple[Sample, ...] = field(default=(), repr=False)
+    agreement: float | None = None
+    spread: float | None = None
+    undecided: bool = False
+    details: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    notes: tuple[str, ...] = field(default=(), repr=False)  # the rubric's failure details (failed constraints, ...)
+
+    @property
+    def per_model(self) -> dict[str, float]:
+        """Each judge model's score (its samples combined); one entry unless a panel judged."""
+        return dict(self.details.get("per_model") or {self.model: self.score})
+
+    def failure_message(self, extra: Sequence[str] = ()) -> str:
+        """The text a failed judgment shows: score, criteria, the judge's reasoning, where it came from."""
+        head = f"judged {self.score:.2f} < threshold {self.threshold:.2f}"
+        if self.undecided:
+            head = f"judge undecided: {self.score:.2f} is within the inconclusive band around {self.threshold:.2f}"
+        lines = [
+            head,
+            f"  criteria:  {_indent(self.criteria)}",
+            f"  reasoning: {_indent(self.reasoning or '(none given)')}",
+        ]
+        lines.extend(f"  {line}" for line in (*self.notes, *extra))
+        per_model = self.details.get("per_model")
+        if per_model:
+            lines.append("  panel:     " + ", ".join(f"{m}={s:.2f}" for m, s in per_model.items()))
+        if len(self.samples) > 1:
+            lines.append(f"  samples:   {len(self.samples)} ({self._agreement_text()}): " + self._samples_text())
+        lines.append(f"  judge:     {self.model} ({self.source}, key {self.key[:12]})")
+        return redact("\n".join(lines))
+
+    def _agreement_text(self) -> str:
+        spread = f", spread {self.spread:.2f}" if self.spread is not None else ""
+        agreement = f"agreement {self.agreement:.0%}" if self.agreement is not None else ""
+        return agreement + spread
+
+    def _samples_text(self) -> str:
+        return ", ".join(f"{s.model}#{s.sample}={s.score:.2f}" for s in self.samples)
+
+
+def _indent(text: str) -> str:
+    return text.strip().replace("\n", "\n             ")
 
 
 class SampleRecord(TypedDict):
@@ -67,3 +164,57 @@ class JudgmentRecord(TypedDict, total=False):
     test_outcome: str
     status: str
     drift: DriftRecord
+
+
+def verdict_record(verdict: Verdict, *, nodeid: str, output: str) -> JudgmentRecord:
+    """The report record of a verdict: JSON-safe, redacted."""
+    reasoning = redact(verdict.reasoning)
+    samples: list[SampleRecord] = [
+        {
+            "model": s.model,
+            "sample": s.sample,
+            "score": s.score,
+            # One sample's reasoning is the verdict's: redact it once.
+            "reasoning": reasoning if s.reasoning == verdict.reasoning else redact(s.reasoning),
+            "source": s.source,
+        }
+        for s in verdict.samples
+    ]
+    return {
+        "nodeid": nodeid,
+        "criteria": verdict.criteria,
+        "rubric": verdict.rubric,
+        "score": verdict.score,
+        "threshold": verdict.threshold,
+        "passed": verdict.passed,
+        "verdict": verdict.verdict,
+        "confidence": verdict.confidence,
+        "reasoning": reasoning,
+        "model": verdict.model,
+        "source": verdict.source,
+        "key": verdict.key,
+        "samples": samples,
+        "agreement": verdict.agreement,
+        "spread": verdict.spread,
+        "undecided": verdict.undecided,
+        "cost_usd": verdict.cost_usd,
+        "latency_s": verdict.latency_s,
+        "output": redact(output[:4000]),
+    }
+
+
+def error_record(
+    exc: BaseException, *, nodeid: str, criteria: str, rubric: str, key: str, threshold: float, output: str
+) -> JudgmentRecord:
+    """The report record of a judgment that erred: the error's class, its kind (what reports count), the message."""
+    return {
+        "nodeid": nodeid,
+        "criteria": criteria,
+        "rubric": rubric,
+        "error": type(exc).__name__,
+        "error_kind": getattr(exc, "kind", JudgeError.kind),
+        "message": redact(str(exc)),
+        "key": key,
+        "threshold": threshold,
+        "output": redact(output[:4000]),
+    }

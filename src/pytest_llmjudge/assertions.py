@@ -1,0 +1,124 @@
+"""`assert_judged`, `assert_judged_async` and `assert_better`: judged assertions that need no fixture."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .judge import Judge, user_facing
+from .pairwise import Comparison
+from .runtime import JudgeRuntime, TestContext, active
+from .verdict import Verdict
+
+__all__ = ["assert_better", "assert_judged", "assert_judged_async"]
+
+
+_bound: tuple[JudgeRuntime, TestContext | None, Judge] | None = None  # the last test's Judge
+
+
+def _current_judge() -> Judge:
+    """A Judge bound to the running test (or, outside pytest, to settings from the environment).
+
+    A test's assertions share one Judge (it holds no state of its own), made on the first.
+    """
+    global _bound
+    runtime = active()
+    if runtime is None:
+        return Judge()
+    context = runtime.current
+    if _bound is None or _bound[0] is not runtime or _bound[1] is not context:
+        _bound = (runtime, context, Judge(runtime=runtime, context=context))
+    return _bound[2]
+
+
+@user_facing
+def assert_judged(
+    output: Any,
+    criteria: str,
+    *,
+    input: Any = None,
+    expected: Any = None,
+    threshold: float | None = None,
+    model: str | Sequence[str] | None = None,
+    rubric: Any = None,
+    samples: int | None = None,
+    aggregate: str | None = None,
+    band: float | None = None,
+) -> Verdict:
+    """Judge `output` against `criteria`; raise JudgmentFailed (with the judge's reasoning) under the threshold.
+
+    Works anywhere inside a test, no fixture needed.  Returns the Verdict when it passes.
+    With `samples` > 1 and `band`, a combined score within `band` of the threshold on which the
+    samples disagree fails as "judge undecided" rather than passing or failing by chance.
+    """
+    __tracebackhide__ = True
+    return _current_judge().assert_judged(
+        output,
+        criteria,
+        input=input,
+        expected=expected,
+        threshold=threshold,
+        model=model,
+        rubric=rubric,
+        samples=samples,
+        aggregate=aggregate,
+        band=band,
+    )
+
+
+@user_facing
+async def assert_judged_async(
+    output: Any,
+    criteria: str,
+    *,
+    input: Any = None,
+    expected: Any = None,
+    threshold: float | None = None,
+    model: str | Sequence[str] | None = None,
+    rubric: Any = None,
+    samples: int | None = None,
+    aggregate: str | None = None,
+    band: float | None = None,
+) -> Verdict:
+    """`assert_judged`, awaitable; safe inside a running event loop."""
+    __tracebackhide__ = True
+    return await _current_judge().aassert_judged(
+        output,
+        criteria,
+        input=input,
+        expected=expected,
+        threshold=threshold,
+        model=model,
+        rubric=rubric,
+        samples=samples,
+        aggregate=aggregate,
+        band=band,
+    )
+
+
+@user_facing
+def assert_better(
+    candidate: Any,
+    baseline: Any,
+    criteria: str,
+    *,
+    allow_tie: bool = True,
+    input: Any = None,
+    model: str | Sequence[str] | None = None,
+    samples: int | None = None,
+    aggregate: str | None = None,
+) -> Comparison:
+    """Judge `candidate` against `baseline` in both orders; raise JudgmentFailed (with both orders'
+    reasoning) unless the candidate wins, or ties when `allow_tie`.  Orders that disagree are a tie.
+    """
+    __tracebackhide__ = True
+    return _current_judge().assert_better(
+        candidate,
+        baseline,
+        criteria,
+        allow_tie=allow_tie,
+        input=input,
+        model=model,
+        samples=samples,
+        aggregate=aggregate,
+    )

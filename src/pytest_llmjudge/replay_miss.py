@@ -1,0 +1,114 @@
+"""Why a replay found no stored verdict: the nearest stored entry, and the fields in which it differs.
+
+As in vcrpy's matchers, each field has its own small function comparing what is stored with what the
+judgment wants; each returns the field's name when the two differ, else None.  A stored entry that
+differs in none of them differs in the prompt template (or the rubric's parameters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import ReplayMiss
+from .redact import redact
+from .settings import Settings
+
+Entry = Mapping[str, Any]
+
+
+def model(stored: Entry, wanted: Entry) -> str | None:
+    """Another judge model (or custom backend name)."""
+    return "model" if stored.get("model") != wanted["model"] else None
+
+
+def criteria(stored: Entry, wanted: Entry) -> str | None:
+    """The criteria text changed."""
+    return "criteria" if stored.get("criteria") != wanted["criteria"] else None
+
+
+def output(stored: Entry, wanted: Entry) -> str | None:
+    """The output under test changed (the usual cause: the application answers differently)."""
+    return "output" if stored.get("output") != wanted["output"] else None
+
+
+def input(stored: Entry, wanted: Entry) -> str | None:
+    """The input given to the application changed."""
+    return "input" if stored.get("input") != wanted["input"] else None
+
+
+def expected(stored: Entry, wanted: Entry) -> str | None:
+    """The reference answer changed."""
+    return "expected" if stored.get("expected") != wanted["expected"] else None
+
+
+def rubric(stored: Entry, wanted: Entry) -> str | None:
+    """Another rubric judged."""
+    return "rubric" if stored.get("rubric") != wanted["rubric"] else None
+
+
+def sample(stored: Entry, wanted: Entry) -> str | None:
+    """Another sample index (more samples asked for than were recorded)."""
+    return "sample" if stored.get("sample") != wanted["sample"] else None
+
+
+def messages(stored: Entry, wanted: Entry) -> str | None:
+    """The messages sent to the judge differ (the prompt template, when every field above matches)."""
+    return "messages_sha256" if stored.get("messages_sha256") != wanted["messages_sha256"] else None
+
+
+MATCHERS: tuple[Callable[[Entry, Entry], str | None], ...] = (
+    model,
+    criteria,
+    output,
+    input,
+    expected,
+    rubric,
+    sample,
+    messages,
+)
+
+
+def differences(stored: Entry, wanted: Entry) -> list[str]:
+    """The names of the fields in which a stored entry differs from the wanted one, in MATCHERS order."""
+    return [field for field in (match(stored, wanted) for match in MATCHERS) if field is not None]
+
+
+def nearest(entries: Mapping[str, Entry], wanted: Entry) -> tuple[str, list[str]]:
+    """The stored key that differs from `wanted` in the fewest fields, and those fields."""
+    return min(((key, differences(entry, wanted)) for key, entry in entries.items()), key=lambda kv: len(kv[1]))
+
+
+def replay_miss(
+    key: str,
+    wanted: Entry,
+    *,
+    test: str | None,
+    stored: Mapping[str, Entry] | None,
+    ledger_path: Path | None,
+    settings: Settings,
+) -> ReplayMiss:
+    """The error a replay miss raises: what is missing, the nearest stored entry, how to record it.
+
+    `stored` is the test's stored entries (None outside a pytest test, where nothing is stored).
+    """
+    test = test or "(outside a test)"
+    lines = [
+        f"no stored verdict for this judgment (mode replay: {settings.mode_reason})",
+        f"  test: {test}",
+        f"  key:  {key[:12]}",
+    ]
+    if stored is None:
+        lines.append("  nothing is stored outside a pytest test")
+    elif not stored:
+        lines.append(f"  no verdicts are stored for this test (looked in {ledger_path})")
+    else:
+        best_key, best_diff = nearest(stored, wanted)
+        differs = ", ".join(best_diff) or "the prompt template"
+        lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
+    command = f"pytest '{test}' --judge-mode=auto"
+    if settings.model and settings.sources.get("model") in ("cli", "default"):
+        command += f" --judge-model={','.join(settings.model)}"
+    lines.append(f"  record it with a reachable judge: {command}  (then commit the verdict file)")
+    return ReplayMiss(redact("\n".join(lines)), key=key)
