@@ -26,15 +26,15 @@ from .errors import (
 
 # public name -> the module that defines it
 _LAZY = {
-    "assert_judged": "api",
-    "assert_judged_async": "api",
+    "assert_judged": "assertions",
+    "assert_judged_async": "assertions",
     "Judge": "judge",
-    "Sample": "judge",
-    "Verdict": "judge",
+    "Sample": "verdict",
+    "Verdict": "verdict",
     "ParsedVerdict": "parsing",
     "parse_verdict": "parsing",
-    "assert_better": "api",
-    "Comparison": "pairwise",
+    "assert_better": "assertions",
+    "Comparison": "rubrics",
     "Checklist": "rubrics",
     "Dimensions": "rubrics",
     "Likert": "rubrics",
@@ -45,37 +45,36 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
-    from .api import assert_judged, assert_judged_async
-    from .judge import Judge, Sample, Verdict
+    from .assertions import assert_better, assert_judged, assert_judged_async
+    from .judge import Judge
     from .parsing import ParsedVerdict, parse_verdict
-    from .api import assert_better
-    from .pairwise import Comparison
-    from .rubrics import Checklist, Dimensions, Likert, PassFail, Questions, Score, Template
+    from .rubrics import Checklist, Comparison, Dimensions, Likert, PassFail, Questions, Score, Template
+    from .verdict import Sample, Verdict
 
 __all__ = [
     "BackendError",
     "BudgetExceeded",
-    "Judge",
-    "JudgeError",
-    "JudgmentFailed",
-    "ParsedVerdict",
-    "ReplayMiss",
-    "Sample",
-    "StoreError",
-    "Verdict",
-    "VerdictParseError",
-    "assert_judged",
-    "assert_judged_async",
-    "parse_verdict",
-    "assert_better",
     "Checklist",
     "Comparison",
     "Dimensions",
+    "Judge",
+    "JudgeError",
+    "JudgmentFailed",
     "Likert",
+    "ParsedVerdict",
     "PassFail",
     "Questions",
+    "ReplayMiss",
+    "Sample",
     "Score",
+    "StoreError",
     "Template",
+    "Verdict",
+    "VerdictParseError",
+    "assert_better",
+    "assert_judged",
+    "assert_judged_async",
+    "parse_verdict",
 ]
 
 

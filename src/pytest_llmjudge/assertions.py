@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .judge import Judge, user_facing
-from .pairwise import Comparison
+from .rubrics.pairwise import Comparison
 from .runtime import JudgeRuntime, TestContext, active
 from .verdict import Verdict
 

@@ -122,23 +122,6 @@ class Reparsed:
     skipped: str | None = None  # the rubric could not be reproduced: not judged either way
 
 
-def _rubric_classes() -> dict[str, type]:
-    """Every rubric class by its name.
-
-    REGISTRY CALL SITE: the rubrics room adds a registry function; this walk over
-    `Rubric.__subclasses__()` becomes one call to it.
-    """
-    from . import rubrics
-
-    classes: dict[str, type] = {}
-    pending = list(rubrics.Rubric.__subclasses__())
-    while pending:
-        cls = pending.pop()
-        pending.extend(cls.__subclasses__())
-        classes.setdefault(getattr(cls, "name", ""), cls)
-    return classes
-
-
 def reparse_entry(entry: Mapping[str, Any]) -> Reparsed:
     """Parse a stored reply with today's parser, through its own rubric where it can be rebuilt.
 
@@ -170,12 +153,14 @@ def reparse_entry(entry: Mapping[str, Any]) -> Reparsed:
 
 
 def _rebuild(entry: Mapping[str, Any], name: str) -> Any:
-    cls = _rubric_classes().get(name)
+    from .rubrics import rubric_kinds
+
+    cls = rubric_kinds().get(name)
     wanted = entry.get("messages_sha256")
     if cls is None or not wanted:
         return None
     try:
-        from .prompts import Case
+        from .case import Case
 
         rubric = cls()
         case = Case.build(entry.get("output"), entry.get("criteria"), entry.get("input"), entry.get("expected"))

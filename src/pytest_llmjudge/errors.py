@@ -29,9 +29,10 @@ class JudgeError(Exception):
 class JudgmentFailed(AssertionError):
     """A judged score fell under its threshold.  Carries the `Verdict` as `.verdict`."""
 
-    def __init__(self, message: str, verdict: object = None) -> None:
+    def __init__(self, message: str, verdict: object = None, *, comparison: object = None) -> None:
         super().__init__(message)
         self.verdict = verdict
+        self.comparison = comparison  # a pairwise comparison that was lost (assert_better)
 
 
 class ReplayMiss(JudgeError):

@@ -14,8 +14,8 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 from . import pipeline
 from .errors import JudgeError, JudgmentFailed
-from .pairwise import Comparison, Pairwise, comparison_from
 from .pipeline import Options, Plan
+from .rubrics.pairwise import Comparison, Pairwise, comparison_from
 from .runtime import JudgeRuntime, TestContext, active
 from .settings import MARKER_KEYS
 from .verdict import Sample, StoredScoreWarning, Verdict
@@ -51,7 +51,6 @@ def user_facing(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-_public = user_facing  # the old name, until the merge
 
 
 class Judge:
@@ -188,9 +187,7 @@ def won_or_raise(comparison: Comparison, allow_tie: bool) -> Comparison:
     __tracebackhide__ = True
     if comparison.winner == "candidate" or (allow_tie and comparison.winner == "tie"):
         return comparison
-    error = JudgmentFailed(comparison.failure_message(allow_tie), comparison.verdict)
-    error.comparison = comparison  # type: ignore[attr-defined]
-    raise error
+    raise JudgmentFailed(comparison.failure_message(allow_tie), comparison.verdict, comparison=comparison)
 
 
 def _check_requires(criteria: Any, **given: Any) -> None:

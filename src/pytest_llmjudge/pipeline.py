@@ -17,18 +17,18 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any
 
 from .aggregate import AGGREGATES, combine_panel, undecided
-from .backends import CallableBackend, CallRequest, CallResult, LiteLLMBackend, call_with_retries
-from .errors import BackendError, JudgeError, JudgmentFailed, VerdictParseError
+from .backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLMBackend, call_with_retries
+from .case import Case
+from .errors import JudgeError, JudgmentFailed, VerdictParseError
 from .keys import judgment_key, messages_sha256
-from .prompts import Case
 from .redact import redact
 from .replay_miss import replay_miss
 from .rubrics import Outcome, Prompt, Reply, Rubric, resolve_rubric
 from .settings import MARKER_KEYS, SettingError, Settings
-from .verdict import JudgmentRecord, Sample, StoredScoreWarning, Verdict, error_record, verdict_record
+from .verdict import Sample, StoredScoreWarning, Verdict, error_record, verdict_record
 
 if TYPE_CHECKING:
     from .parsing import ParsedVerdict
@@ -49,14 +49,6 @@ __all__ = [
     "run",
     "run_many",
 ]
-
-
-class Backend(Protocol):
-    """What the pipeline needs of a judge backend.  (The backends room's `Backend` replaces this.)"""
-
-    async def attempt(self, request: CallRequest, timeout: float) -> CallResult: ...
-
-    def classify(self, exc: BaseException, request: CallRequest) -> BackendError: ...
 
 
 # -- plan --------------------------------------------------------------------------------------
@@ -211,9 +203,8 @@ def choose_backend(given: Any, context: TestContext | None) -> Backend:
     if backend is None:
         return LiteLLMBackend()
     # A backend object already speaks the protocol; a bare callable is wrapped.
-    if hasattr(backend, "attempt") and hasattr(backend, "classify"):
-        chosen: Backend = backend
-        return chosen
+    if isinstance(backend, Backend):
+        return backend
     if callable(backend):
         return CallableBackend(backend)
     raise JudgeError(f"judge_backend must be a callable taking the chat messages, or None; got {backend!r}")
@@ -450,8 +441,8 @@ def write_back(
         if old is not None and isinstance(old.get("score"), (int, float)):
             moved = abs(old["score"] - result.score)
             flipped = (old["score"] >= plan.threshold) != (result.score >= plan.threshold)
-            if moved > plan.settings.drift or flipped:
-                runtime.drift.append(
+            if (moved > plan.settings.drift or flipped) and plan.context is not None:
+                plan.context.drift.append(
                     {
                         "test": ledger.nodeid,
                         "key": call.key,
@@ -627,12 +618,7 @@ def note_verdict(plan: Plan, verdict: Verdict) -> None:
     """Add the verdict's record to its test's records (nothing outside a test)."""
     if plan.context is not None:
         record = verdict_record(verdict, nodeid=plan.context.nodeid, output=plan.case.output)
-        plan.context.records.append(_as_record_entry(record))
-
-
-def _as_record_entry(record: JudgmentRecord) -> dict[str, Any]:
-    # TestContext.records is still typed as plain dicts; at the merge it becomes list[JudgmentRecord].
-    return cast("dict[str, Any]", record)
+        plan.context.records.append(record)
 
 
 _NOTED = "_llmjudge_noted"  # set on an error once recorded: the facade and run_many may both see it
@@ -656,6 +642,6 @@ def note_error(plan: Plan, exc: BaseException) -> None:
         threshold=plan.threshold,
         output=plan.case.output,
     )
-    context.records.append(_as_record_entry(record))
+    context.records.append(record)
     if isinstance(exc, VerdictParseError) and exc.text:
         context.sections.append((f"llmjudge: unparseable judge reply (key {exc.key[:12]})", redact(exc.text)))

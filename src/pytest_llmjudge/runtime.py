@@ -95,14 +95,6 @@ class JudgeRuntime:
             source = self._cache_dir_source = source()
         return source
 
-    @property
-    def drift(self) -> list[DriftRecord]:
-        """The running test's drift list (outside a test, a list nobody reads).
-
-        Kept while judge.py appends here; the running test's `TestContext.drift` is the place.
-        """
-        return self.current.drift if self.current is not None else []
-
     def ledger_for(self, context: TestContext | None) -> Ledger | None:
         """The test's verdict file, found once per test and shared by every judgment in it."""
         if context is None or context.module_path is None:

@@ -23,7 +23,7 @@ from ..redact import redact
 from .base import Outcome, Prompt, Reply, Rubric, RubricParse, chat, details_of, parse_failure, register_rubric
 
 if TYPE_CHECKING:
-    from ..judge import Verdict
+    from ..verdict import Verdict
 
 __all__ = ["PAIRWISE_SYSTEM", "Comparison", "OrderResult", "Pairwise", "comparison_from"]
 
