@@ -22,7 +22,8 @@ from helpers.openai_server import Reply, reply_json
 from pytest_llmjudge.backends import CallRequest, LiteLLMBackend, LoopThread, backoff_delay, call_with_retries
 from pytest_llmjudge.backends import retry as backends
 from pytest_llmjudge.errors import BackendError
-from pytest_llmjudge.runtime import JudgeRuntime, SharedSpend
+from pytest_llmjudge.runtime import JudgeRuntime
+from pytest_llmjudge.store.spend import SharedSpend
 from pytest_llmjudge.settings import resolve
 
 PRICED_MODEL = "openai/gpt-4o-mini"  # priced by LiteLLM by name, whatever the api_base
