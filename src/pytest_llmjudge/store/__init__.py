@@ -12,20 +12,35 @@ from __future__ import annotations
 from ..keys import canonical_json, judgment_key
 from .atomic import write_atomically
 from .cache import CacheWarning, LocalCache
-from .ledger import LEDGER_FORMAT, Ledger, LedgerDocument, ledger_filename, ledger_path, read_ledger_file
+from .ledger import (
+    LEDGER_FORMAT,
+    REDACTED_FIELDS,
+    Ledger,
+    LedgerDocument,
+    LedgerWriteError,
+    default_lock_dir,
+    ledger_filename,
+    ledger_path,
+    read_ledger_file,
+    redact_entry,
+)
 from .spend import SharedSpend
 
 __all__ = [
     "LEDGER_FORMAT",
+    "REDACTED_FIELDS",
     "CacheWarning",
     "Ledger",
     "LedgerDocument",
+    "LedgerWriteError",
     "LocalCache",
     "SharedSpend",
     "canonical_json",
+    "default_lock_dir",
     "judgment_key",
     "ledger_filename",
     "ledger_path",
     "read_ledger_file",
+    "redact_entry",
     "write_atomically",
 ]
