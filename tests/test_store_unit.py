@@ -23,10 +23,13 @@ from pytest_llmjudge.parsing import parse_verdict
 from pytest_llmjudge.store import (
     CacheWarning,
     Ledger,
+    LedgerDocument,
     LedgerWriteError,
     LocalCache,
+    VerdictIndex,
     canonical_json,
     default_lock_dir,
+    find_ledger_files,
     judgment_key,
     ledger_filename,
     ledger_path,
@@ -385,6 +388,72 @@ def test_release_forgets_entries_but_keeps_used_keys(tmp_path):
     assert ledger.used == {KEY}
     assert ledger._entries is None
     assert ledger.get(KEY) == entry(), "a later get reads the file again"
+
+
+# -- finding a verdict wherever it is stored -----------------------------------------------------------
+
+
+def _record(path: Path, key: str, **fields) -> None:
+    Ledger(path, path.stem).put(key, {"reply": '{"score": 0.9}', "score": 0.9, **fields})
+
+
+def test_the_finder_skips_tools_caches_and_virtual_environments(tmp_path):
+    keep = tmp_path / "tests" / "judge_verdicts" / "test_m" / "t.json"
+    _record(keep, KEY)
+    for folder in (".tox/py311", "node_modules/x", "env3/lib", ".git/x", "build/cache"):
+        _record(tmp_path / folder / "judge_verdicts" / "m" / "t.json", KEY)
+    (tmp_path / "env3" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "build" / "cache" / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    store = tmp_path / "verdicts" / "tests" / "test_m" / "t.json"
+    _record(store, KEY)
+    (tmp_path / "verdicts" / "other.json").write_text('{"not": "a verdict file"}')
+    (keep.parent / ".t.json.abc.tmp").write_text("{")
+    assert find_ledger_files([tmp_path]) == sorted([keep, store])
+    assert find_ledger_files([tmp_path], sniff=False) == [keep], "without sniffing only judge_verdicts/ counts"
+    assert find_ledger_files([store]) == [store]
+    with pytest.raises(FileNotFoundError, match="missing"):
+        find_ledger_files([tmp_path / "missing"])
+
+
+def test_the_index_finds_a_key_in_any_verdict_file_and_is_built_once(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "tests" / "judge_verdicts" / "test_a" / "test_it.json"
+    _record(elsewhere, KEY, model="m1", criteria="c", output=f"o {SECRET}")
+    store = tmp_path / "store"
+    _record(store / "tests" / "test_b" / "test_it.json", "b" * 64, model="m2", criteria="c", output=f"o {SECRET}")
+    (tmp_path / "tests" / "judge_verdicts" / "test_a" / "broken.json").write_text("{not json")
+    index = VerdictIndex.for_layout(tmp_path, store)
+    assert not index.built
+    hit = index.find(KEY)
+    assert hit is not None and hit.path == elsewhere and hit.test == "test_it" and hit.entry["model"] == "m1"
+    assert index.find("b" * 64).entry["model"] == "m2"
+    assert index.find("c" * 64) is None
+    assert len(index.problems) == 1 and "broken.json" in index.problems[0]
+    # Built once: later lookups read no file.
+    monkeypatch.setattr(LedgerDocument, "read", lambda path: pytest.fail("read again"))
+    assert index.find("d" * 64) is None
+    # The same judgment by any model: compared with the real (unredacted) output.
+    models = sorted(s.entry["model"] for s in index.matching({"criteria": "c", "output": f"o {SECRET}"}))
+    assert models == ["m1", "m2"]
+    assert index.matching({"criteria": "c", "output": "other"}) == []
+    assert [s.key for s in index.matching({"criteria": "c", "expected": None, "model": "m2"})] == ["b" * 64]
+    index.note(tmp_path / "new.json", "e" * 64, {"reply": "x", "model": "m3"}, test="t::new")
+    assert index.find("e" * 64).test == "t::new"
+
+
+def test_an_index_over_missing_roots_is_empty(tmp_path):
+    index = VerdictIndex([(tmp_path / "nowhere", True)])
+    assert index.find(KEY) is None and index.matching({}) == [] and index.built
+
+
+def test_adopting_from_the_index_migrates_an_entry(tmp_path):
+    old = tmp_path / "judge_verdicts" / "test_m" / "test_old.json"
+    _record(old, KEY, model="m")
+    hit = VerdictIndex.for_layout(tmp_path).find(KEY)
+    new = Ledger(tmp_path / "judge_verdicts" / "test_m" / "test_new.json", "test_m.py::test_new")
+    assert new.get(KEY) is None
+    assert new.adopt(hit.key, hit.entry)
+    assert new.get(KEY) == read_ledger_file(old)[KEY]
+    assert json.loads(new.path.read_text())["test"] == "test_m.py::test_new"
 
 
 # -- the local cache ------------------------------------------------------------------------------

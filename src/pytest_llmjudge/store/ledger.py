@@ -44,6 +44,7 @@ __all__ = [
     "ledger_path",
     "read_ledger_file",
     "redact_entry",
+    "redact_value",
 ]
 
 # Bump when the prompt template or the stored format changes meaning: every key changes with it.
@@ -143,13 +144,14 @@ REDACTED_FIELDS = ("criteria", "input", "expected", "output", "reasoning", "repl
 LOCK_TIMEOUT_S = 120.0
 
 
-def _redact_value(value: Any) -> Any:
+def redact_value(value: Any) -> Any:
+    """`value` with every string in it (dict keys too) redacted; other values as they are."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {_redact_value(k): _redact_value(v) for k, v in value.items()}
+        return {redact_value(k): redact_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_redact_value(v) for v in value]
+        return [redact_value(v) for v in value]
     return value
 
 
@@ -159,7 +161,7 @@ def redact_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
     Redacting is idempotent, so a stored entry redacts to itself.  A secret inside the judge's reply
     becomes `[redacted]` (no quote, brace or digit), so the reply parses to the same score.
     """
-    return {k: (_redact_value(v) if k in REDACTED_FIELDS else v) for k, v in entry.items() if v is not None}
+    return {k: (redact_value(v) if k in REDACTED_FIELDS else v) for k, v in entry.items() if v is not None}
 
 
 class LedgerWriteError(StoreError):
