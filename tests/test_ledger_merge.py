@@ -14,7 +14,8 @@ import pytest
 
 import pytest_llmjudge
 from pytest_llmjudge.errors import StoreError
-from pytest_llmjudge.ledger_merge import (
+from pytest_llmjudge.store import LedgerDocument
+from pytest_llmjudge.store.merge import (
     ATTRIBUTES_LINE,
     DRIVER_COMMAND,
     install,
@@ -22,7 +23,6 @@ from pytest_llmjudge.ledger_merge import (
     main,
     merge_ledgers,
 )
-from pytest_llmjudge.store import LedgerDocument
 
 TEST = "tests/test_bot.py::test_answer"
 
@@ -251,7 +251,7 @@ def repo(tmp_path: Path) -> Path:
     return path
 
 
-DRIVER = f"{sys.executable} -m pytest_llmjudge.ledger_merge %O %A %B"
+DRIVER = f"{sys.executable} -m pytest_llmjudge.store.merge %O %A %B"
 
 
 def test_install_instructions_name_the_attributes_line_and_config():
@@ -357,3 +357,11 @@ def test_without_the_driver_git_conflicts_and_union_writes_invalid_json(repo, tm
     git(repo, "merge-file", "--union", str(ours), str(base), str(theirs))
     with pytest.raises(ValueError):
         json.loads(ours.read_text())
+
+
+def test_the_old_module_name_still_imports_the_driver():
+    """The driver lives in the store; `pytest_llmjudge.ledger_merge` stays importable for configured commands."""
+    from pytest_llmjudge import ledger_merge
+    from pytest_llmjudge.store import merge
+
+    assert ledger_merge.main is merge.main and ledger_merge.merge_ledgers is merge.merge_ledgers

@@ -16,6 +16,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import Reply, reply_json
 

@@ -8,8 +8,10 @@ import os
 import pickle
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -17,15 +19,22 @@ from pathlib import Path
 import pytest
 
 from pytest_llmjudge.errors import StoreError
+from pytest_llmjudge.parsing import parse_verdict
 from pytest_llmjudge.store import (
     CacheWarning,
     Ledger,
+    LedgerDocument,
+    LedgerWriteError,
     LocalCache,
+    VerdictIndex,
     canonical_json,
+    default_lock_dir,
+    find_ledger_files,
     judgment_key,
     ledger_filename,
     ledger_path,
     read_ledger_file,
+    redact_entry,
     write_atomically,
 )
 
@@ -195,6 +204,256 @@ def test_undecodable_ledger_file_raises_naming_the_file(tmp_path):
     path.write_bytes(b'{"format": 1, "verdicts": {}} \xff\xfe')
     with pytest.raises(StoreError, match="test_x.json: cannot read"):
         read_ledger_file(path)
+
+
+_RECORDER = """
+import sys, time
+from pathlib import Path
+from pytest_llmjudge.store import Ledger
+path, who, start = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+time.sleep(max(0.0, start - time.time()))
+for i in range(25):
+    ledger = Ledger(path, "t::x")  # each write from a fresh load, as separate test runs would
+    ledger.get("0" * 64)
+    ledger.put(f"{who}{i:063x}"[-64:], {"reply": f"{who} {i}", "model": who})
+"""
+
+
+def test_recorders_writing_one_file_at_once_keep_every_entry(tmp_path):
+    """Given four processes that each add 25 entries to one verdict file at the same moments,
+    then the file holds all 100 (each write re-reads the file under a cross-process lock)."""
+    path = tmp_path / "judge_verdicts" / "test_m" / "t.x.json"
+    start = time.time() + 1.5
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _RECORDER, str(path), who, str(start)])
+        for who in ("a", "b", "c", "d")
+    ]
+    assert [proc.wait(60) for proc in procs] == [0, 0, 0, 0]
+    entries = read_ledger_file(path)
+    assert len(entries) == 100
+    assert sorted({e["model"] for e in entries.values()}) == ["a", "b", "c", "d"]
+
+
+def test_a_write_keeps_entries_another_process_wrote_after_this_one_loaded(tmp_path):
+    path = tmp_path / "t.json"
+    mine, theirs = Ledger(path, "t"), Ledger(path, "t")
+    assert mine.get(KEY) is None and theirs.get(KEY) is None  # both loaded the empty file
+    assert theirs.put("b" * 64, entry(0.2))
+    assert mine.put(KEY, entry(0.9))
+    assert sorted(read_ledger_file(path)) == [KEY, "b" * 64]
+    assert mine.get("b" * 64) == entry(0.2), "the re-read file is what the ledger now serves"
+
+
+def test_no_lock_file_is_left_beside_the_verdict_files(tmp_path):
+    folder = tmp_path / "judge_verdicts" / "test_m"
+    Ledger(folder / "t.json", "t").put(KEY, entry())
+    assert [p.name for p in folder.iterdir()] == ["t.json"]
+    locks = tmp_path / "locks"
+    Ledger(folder / "u.json", "u", lock_dir=locks).put(KEY, entry())
+    assert len(list(locks.glob("*.lock"))) == 1
+    assert default_lock_dir().parent == Path(tempfile.gettempdir())
+
+
+def test_verdict_files_get_the_umask_permissions(tmp_path):
+    old = os.umask(0o027)
+    try:
+        Ledger(tmp_path / "a.json", "a").put(KEY, entry())
+        write_atomically(tmp_path / "b.txt", "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.json").stat().st_mode) == 0o640
+    assert stat.S_IMODE((tmp_path / "b.txt").stat().st_mode) == 0o640
+
+
+# -- redaction of what is stored ---------------------------------------------------------------------
+
+SECRET = "sk-proj-" + "Zq8" * 12
+
+
+def test_secrets_in_the_stored_fields_are_redacted(tmp_path, monkeypatch):
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "hunter2-correct-horse")
+    path = tmp_path / "t.json"
+    reply = json.dumps({"reasoning": f"It shows the key {SECRET}; logs in fine.", "score": 0.9})
+    stored = {
+        "reply": reply,
+        "output": {"text": f"use {SECRET}", "list": ["hunter2-correct-horse", 3], SECRET: None},
+        "input": f"my token is hunter2-correct-horse and {SECRET}",
+        "expected": f"Bearer {SECRET}",
+        "criteria": "Explains how to log in",
+        "reasoning": f"It shows the key {SECRET}",
+        "model": "openai/m",
+        "score": 0.9,
+    }
+    ledger = Ledger(path, "t")
+    assert ledger.put(KEY, stored)
+    text = path.read_text()
+    assert SECRET not in text and "hunter2-correct-horse" not in text
+    saved = read_ledger_file(path)[KEY]
+    assert saved["output"]["list"] == ["[redacted]", 3] and saved["model"] == "openai/m"
+    assert saved["criteria"] == "Explains how to log in"
+    # The redacted reply parses to the score the real one gave.
+    assert parse_verdict(saved["reply"]).score == parse_verdict(reply).score == 0.9
+    # Putting the same entry again changes nothing: redaction is idempotent.
+    assert ledger.put(KEY, stored) is False
+    assert Ledger(path, "t").put(KEY, saved) is False
+    assert redact_entry(saved) == saved
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"reasoning": "quotes sk-proj-AAAAAAAAAAAAAAAAAAAA", "score": 0.4}',
+        "The output leaks sk-AAAAAAAAAAAAAAAAAAAAAAAA.\nSCORE: 0.3",
+        '```json\n{"score": 0.7, "reasoning": "Bearer abcdefgh12345678 is shown"}\n```',
+    ],
+)
+def test_a_redacted_reply_parses_to_the_same_score(reply):
+    redacted = redact_entry({"reply": reply})["reply"]
+    assert redacted != reply
+    assert parse_verdict(redacted).score == parse_verdict(reply).score
+
+
+def test_the_local_cache_stores_the_reply_redacted(tmp_path):
+    cache = LocalCache(tmp_path / "c")
+    try:
+        cache.set(KEY, {"reply": f'{{"reasoning": "{SECRET}", "score": 0.5}}', "model": "m", "cost_usd": None})
+        value = cache.get(KEY)
+    finally:
+        cache.close()
+    assert value == {"reply": '{"reasoning": "[redacted]", "score": 0.5}', "model": "m"}
+
+
+# -- a store that cannot be written ------------------------------------------------------------------
+
+
+def test_a_file_where_the_store_folder_should_be_is_a_clear_store_error(tmp_path):
+    (tmp_path / "blocked").write_text("not a folder")
+    path = tmp_path / "blocked" / "test_m" / "t.json"
+    ledger = Ledger(path, "t")
+    assert ledger.get(KEY) is None, "nothing can be stored there, so nothing is"
+    with pytest.raises(LedgerWriteError) as info:
+        ledger.put(KEY, entry())
+    error = info.value
+    assert isinstance(error, StoreError)
+    assert error.path == path and error.key == KEY and "Error" in error.reason
+    message = str(error)
+    assert str(path) in message and "local cache" in message and "--judge-store" in message
+    assert KEY[:12] in message
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs POSIX permissions, not root")
+def test_a_read_only_store_is_a_clear_store_error_and_the_file_is_untouched(tmp_path):
+    folder = tmp_path / "judge_verdicts" / "test_m"
+    path = folder / "t.json"
+    Ledger(path, "t").put(KEY, entry())
+    before = path.read_bytes()
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(LedgerWriteError, match="PermissionError") as info:
+            Ledger(path, "t").put("b" * 64, entry())
+        assert str(folder) in str(info.value)
+    finally:
+        folder.chmod(0o755)
+    assert path.read_bytes() == before
+
+
+def test_a_malformed_file_is_never_overwritten_by_a_write(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text("{not json")
+    with pytest.raises(StoreError, match="not valid JSON"):
+        Ledger(path, "t").put(KEY, entry())
+    assert path.read_text() == "{not json"
+
+
+# -- adopting an entry found elsewhere, and releasing a finished test ----------------------------------
+
+
+def test_adopt_copies_an_entry_but_never_replaces_one(tmp_path):
+    path = tmp_path / "t.json"
+    ledger = Ledger(path, "t")
+    assert ledger.adopt(KEY, entry(0.9)) is True
+    assert ledger.adopt(KEY, entry(0.1)) is False, "the file's own entry wins"
+    assert read_ledger_file(path)[KEY]["score"] == 0.9
+    assert KEY in ledger.used
+    with pytest.raises(StoreError, match="has no 'reply' text"):
+        ledger.adopt("b" * 64, {"score": 0.5})
+    assert ledger.put(KEY, entry(0.1)) is True, "put (refresh) does replace"
+
+
+def test_release_forgets_entries_but_keeps_used_keys(tmp_path):
+    path = tmp_path / "t.json"
+    ledger = Ledger(path, "t")
+    ledger.put(KEY, entry())
+    ledger.release()
+    assert ledger.used == {KEY}
+    assert ledger._entries is None
+    assert ledger.get(KEY) == entry(), "a later get reads the file again"
+
+
+# -- finding a verdict wherever it is stored -----------------------------------------------------------
+
+
+def _record(path: Path, key: str, **fields) -> None:
+    Ledger(path, path.stem).put(key, {"reply": '{"score": 0.9}', "score": 0.9, **fields})
+
+
+def test_the_finder_skips_tools_caches_and_virtual_environments(tmp_path):
+    keep = tmp_path / "tests" / "judge_verdicts" / "test_m" / "t.json"
+    _record(keep, KEY)
+    for folder in (".tox/py311", "node_modules/x", "env3/lib", ".git/x", "build/cache"):
+        _record(tmp_path / folder / "judge_verdicts" / "m" / "t.json", KEY)
+    (tmp_path / "env3" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "build" / "cache" / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    store = tmp_path / "verdicts" / "tests" / "test_m" / "t.json"
+    _record(store, KEY)
+    (tmp_path / "verdicts" / "other.json").write_text('{"not": "a verdict file"}')
+    (keep.parent / ".t.json.abc.tmp").write_text("{")
+    assert find_ledger_files([tmp_path]) == sorted([keep, store])
+    assert find_ledger_files([tmp_path], sniff=False) == [keep], "without sniffing only judge_verdicts/ counts"
+    assert find_ledger_files([store]) == [store]
+    with pytest.raises(FileNotFoundError, match="missing"):
+        find_ledger_files([tmp_path / "missing"])
+
+
+def test_the_index_finds_a_key_in_any_verdict_file_and_is_built_once(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "tests" / "judge_verdicts" / "test_a" / "test_it.json"
+    _record(elsewhere, KEY, model="m1", criteria="c", output=f"o {SECRET}")
+    store = tmp_path / "store"
+    _record(store / "tests" / "test_b" / "test_it.json", "b" * 64, model="m2", criteria="c", output=f"o {SECRET}")
+    (tmp_path / "tests" / "judge_verdicts" / "test_a" / "broken.json").write_text("{not json")
+    index = VerdictIndex.for_layout(tmp_path, store)
+    assert not index.built
+    hit = index.find(KEY)
+    assert hit is not None and hit.path == elsewhere and hit.test == "test_it" and hit.entry["model"] == "m1"
+    assert index.find("b" * 64).entry["model"] == "m2"
+    assert index.find("c" * 64) is None
+    assert len(index.problems) == 1 and "broken.json" in index.problems[0]
+    # Built once: later lookups read no file.
+    monkeypatch.setattr(LedgerDocument, "read", lambda path: pytest.fail("read again"))
+    assert index.find("d" * 64) is None
+    # The same judgment by any model: compared with the real (unredacted) output.
+    models = sorted(s.entry["model"] for s in index.matching({"criteria": "c", "output": f"o {SECRET}"}))
+    assert models == ["m1", "m2"]
+    assert index.matching({"criteria": "c", "output": "other"}) == []
+    assert [s.key for s in index.matching({"criteria": "c", "expected": None, "model": "m2"})] == ["b" * 64]
+    index.note(tmp_path / "new.json", "e" * 64, {"reply": "x", "model": "m3"}, test="t::new")
+    assert index.find("e" * 64).test == "t::new"
+
+
+def test_an_index_over_missing_roots_is_empty(tmp_path):
+    index = VerdictIndex([(tmp_path / "nowhere", True)])
+    assert index.find(KEY) is None and index.matching({}) == [] and index.built
+
+
+def test_adopting_from_the_index_migrates_an_entry(tmp_path):
+    old = tmp_path / "judge_verdicts" / "test_m" / "test_old.json"
+    _record(old, KEY, model="m")
+    hit = VerdictIndex.for_layout(tmp_path).find(KEY)
+    new = Ledger(tmp_path / "judge_verdicts" / "test_m" / "test_new.json", "test_m.py::test_new")
+    assert new.get(KEY) is None
+    assert new.adopt(hit.key, hit.entry)
+    assert new.get(KEY) == read_ledger_file(old)[KEY]
+    assert json.loads(new.path.read_text())["test"] == "test_m.py::test_new"
 
 
 # -- the local cache ------------------------------------------------------------------------------

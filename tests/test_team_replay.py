@@ -127,7 +127,6 @@ def test_judge_calls_are_not_recorded_or_answered_by_cassettes(pytester, openai_
 # -- 3. two recorders at once lose nothing --------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 3: concurrent recorders overwrite each other's entries")
 def test_two_recorders_with_different_models_keep_both_entries(pytester, openai_server):
     openai_server.latency_s = 0.5  # both processes read the files before either writes
     for n in range(4):
@@ -155,7 +154,6 @@ def test_two_recorders_with_different_models_keep_both_entries(pytester, openai_
 # -- 4. secrets in the judged output are not committed ---------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 4: the stored output is not redacted")
 def test_a_key_shaped_string_in_the_output_is_redacted_in_the_verdict_file(pytester, openai_server, live_args):
     secret = "sk-proj-" + "Zq8" * 12
     pytester.makepyfile(
@@ -355,7 +353,6 @@ def test_reruns_count_each_attempts_judgments_once(pytester, openai_server, live
 # -- 13. a read-only store keeps the paid verdict ------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 13: an unwritable store is a raw OSError")
 def test_an_unwritable_store_says_so_and_keeps_the_verdict_in_the_cache(pytester, openai_server, live_args):
     pytester.makepyfile(test_refund=JUDGED)
     (pytester.path / "blocked").write_text("a file where the store directory should be")
@@ -417,7 +414,6 @@ def test_unknown_cost_reads_as_unknown(pytester, openai_server, live_args):
 # -- 17. verdict files get the usual permissions ----------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 17: verdict files are written 0600")
 def test_verdict_files_are_written_with_the_umask(pytester, openai_server, live_args):
     old = os.umask(0o022)
     try:

@@ -4,7 +4,9 @@ Two tiers.  The ledger (`ledger`) is the source of truth for replay: one readabl
 test item.  The local cache (`cache`, git-ignored diskcache) sits under it, keyed the same way.
 Both are untrusted input: ledger files are parsed as JSON and validated, and cache rows are read
 back only when they hold inline text (`json_disk`).  `spend` shares the run's dollars across
-xdist workers; `atomic` writes every file so a reader never sees half of one.
+xdist workers; `atomic` writes every file so a reader never sees half of one.  `finder` walks a tree for verdict
+files (the CLI's and the index's one walk); `index` finds a key in any verdict file, on a miss;
+`merge` is the git merge driver for verdict files (imported on its own: it is a command).
 """
 
 from __future__ import annotations
@@ -12,20 +14,44 @@ from __future__ import annotations
 from ..keys import canonical_json, judgment_key
 from .atomic import write_atomically
 from .cache import CacheWarning, LocalCache
-from .ledger import LEDGER_FORMAT, Ledger, LedgerDocument, ledger_filename, ledger_path, read_ledger_file
+from .finder import SKIP_DIRS, find_ledger_files, walk_ledger_files
+from .index import StoredVerdict, VerdictIndex
+from .ledger import (
+    LEDGER_FORMAT,
+    REDACTED_FIELDS,
+    Ledger,
+    LedgerDocument,
+    LedgerWriteError,
+    default_lock_dir,
+    ledger_filename,
+    ledger_path,
+    read_ledger_file,
+    redact_entry,
+    redact_value,
+)
 from .spend import SharedSpend
 
 __all__ = [
     "LEDGER_FORMAT",
+    "REDACTED_FIELDS",
+    "SKIP_DIRS",
     "CacheWarning",
     "Ledger",
     "LedgerDocument",
+    "LedgerWriteError",
     "LocalCache",
     "SharedSpend",
+    "StoredVerdict",
+    "VerdictIndex",
     "canonical_json",
+    "default_lock_dir",
+    "find_ledger_files",
     "judgment_key",
     "ledger_filename",
     "ledger_path",
     "read_ledger_file",
+    "redact_entry",
+    "redact_value",
+    "walk_ledger_files",
     "write_atomically",
 ]

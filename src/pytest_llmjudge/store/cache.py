@@ -65,22 +65,21 @@ class LocalCache:
 
             try:
                 self._cache = open_cache(self.directory)
-            except Exception as exc:  # noqa: BLE001 - any failure to open means "no cache", never a failed run
+            except Exception as exc:  # any failure to open means "no cache", never a failed run
                 moved = self._set_aside(exc)
                 try:
                     if not moved:
                         raise
                     self._cache = open_cache(self.directory)
-                except Exception as exc2:  # noqa: BLE001 - as above
+                except Exception as exc2:  # as above
                     self._disable(exc2)
         return self._cache
 
     def _notice(self, message: str) -> None:
         self.notices.append(message)
-        try:
+        # Warnings turned into errors: the notice still reaches the summary, the run goes on.
+        with contextlib.suppress(Warning):
             warnings.warn(CacheWarning(message), stacklevel=3)
-        except Warning:
-            pass  # warnings turned into errors: the notice still reaches the summary, the run goes on
 
     def _set_aside(self, exc: BaseException) -> bool:
         if self._cache is not None:
@@ -93,7 +92,8 @@ class LocalCache:
         except OSError:
             return False
         self._notice(
-            f"llmjudge: local cache {self.directory} was unusable ({_describe(exc)}); moved to {aside}, starting a new one"
+            f"llmjudge: local cache {self.directory} was unusable ({_describe(exc)}); "
+            f"moved to {aside}, starting a new one"
         )
         return True
 
@@ -111,7 +111,7 @@ class LocalCache:
             return None
         try:
             return fn(cache)
-        except Exception as exc:  # noqa: BLE001 - sqlite3.DatabaseError surfaces late, from any call
+        except Exception as exc:  # sqlite3.DatabaseError surfaces late, from any call
             from .json_disk import is_busy
 
             if is_busy(exc):  # another worker holds the database longer than the lock timeout
@@ -139,8 +139,10 @@ class LocalCache:
         return value
 
     def set(self, key: str, value: Mapping[str, Any]) -> None:
-        """Store `value` as canonical JSON text under `key`."""
-        text = canonical_json(dict(value))
+        """Store `value`, redacted as the ledger stores it, as canonical JSON text under `key`."""
+        from .ledger import redact_entry
+
+        text = canonical_json(redact_entry(value))
         self._guarded(lambda cache: cache.set(key, text))
 
     def acquire(self, key: str, deadline: float) -> IO[str] | None:

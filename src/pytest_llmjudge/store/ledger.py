@@ -3,13 +3,26 @@
 The ledger is the source of truth for replay: sorted, with no timestamps or costs, so that
 re-recording an unchanged verdict changes no byte and a review diff shows only what the judge said
 differently.  A file may be hand-edited, so it is parsed as JSON and validated before use.
+
+Several processes may record into one file at once (two terminals, two CI jobs on one runner, a
+model matrix): every write re-reads the file and adds its entry under a cross-process lock, so no
+process's entry is lost.  The lock files live in one private directory of the temp dir
+(`default_lock_dir`), named by a hash of the verdict file's resolved path, never beside the
+verdict files: nothing to ignore, nothing committed by mistake.  Processes that do not share a
+temp dir (containers sharing only a bind-mounted tree) do not see each other's locks.
+
+What is written is redacted (`redact_entry`): a key-shaped string or a credential from the
+environment inside the output, input, expected answer, criteria, reasoning or judge reply is
+stored as `[redacted]`.  The key was computed from the real content before, so replay is unaffected.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,9 +30,22 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
+from ..redact import redact
 from .atomic import write_atomically
 
-__all__ = ["LEDGER_FORMAT", "Ledger", "LedgerDocument", "ledger_filename", "ledger_path", "read_ledger_file"]
+__all__ = [
+    "LEDGER_FORMAT",
+    "REDACTED_FIELDS",
+    "Ledger",
+    "LedgerDocument",
+    "LedgerWriteError",
+    "default_lock_dir",
+    "ledger_filename",
+    "ledger_path",
+    "read_ledger_file",
+    "redact_entry",
+    "redact_value",
+]
 
 # Bump when the prompt template or the stored format changes meaning: every key changes with it.
 LEDGER_FORMAT = 1
@@ -78,7 +104,7 @@ class LedgerDocument:
             # Bytes then decode: as read_text does, without a text-wrapper per file (replay reads one per test).
             with open(path, "rb") as handle:
                 text = handle.read().decode("utf-8")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty ledger
             return cls(path, "", {})
         except (OSError, UnicodeDecodeError) as exc:
             raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
@@ -109,12 +135,85 @@ def read_ledger_file(path: Path) -> dict[str, dict[str, Any]]:
     return LedgerDocument.read(path).entries
 
 
-class Ledger:
-    """The committed verdicts of one test item, loaded on first use and rewritten when changed."""
+# The fields of an entry that can hold the user's data or the judge's words about it.  The others
+# (model, rubric, prompt name, sample, messages_sha256, score, verdict, confidence, logprobs) are
+# the plugin's own values and stay as they are.
+REDACTED_FIELDS = ("criteria", "input", "expected", "output", "reasoning", "reply")
 
-    def __init__(self, path: Path, nodeid: str) -> None:
+# How long a writer waits for another process's write of the same file (each takes milliseconds).
+LOCK_TIMEOUT_S = 120.0
+
+
+def redact_value(value: Any) -> Any:
+    """`value` with every string in it (dict keys too) redacted; other values as they are."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_value(k): redact_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v) for v in value]
+    return value
+
+
+def redact_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """`entry` as it is stored: None-valued fields dropped, the `REDACTED_FIELDS` redacted.
+
+    Redacting is idempotent, so a stored entry redacts to itself.  A secret inside the judge's reply
+    becomes `[redacted]` (no quote, brace or digit), so the reply parses to the same score.
+    """
+    return {k: (redact_value(v) if k in REDACTED_FIELDS else v) for k, v in entry.items() if v is not None}
+
+
+class LedgerWriteError(StoreError):
+    """A verdict could not be written into its verdict file (read-only tree, a file in the way, ...).
+
+    `path` is the verdict file, `key` the judgment's key, `reason` the operating system's words.
+    The verdict itself is not lost where a local cache holds it: a later run in auto mode, with a
+    writable store, finds it there and writes it.
+    """
+
+    def __init__(self, path: Path, key: str, reason: str) -> None:
+        self.path = path
+        self.key = key
+        self.reason = reason
+        super().__init__(
+            f"cannot write the verdict file {path} ({reason}); the verdict (key {key[:12]}) was not stored there. "
+            f"It is kept in the local cache, and the next run in auto mode with a writable store writes it: "
+            f"make {path.parent} writable, or point --judge-store (LLMJUDGE_STORE) at a writable directory."
+        )
+
+
+def _describe_os_error(exc: OSError) -> str:
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
+
+
+def default_lock_dir() -> Path:
+    """The directory of the verdict files' lock files: private to this user, in the temp dir."""
+    uid = getattr(os, "getuid", None)
+    suffix = str(uid()) if uid is not None else (os.environ.get("USERNAME") or "user")
+    return Path(tempfile.gettempdir()) / f"pytest-llmjudge-locks-{_UNSAFE_NAME.sub('_', suffix)}"
+
+
+def _lock_file(path: Path, lock_dir: Path | None) -> Path:
+    folder = default_lock_dir() if lock_dir is None else lock_dir
+    name = os.path.normcase(str(path.resolve()))
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return folder / f"{digest}.lock"
+
+
+class Ledger:
+    """The committed verdicts of one test item, loaded on first use and rewritten when changed.
+
+    Writes (`put`, `adopt`) re-read the file under a cross-process lock and add to what is there,
+    so recorders running at once keep every entry.  `release` frees the loaded entries of a test
+    that finished, keeping `used` for prune.
+    """
+
+    def __init__(self, path: Path, nodeid: str, *, lock_dir: Path | None = None) -> None:
         self.path = path
         self.nodeid = nodeid
+        self.lock_dir = lock_dir  # None: default_lock_dir()
         self._entries: dict[str, dict[str, Any]] | None = None
         self._lock = threading.Lock()  # score_many may record from several threads
         self.used: set[str] = set()  # keys this run read or wrote (for prune)
@@ -138,13 +237,52 @@ class Ledger:
             return dict(self._load())
 
     def put(self, key: str, entry: Mapping[str, Any]) -> bool:
-        """Store `entry` under `key` and rewrite the file if anything changed; return whether it did."""
-        clean = {k: v for k, v in entry.items() if v is not None}
+        """Store `entry` (redacted) under `key`, replacing what the file held for it; return whether
+        the file changed.  Entries other processes wrote meanwhile are kept.
+
+        Raises `LedgerWriteError` (a `StoreError`) when the file cannot be written, and
+        `StoreError` when the file on disk is malformed (it is never overwritten then).
+        """
+        return self._write(key, redact_entry(entry), replace=True)
+
+    def adopt(self, key: str, entry: Mapping[str, Any]) -> bool:
+        """Copy an entry found in another verdict file (same key, so the same judgment) into this one.
+
+        Never replaces an entry this file already holds for `key`.  Returns whether the file
+        changed; raises as `put` does, and `StoreError` when `entry` has no reply text.
+        """
+        _validate_entry(self.path, key, entry)
+        return self._write(key, redact_entry(entry), replace=False)
+
+    def release(self) -> None:
+        """Forget the loaded entries (the test finished); `used` is kept, and a later `get` re-reads."""
         with self._lock:
-            entries = self._load()
+            self._entries = None
+
+    def _write(self, key: str, clean: dict[str, Any], *, replace: bool) -> bool:
+        with self._lock:
             self.used.add(key)
-            if entries.get(key) == clean:
-                return False
-            entries[key] = clean
-            LedgerDocument(self.path, self.nodeid, entries).write()
-            return True
+            if self._entries is not None:
+                known = self._entries.get(key)
+                if known == clean or (known is not None and not replace):
+                    return False
+            from filelock import FileLock, Timeout  # only when recording: replay never imports it
+
+            lock_path = _lock_file(self.path, self.lock_dir)
+            try:
+                lock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                with FileLock(str(lock_path), timeout=LOCK_TIMEOUT_S):
+                    on_disk = LedgerDocument.read(self.path).entries
+                    self._entries = on_disk
+                    current = on_disk.get(key)
+                    if current == clean or (current is not None and not replace):
+                        return False
+                    on_disk[key] = clean
+                    LedgerDocument(self.path, self.nodeid, on_disk).write()
+                    return True
+            except Timeout:
+                raise LedgerWriteError(
+                    self.path, key, f"another process held its lock {lock_path} for {LOCK_TIMEOUT_S:.0f} s"
+                ) from None
+            except OSError as exc:
+                raise LedgerWriteError(self.path, key, _describe_os_error(exc)) from None

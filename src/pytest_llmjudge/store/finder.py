@@ -1,0 +1,78 @@
+"""Finding verdict files on disk: one walk shared by the CLI and the store's index.
+
+A directory tree is walked once, skipping what is never a test tree of the project's own:
+version control, tox/nox environments, node_modules, caches (pytest's, mypy's, ruff's, any
+directory tagged with a `CACHEDIR.TAG`) and virtual environments (any directory holding a
+`pyvenv.cfg`).  Inside a `judge_verdicts` directory every `*.json` is a verdict file; elsewhere a
+JSON file counts only when its first bytes look like one (as `--judge-store DIR` writes them), and
+only when asked to look (`sniff=True`).  Files starting with a dot (temporary files of a write in
+progress) are never taken.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+__all__ = ["SKIP_DIRS", "VERDICTS_DIR", "find_ledger_files", "looks_like_ledger", "walk_ledger_files"]
+
+VERDICTS_DIR = "judge_verdicts"
+
+SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".tox", ".nox", "node_modules", "__pycache__", ".venv", "venv", ".env", "env",
+    ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "site-packages", ".eggs",
+})  # fmt: skip
+
+_LEDGER_SNIFF = re.compile(r'\A\s*\{\s*"format"\s*:\s*\d+\s*,\s*"test"\s*:')
+
+
+def _skipped(folder: Path, name: str) -> bool:
+    if name in SKIP_DIRS:
+        return True
+    here = folder / name
+    return (here / "pyvenv.cfg").is_file() or (here / "CACHEDIR.TAG").is_file()
+
+
+def looks_like_ledger(path: Path) -> bool:
+    """Whether the file starts as a verdict file does (`{"format": N, "test": ...`)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(512).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return bool(_LEDGER_SNIFF.match(head))
+
+
+def walk_ledger_files(root: Path, *, sniff: bool = True) -> Iterable[Path]:
+    """The verdict files under the directory `root`, in a stable order (see the module docstring)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not _skipped(here, d))
+        inside = VERDICTS_DIR in here.parts
+        if not inside and not sniff:
+            continue
+        for name in sorted(filenames):
+            if not name.endswith(".json") or name.startswith("."):
+                continue
+            path = here / name
+            if inside or looks_like_ledger(path):
+                yield path
+
+
+def find_ledger_files(paths: Sequence[str | Path], *, sniff: bool = True) -> list[Path]:
+    """Every verdict file under `paths` (a file is taken as given), sorted and without duplicates.
+
+    Raises `FileNotFoundError` naming a path that does not exist.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            raise FileNotFoundError(2, "no such file or directory", str(raw))
+        if root.is_file():
+            found.append(root)
+        else:
+            found.extend(walk_ledger_files(root, sniff=sniff))
+    return sorted(dict.fromkeys(found))

@@ -1,0 +1,125 @@
+"""An index of every stored verdict, for a judgment missed in its own test's file.
+
+Keys are content hashes, so an entry with the same key is the same judgment whichever verdict file
+holds it: a judgment made in a session-scoped fixture (filed under whichever test set it up first),
+a renamed test, a moved module.  The index is built once per process, and only when first asked
+(on a miss): one walk of the store (`finder`), each file read once.  Files that cannot be read are
+skipped and listed in `problems`: one broken file elsewhere must not fail this test's lookup.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import StoreError
+from .finder import walk_ledger_files
+from .ledger import REDACTED_FIELDS, LedgerDocument, redact_value
+
+__all__ = ["StoredVerdict", "VerdictIndex"]
+
+
+@dataclass(frozen=True)
+class StoredVerdict:
+    """One stored entry and the verdict file that holds it."""
+
+    path: Path
+    test: str
+    key: str
+    entry: Mapping[str, Any]
+
+
+def _as_stored(field: str, value: Any) -> Any:
+    """`value` as a verdict file holds it: redacted where that field is, and through JSON."""
+    if field in REDACTED_FIELDS:
+        value = redact_value(value)
+    try:
+        return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError):
+        return value
+
+
+class VerdictIndex:
+    """Every entry of every verdict file under some roots, by key; built on first use.
+
+    `roots` pairs a directory with whether any ledger-shaped JSON file in it counts (`True`, for a
+    `--judge-store` directory) or only files inside `judge_verdicts/` folders (`False`, for the
+    rootdir).  Missing roots are skipped.  Thread-safe.
+    """
+
+    def __init__(self, roots: Sequence[tuple[Path, bool]]) -> None:
+        self.roots = list(roots)
+        self.problems: list[str] = []  # one line per file that could not be read
+        self._by_key: dict[str, StoredVerdict] | None = None
+        self._all: list[StoredVerdict] = []
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_layout(cls, rootdir: Path, store_root: Path | None = None) -> VerdictIndex:
+        """The index of a pytest run: `judge_verdicts/` folders under the rootdir, and the store directory."""
+        roots: list[tuple[Path, bool]] = [(rootdir, False)]
+        if store_root is not None:
+            roots.append((store_root, True))
+        return cls(roots)
+
+    @property
+    def built(self) -> bool:
+        return self._by_key is not None
+
+    def _build(self) -> dict[str, StoredVerdict]:
+        with self._lock:
+            if self._by_key is not None:
+                return self._by_key
+            by_key: dict[str, StoredVerdict] = {}
+            seen: set[Path] = set()
+            for root, sniff in self.roots:
+                if not root.is_dir():
+                    continue
+                for path in walk_ledger_files(root, sniff=sniff):
+                    resolved = path.resolve()
+                    if resolved in seen:
+                        continue
+                    seen.add(resolved)
+                    try:
+                        document = LedgerDocument.read(path)
+                    except StoreError as exc:
+                        self.problems.append(str(exc))
+                        continue
+                    for key, entry in sorted(document.entries.items()):
+                        self._add(by_key, StoredVerdict(path, document.test, key, entry))
+            self._by_key = by_key
+            return by_key
+
+    def _add(self, by_key: dict[str, StoredVerdict], stored: StoredVerdict) -> None:
+        self._all.append(stored)
+        by_key.setdefault(stored.key, stored)  # the same key is the same judgment: the first file serves
+
+    def find(self, key: str) -> StoredVerdict | None:
+        """The stored entry for `key` in any verdict file, or None (builds the index on first use)."""
+        return self._build().get(key)
+
+    def matching(self, fields: Mapping[str, Any]) -> list[StoredVerdict]:
+        """Every stored entry whose `fields` all equal the given values (None: the field is absent).
+
+        Pass the judgment's real values (criteria, input, expected, output, rubric, prompt, sample):
+        they are compared as stored, redacted.  Leave out `model` to list the models that judged it.
+        """
+        self._build()
+        wanted = {name: _as_stored(name, value) for name, value in fields.items()}
+        return [s for s in self._all if all(s.entry.get(name) == value for name, value in wanted.items())]
+
+    def note(self, path: Path, key: str, entry: Mapping[str, Any], test: str = "") -> None:
+        """Keep a built index current after this process wrote `entry` (as stored) into `path`."""
+        with self._lock:
+            if self._by_key is not None:
+                self._add(self._by_key, StoredVerdict(path, test, key, dict(entry)))
+
+    def clear(self) -> None:
+        """Forget everything; the next lookup walks the store again."""
+        with self._lock:
+            self._by_key, self._all = None, []
+            self.problems = []
