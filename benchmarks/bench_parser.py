@@ -71,7 +71,7 @@ def outcome(case: dict[str, Any]) -> tuple[str, str]:
         if expect["score"] is None:
             return "ok", "error"
         return "raised", f"VerdictParseError({exc})"
-    except Exception as exc:  # a crash is a failure, never a pass
+    except Exception as exc:  # noqa: BLE001 - a crash is a failure, never a pass
         return "crash", f"{type(exc).__name__}: {exc}"
     desc = f"score={got.score} verdict={got.verdict} strategy={got.strategy}"
     if expect["score"] is None or abs(got.score - expect["score"]) > 1e-4:
@@ -144,7 +144,7 @@ def adversarial() -> dict[str, dict[str, Any]]:
             result = "parsed"
         except VerdictParseError:
             result = "VerdictParseError"
-        except Exception as exc:  # reported, so a crash is visible
+        except Exception as exc:  # noqa: BLE001 - reported, so a crash is visible
             result = type(exc).__name__
         out[name] = {"seconds": round(time.perf_counter() - t0, 4), "outcome": result}
     return out

@@ -33,7 +33,13 @@ def measure(base_url: str, concurrency: int, samples: int, repeats: int) -> list
     from pytest_llmjudge.runtime import JudgeRuntime
     from pytest_llmjudge.settings import resolve
 
-    cli = {"model": "openai/judge-test", "api_base": base_url, "mode": "live", "retries": "0", "concurrency": str(concurrency)}
+    cli = {
+        "model": "openai/judge-test",
+        "api_base": base_url,
+        "mode": "live",
+        "retries": "0",
+        "concurrency": str(concurrency),
+    }
     runtime = JudgeRuntime(resolve(cli, {}, {}), rootdir=ROOT)
     try:
         judge = Judge(runtime=runtime)
@@ -66,7 +72,9 @@ def main() -> int:
             results[label] = statistics.median(times)
             print(f"{label:38s} median {results[label]:.3f} s  runs: {', '.join(f'{t:.3f}' for t in times)}")
         sequential, concurrent = results.values()
-        print(f"{args.samples} samples at {args.latency * 1000:.0f} ms latency: sequential / concurrent = {sequential / concurrent:.2f}x")
+        print(
+            f"{args.samples} samples at {args.latency * 1000:.0f} ms latency: sequential / concurrent = {sequential / concurrent:.2f}x"
+        )
     finally:
         server.stop_subprocess(proc)
     return 0

@@ -24,7 +24,7 @@ def main() -> int:
     dead = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--dead-url" else "http://127.0.0.1:9/v1"
     out: dict = {}
     t0 = time.perf_counter()
-    import deepeval  # noqa: F401
+    import deepeval
     from deepeval import assert_test, evaluate
     from deepeval.metrics import GEval
     from deepeval.test_case import LLMTestCase, LLMTestCaseParams
@@ -38,9 +38,14 @@ def main() -> int:
 
     def metric(url: str) -> GEval:
         model = Model(model="gpt-4o-mini", api_key="sk-local", base_url=url)
-        return GEval(name="Correctness", criteria="Says returns are accepted within 30 days",
-                     evaluation_params=[LLMTestCaseParams.INPUT, LLMTestCaseParams.ACTUAL_OUTPUT],
-                     model=model, threshold=0.5, async_mode=False)
+        return GEval(
+            name="Correctness",
+            criteria="Says returns are accepted within 30 days",
+            evaluation_params=[LLMTestCaseParams.INPUT, LLMTestCaseParams.ACTUAL_OUTPUT],
+            model=model,
+            threshold=0.5,
+            async_mode=False,
+        )
 
     times, errors = [], []
     for i in range(n):
@@ -63,8 +68,11 @@ def main() -> int:
         from deepeval.evaluate.configs import AsyncConfig, CacheConfig, DisplayConfig
 
         case = LLMTestCase(input="Can I return shoes?", actual_output="Returns are accepted within 30 days (cached).")
-        kwargs = dict(cache_config=CacheConfig(use_cache=True, write_cache=True), display_config=DisplayConfig(print_results=False, show_indicator=False),
-                      async_config=AsyncConfig(run_async=False))
+        kwargs = dict(
+            cache_config=CacheConfig(use_cache=True, write_cache=True),
+            display_config=DisplayConfig(print_results=False, show_indicator=False),
+            async_config=AsyncConfig(run_async=False),
+        )
         evaluate([case], [metric(base_url)], **kwargs)
         t = time.perf_counter()
         try:

@@ -9,5 +9,11 @@ import json
 
 
 def both(request: dict) -> str:
-    return json.dumps({"steps": ["Check the output against the criteria.", "Weigh omissions."],
-                       "reasoning": "fake judge: meets the criteria", "reason": "fake judge: meets the criteria", "score": 8})
+    return json.dumps(
+        {
+            "steps": ["Check the output against the criteria.", "Weigh omissions."],
+            "reasoning": "fake judge: meets the criteria",
+            "reason": "fake judge: meets the criteria",
+            "score": 8,
+        }
+    )

@@ -33,19 +33,32 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
 PY = sys.executable
 MODEL = "openai/judge-test"
-CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD",
-                "TEAMCITY_VERSION", "TRAVIS", "BITBUCKET_BUILD_NUMBER")
+CI_VARIABLES = (
+    "CI",
+    "GITHUB_ACTIONS",
+    "GITLAB_CI",
+    "BUILDKITE",
+    "CIRCLECI",
+    "JENKINS_URL",
+    "TF_BUILD",
+    "TEAMCITY_VERSION",
+    "TRAVIS",
+    "BITBUCKET_BUILD_NUMBER",
+)
 
 
 def _server_module() -> Any:
-    spec = importlib.util.spec_from_file_location("llmjudge_bench_openai_server", ROOT / "tests" / "helpers" / "openai_server.py")
+    spec = importlib.util.spec_from_file_location(
+        "llmjudge_bench_openai_server", ROOT / "tests" / "helpers" / "openai_server.py"
+    )
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     sys.modules[spec.name] = module  # type: ignore[union-attr]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
@@ -62,7 +75,9 @@ def child_env(**extra: str) -> dict[str, str]:
 def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, check: bool = True) -> dict[str, Any]:
     """Run a command; wall time, exit code, output and the child's peak RSS (via wait4)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env or child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env or child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     out = proc.stdout.read()  # type: ignore[union-attr]
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
@@ -102,23 +117,42 @@ def bench_startup(tmp: Path, quick: bool) -> dict[str, Any]:
     for _ in range(reps):  # interleaved, so drift in machine load hits both alike
         on.append(run(pytest_cmd("--collect-only", "-q"), suite)["seconds"])
         off.append(run(pytest_cmd("--collect-only", "-q", "-p", "no:llmjudge"), suite)["seconds"])
-    check = run([PY, "-c", textwrap.dedent("""
+    check = run(
+        [
+            PY,
+            "-c",
+            textwrap.dedent("""
         import sys, pytest
         pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider"])
         print("LITELLM_IMPORTED", "litellm" in sys.modules, "DISKCACHE_IMPORTED", "diskcache" in sys.modules)
-    """)], suite)
+    """),
+        ],
+        suite,
+    )
     importtime = run([PY, "-X", "importtime", "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"], suite)
-    plugin_import_s = sum(int(line.split("|")[0].split(":")[1]) for line in importtime["out"].splitlines()
-                          if line.startswith("import time:") and "pytest_llmjudge" in line.split("|")[2]) / 1e6
+    plugin_import_s = (
+        sum(
+            int(line.split("|")[0].split(":")[1])
+            for line in importtime["out"].splitlines()
+            if line.startswith("import time:") and "pytest_llmjudge" in line.split("|")[2]
+        )
+        / 1e6
+    )
     imported = "LITELLM_IMPORTED True" in check["out"]
     opened = "DISKCACHE_IMPORTED True" in check["out"]
     return {
-        "tests": 200, "repeats": reps,
-        "with_plugin_s": round(median(on), 4), "without_plugin_s": round(median(off), 4),
-        "ratio": round(median(on) / median(off), 4), "target": "<= 1.05",
-        "best_with_s": round(min(on), 4), "best_without_s": round(min(off), 4), "best_ratio": round(min(on) / min(off), 4),
+        "tests": 200,
+        "repeats": reps,
+        "with_plugin_s": round(median(on), 4),
+        "without_plugin_s": round(median(off), 4),
+        "ratio": round(median(on) / median(off), 4),
+        "target": "<= 1.05",
+        "best_with_s": round(min(on), 4),
+        "best_without_s": round(min(off), 4),
+        "best_ratio": round(min(on) / min(off), 4),
         "plugin_modules_import_s": round(plugin_import_s, 4),
-        "litellm_imported": imported, "diskcache_imported": opened,
+        "litellm_imported": imported,
+        "diskcache_imported": opened,
     }
 
 
@@ -147,9 +181,11 @@ def pytest_sessionfinish(session):
 
 def bench_replay(tmp: Path, quick: bool, server_url: str) -> dict[str, Any]:
     n = 1000
-    judged = write(tmp / "replay" / "judged", {
-        "conftest.py": SYS_MODULES_CONFTEST,
-        "test_judged.py": f"""
+    judged = write(
+        tmp / "replay" / "judged",
+        {
+            "conftest.py": SYS_MODULES_CONFTEST,
+            "test_judged.py": f"""
             import pytest
             from pytest_llmjudge import assert_judged
 
@@ -158,10 +194,13 @@ def bench_replay(tmp: Path, quick: bool, server_url: str) -> dict[str, Any]:
                 output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9"
                 assert_judged(output, "Says returns are accepted within 30 days", threshold=0.7)
         """,
-    })
-    plain = write(tmp / "replay" / "plain", {
-        "conftest.py": SYS_MODULES_CONFTEST,
-        "test_plain.py": f"""
+        },
+    )
+    plain = write(
+        tmp / "replay" / "plain",
+        {
+            "conftest.py": SYS_MODULES_CONFTEST,
+            "test_plain.py": f"""
             import pytest
 
             @pytest.mark.parametrize("i", range({n}))
@@ -169,7 +208,8 @@ def bench_replay(tmp: Path, quick: bool, server_url: str) -> dict[str, Any]:
                 output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9"
                 assert "30 days" in output
         """,
-    })
+        },
+    )
     live = [f"--judge-model={MODEL}", f"--judge-api-base={server_url}", "--judge-retries=0"]
     started = time.perf_counter()
     run(pytest_cmd("-q", "-n", "2", "--judge-mode=auto", *live), judged)
@@ -193,10 +233,14 @@ def bench_replay(tmp: Path, quick: bool, server_url: str) -> dict[str, Any]:
     modules = marker.read_text()
     overhead_ms = (median(replay_t) - median(plain_t)) / n * 1000
     return {
-        "judged_assertions": n, "repeats": reps, "record_live_s": round(record_s, 2),
-        "replay_s": round(median(replay_t), 3), "plain_s": round(median(plain_t), 3),
+        "judged_assertions": n,
+        "repeats": reps,
+        "record_live_s": round(record_s, 2),
+        "replay_s": round(median(replay_t), 3),
+        "plain_s": round(median(plain_t), 3),
         "ratio": round(median(replay_t) / median(plain_t), 3),
-        "overhead_ms_per_judgment": round(overhead_ms, 3), "target": "< 1 ms",
+        "overhead_ms_per_judgment": round(overhead_ms, 3),
+        "target": "< 1 ms",
         "best_overhead_ms_per_judgment": round((min(replay_t) - min(plain_t)) / n * 1000, 3),
         "in_test_ms_per_judgment": round((median(replay_calls) - median(plain_calls)) / n * 1000, 3),
         "litellm_imported_in_replay": "litellm=True" in modules,
@@ -240,9 +284,11 @@ def bench_live(tmp: Path, quick: bool, latency: float = 0.2) -> dict[str, Any]:
     reps = 1 if quick else 3
     concurrency = 8
     try:
-        suite = write(tmp / "live", {
-            "conftest.py": TIMING_CONFTEST,
-            "test_sequential.py": f"""
+        suite = write(
+            tmp / "live",
+            {
+                "conftest.py": TIMING_CONFTEST,
+                "test_sequential.py": f"""
                 import os, pytest
                 from pytest_llmjudge import assert_judged
 
@@ -250,7 +296,7 @@ def bench_live(tmp: Path, quick: bool, latency: float = 0.2) -> dict[str, Any]:
                 def test_one(i):
                     assert_judged(f"run {{os.environ['BENCH_RUN']}} answer {{i}}. SCORE=0.9", "Says returns are accepted", threshold=0.7)
             """,
-            "test_many.py": f"""
+                "test_many.py": f"""
                 import os
 
                 def test_score_many(judge):
@@ -258,9 +304,15 @@ def bench_live(tmp: Path, quick: bool, latency: float = 0.2) -> dict[str, Any]:
                     verdicts = judge.score_many(cases)
                     assert len(verdicts) == {n} and all(v.source == "live" for v in verdicts)
             """,
-        })
-        args = [f"--judge-model={MODEL}", f"--judge-api-base={url}", "--judge-retries=0", "--judge-mode=live",
-                f"--judge-concurrency={concurrency}"]
+            },
+        )
+        args = [
+            f"--judge-model={MODEL}",
+            f"--judge-api-base={url}",
+            "--judge-retries=0",
+            "--judge-mode=live",
+            f"--judge-concurrency={concurrency}",
+        ]
         variants: dict[str, tuple[list[str], int]] = {
             "sequential": (["test_sequential.py"], 1),
             "score_many": (["test_many.py"], concurrency),
@@ -278,8 +330,11 @@ def bench_live(tmp: Path, quick: bool, latency: float = 0.2) -> dict[str, Any]:
                 walls.append(result["seconds"])
             ideal = n * latency / parallel
             results[name] = {
-                "concurrency": parallel, "ideal_s": round(ideal, 3), "judging_s": round(median(windows), 3),
-                "ratio_to_ideal": round(median(windows) / ideal, 3), "pytest_wall_s": round(median(walls), 3),
+                "concurrency": parallel,
+                "ideal_s": round(ideal, 3),
+                "judging_s": round(median(windows), 3),
+                "ratio_to_ideal": round(median(windows) / ideal, 3),
+                "pytest_wall_s": round(median(walls), 3),
                 "per_judgment_ms": round(median(windows) / n * 1000, 1),
             }
         results["target"] = "ratio_to_ideal <= 1.5"
@@ -314,9 +369,19 @@ def bench_memory(tmp: Path, quick: bool) -> dict[str, Any]:
                 output = f"Answer {{i}}.{{j}}: returns are accepted within 30 days. SCORE=0.9"
                 {{judge}}
     """
-    judged = write(tmp / "memory" / "judged", {"conftest.py": conftest, "test_mem.py": body.replace(
-        "{judge}", 'assert_judged(output, "Says returns are accepted within 30 days", threshold=0.7)')})
-    plain = write(tmp / "memory" / "plain", {"conftest.py": conftest, "test_mem.py": body.replace("{judge}", 'assert "30 days" in output')})
+    judged = write(
+        tmp / "memory" / "judged",
+        {
+            "conftest.py": conftest,
+            "test_mem.py": body.replace(
+                "{judge}", 'assert_judged(output, "Says returns are accepted within 30 days", threshold=0.7)'
+            ),
+        },
+    )
+    plain = write(
+        tmp / "memory" / "plain",
+        {"conftest.py": conftest, "test_mem.py": body.replace("{judge}", 'assert "30 days" in output')},
+    )
     started = time.perf_counter()
     run(pytest_cmd("-q", "-n", "2", "--judge-mode=auto"), judged)
     record_s = time.perf_counter() - started
@@ -325,10 +390,13 @@ def bench_memory(tmp: Path, quick: bool) -> dict[str, Any]:
     assert f"{stored} judged, {stored} replayed" in replay["out"], replay["out"][-500:]
     baseline = run(pytest_cmd("-q"), plain)
     return {
-        "stored_verdicts": stored, "record_s": round(record_s, 2),
-        "replay_peak_rss_mb": round(replay["maxrss_mb"], 1), "plain_peak_rss_mb": round(baseline["maxrss_mb"], 1),
+        "stored_verdicts": stored,
+        "record_s": round(record_s, 2),
+        "replay_peak_rss_mb": round(replay["maxrss_mb"], 1),
+        "plain_peak_rss_mb": round(baseline["maxrss_mb"], 1),
         "extra_mb": round(replay["maxrss_mb"] - baseline["maxrss_mb"], 1),
-        "replay_s": round(replay["seconds"], 2), "plain_s": round(baseline["seconds"], 2),
+        "replay_s": round(replay["seconds"], 2),
+        "plain_s": round(baseline["seconds"], 2),
     }
 
 
@@ -341,7 +409,7 @@ def bench_parser(tmp: Path, quick: bool) -> dict[str, Any]:
         return {"skipped": "benchmarks/bench_parser.py is not there yet"}
     result = run([PY, str(script), "--json"], ROOT, check=False)
     try:
-        data = json.loads(result["out"][result["out"].index("{"):])
+        data = json.loads(result["out"][result["out"].index("{") :])
     except ValueError:
         return {"skipped": f"bench_parser.py printed no JSON: {result['out'][:200]}"}
     adversarial = data.get("adversarial") or {}
@@ -359,8 +427,10 @@ def bench_parser(tmp: Path, quick: bool) -> dict[str, Any]:
 def bench_peer(tmp: Path, quick: bool, live: dict[str, Any] | None) -> dict[str, Any]:
     peer = Path(os.environ.get("PEER_PYTHON", "/work/peer-venv/bin/python"))
     ours_import = run([PY, "-X", "importtime", "-c", "import pytest_llmjudge"], ROOT)
-    litellm_import = [run([PY, "-c", "import time; t=time.perf_counter(); import litellm; print('T', time.perf_counter()-t)"], ROOT)
-                      for _ in range(1 if quick else 3)]
+    litellm_import = [
+        run([PY, "-c", "import time; t=time.perf_counter(); import litellm; print('T', time.perf_counter()-t)"], ROOT)
+        for _ in range(1 if quick else 3)
+    ]
     ours = {
         "import_pytest_llmjudge_s": round(_importtime_total(ours_import["out"], "pytest_llmjudge"), 3),
         "import_litellm_s (first live call pays it)": round(median([_t(r["out"]) for r in litellm_import]), 3),
@@ -369,7 +439,10 @@ def bench_peer(tmp: Path, quick: bool, live: dict[str, Any] | None) -> dict[str,
         ours["per_judgment_s (sequential, 0.2 s server)"] = round(live["sequential"]["per_judgment_ms"] / 1000, 3)
     ours["replay_offline"] = "yes: the committed ledger, no network, LiteLLM not imported (see replay)"
     if not peer.exists():
-        return {"ours": ours, "deepeval": {"skipped": f"no peer interpreter at {peer} (set PEER_PYTHON to a venv with deepeval)"}}
+        return {
+            "ours": ours,
+            "deepeval": {"skipped": f"no peer interpreter at {peer} (set PEER_PYTHON to a venv with deepeval)"},
+        }
     probe = run([str(peer), "-c", "import deepeval"], tmp, check=False)
     if probe["rc"] != 0:
         return {"ours": ours, "deepeval": {"skipped": f"deepeval not importable with {peer}"}}
@@ -386,12 +459,16 @@ def bench_peer(tmp: Path, quick: bool, live: dict[str, Any] | None) -> dict[str,
     try:
         work = Path(tempfile.mkdtemp(dir=tmp))
         n = 3 if quick else 10
-        result = run([str(peer), str(BENCH / "peer_deepeval.py"), url, str(n)], work,
-                     child_env(DEEPEVAL_TELEMETRY_OPT_OUT="YES"), check=False)
-        line = next((l for l in result["out"].splitlines() if l.startswith("PEER_JSON ")), None)
+        result = run(
+            [str(peer), str(BENCH / "peer_deepeval.py"), url, str(n)],
+            work,
+            child_env(DEEPEVAL_TELEMETRY_OPT_OUT="YES"),
+            check=False,
+        )
+        line = next((ln for ln in result["out"].splitlines() if ln.startswith("PEER_JSON ")), None)
         if line is None:
             return {"ours": ours, "deepeval": {"skipped": "peer script failed: " + result["out"][-300:]}}
-        theirs = json.loads(line[len("PEER_JSON "):])
+        theirs = json.loads(line[len("PEER_JSON ") :])
         theirs["process_wall_s"] = round(result["seconds"], 2)
         return {"ours": ours, "deepeval": theirs}
     finally:
@@ -407,7 +484,7 @@ def _importtime_total(out: str, module: str) -> float:
 
 
 def _t(out: str) -> float:
-    return float(next(l for l in out.splitlines() if l.startswith("T ")).split()[1])
+    return float(next(ln for ln in out.splitlines() if ln.startswith("T ")).split()[1])
 
 
 # -- main -------------------------------------------------------------------------------------------
@@ -419,34 +496,44 @@ def report(results: dict[str, Any]) -> None:
 
     s = results.get("startup")
     if s:
-        line(f"start-up   pytest --collect-only -q, {s['tests']} tests, median of {s['repeats']}: "
-             f"{s['with_plugin_s']:.3f} s with the plugin, {s['without_plugin_s']:.3f} s without: ratio {s['ratio']:.3f} "
-             f"(target {s['target']}); best of {s['repeats']}: ratio {s['best_ratio']:.3f}; the plugin's own modules import in "
-             f"{s['plugin_modules_import_s'] * 1000:.0f} ms; litellm imported: {s['litellm_imported']}, diskcache imported: {s['diskcache_imported']}")
+        line(
+            f"start-up   pytest --collect-only -q, {s['tests']} tests, median of {s['repeats']}: "
+            f"{s['with_plugin_s']:.3f} s with the plugin, {s['without_plugin_s']:.3f} s without: ratio {s['ratio']:.3f} "
+            f"(target {s['target']}); best of {s['repeats']}: ratio {s['best_ratio']:.3f}; the plugin's own modules import in "
+            f"{s['plugin_modules_import_s'] * 1000:.0f} ms; litellm imported: {s['litellm_imported']}, diskcache imported: {s['diskcache_imported']}"
+        )
     r = results.get("replay")
     if r:
-        line(f"replay     {r['judged_assertions']} judged assertions, median of {r['repeats']}: {r['replay_s']:.2f} s replayed vs "
-             f"{r['plain_s']:.2f} s plain asserts (x{r['ratio']:.2f}): {r['overhead_ms_per_judgment']:.3f} ms overhead per judgment "
-             f"(target {r['target']}; best of {r['repeats']}: {r['best_overhead_ms_per_judgment']:.3f} ms; inside the test body alone "
-             f"{r['in_test_ms_per_judgment']:.3f} ms); litellm imported: {r['litellm_imported_in_replay']}  [recording took {r['record_live_s']:.1f} s, -n 2]")
+        line(
+            f"replay     {r['judged_assertions']} judged assertions, median of {r['repeats']}: {r['replay_s']:.2f} s replayed vs "
+            f"{r['plain_s']:.2f} s plain asserts (x{r['ratio']:.2f}): {r['overhead_ms_per_judgment']:.3f} ms overhead per judgment "
+            f"(target {r['target']}; best of {r['repeats']}: {r['best_overhead_ms_per_judgment']:.3f} ms; inside the test body alone "
+            f"{r['in_test_ms_per_judgment']:.3f} ms); litellm imported: {r['litellm_imported_in_replay']}  [recording took {r['record_live_s']:.1f} s, -n 2]"
+        )
     v = results.get("live")
     if v:
         for name in ("sequential", "score_many", "xdist_n4"):
             x = v[name]
-            line(f"live       {v['judgments']} judgments @ {v['server_latency_s']:.1f} s, {name:10s} (concurrency {x['concurrency']}): "
-                 f"{x['judging_s']:.2f} s judging vs ideal {x['ideal_s']:.2f} s = x{x['ratio_to_ideal']:.2f} "
-                 f"(target <= 1.5); whole pytest run {x['pytest_wall_s']:.2f} s")
+            line(
+                f"live       {v['judgments']} judgments @ {v['server_latency_s']:.1f} s, {name:10s} (concurrency {x['concurrency']}): "
+                f"{x['judging_s']:.2f} s judging vs ideal {x['ideal_s']:.2f} s = x{x['ratio_to_ideal']:.2f} "
+                f"(target <= 1.5); whole pytest run {x['pytest_wall_s']:.2f} s"
+            )
     m = results.get("memory")
     if m:
-        line(f"memory     replay of {m['stored_verdicts']} stored verdicts: peak RSS {m['replay_peak_rss_mb']:.0f} MB "
-             f"(same suite with plain asserts {m['plain_peak_rss_mb']:.0f} MB, +{m['extra_mb']:.0f} MB); {m['replay_s']:.1f} s vs {m['plain_s']:.1f} s")
+        line(
+            f"memory     replay of {m['stored_verdicts']} stored verdicts: peak RSS {m['replay_peak_rss_mb']:.0f} MB "
+            f"(same suite with plain asserts {m['plain_peak_rss_mb']:.0f} MB, +{m['extra_mb']:.0f} MB); {m['replay_s']:.1f} s vs {m['plain_s']:.1f} s"
+        )
     p = results.get("parser")
     if p:
         if "skipped" in p:
             line(f"parser     skipped: {p['skipped']}")
         else:
-            line(f"parser     {p['replies_per_second']:,.0f} replies/s over the corpus (accuracy {p['corpus_accuracy']}); "
-                 f"worst 1 MB adversarial reply {p['worst_1mb_s']:.3f} s")
+            line(
+                f"parser     {p['replies_per_second']:,.0f} replies/s over the corpus (accuracy {p['corpus_accuracy']}); "
+                f"worst 1 MB adversarial reply {p['worst_1mb_s']:.3f} s"
+            )
             for name, secs in p["adversarial_1mb_s"].items():
                 line(f"             {name:28s} {secs:.3f} s")
     q = results.get("peer")
@@ -457,10 +544,14 @@ def report(results: dict[str, Any]) -> None:
             line(f"           deepeval: skipped: {theirs['skipped']}")
         else:
             cache = theirs.get("cache") or {}
-            line(f"           deepeval {theirs.get('version')}: import {theirs.get('import_s')} s; assert_test + GEval "
-                 f"{theirs.get('per_judgment_s')} s per judgment over {theirs.get('judgments')} (0.2 s server); errors {theirs.get('errors') or 'none'}")
-            line(f"           deepeval cache (evaluate(cache_config=use_cache)) replayed with the server gone: "
-                 f"{cache.get('replayed_offline')} ({cache.get('detail')}); assert_test itself has no cache")
+            line(
+                f"           deepeval {theirs.get('version')}: import {theirs.get('import_s')} s; assert_test + GEval "
+                f"{theirs.get('per_judgment_s')} s per judgment over {theirs.get('judgments')} (0.2 s server); errors {theirs.get('errors') or 'none'}"
+            )
+            line(
+                f"           deepeval cache (evaluate(cache_config=use_cache)) replayed with the server gone: "
+                f"{cache.get('replayed_offline')} ({cache.get('detail')}); assert_test itself has no cache"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -506,8 +597,10 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
     results["total_s"] = round(time.perf_counter() - started, 1)
     print()
-    print(f"pytest-llmjudge benchmarks (python {results['python']}, {results['cpus']} CPUs{', --quick' if args.quick else ''}; "
-          f"{results['total_s']:.0f} s in all)")
+    print(
+        f"pytest-llmjudge benchmarks (python {results['python']}, {results['cpus']} CPUs{', --quick' if args.quick else ''}; "
+        f"{results['total_s']:.0f} s in all)"
+    )
     report(results)
     for key in [k for k in results if k.endswith("_error")]:
         print(f"{key[:-6]:10s} FAILED: {results[key]}")

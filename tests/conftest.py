@@ -11,12 +11,12 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import litellm  # noqa: E402,F401  (see the module docstring)
-import pytest  # noqa: E402
-from helpers import CANARY_KEY, MODEL  # noqa: E402
-from helpers.openai_server import OpenAIServer  # noqa: E402
+import litellm  # noqa: F401  (see the module docstring)
+import pytest
 
-from pytest_llmjudge.settings import CI_VARIABLES  # noqa: E402
+from helpers import CANARY_KEY, MODEL
+from helpers.openai_server import OpenAIServer
+from pytest_llmjudge.settings import CI_VARIABLES
 
 pytest_plugins = ["pytester"]
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before importing litellm: no price-list download
 
-import litellm  # noqa: E402
-import pytest  # noqa: E402
+import litellm
+import pytest
 
-from helpers import openai_server as fake  # noqa: E402
+from helpers import openai_server as fake
 
 OpenAIServer, Reply, load_script = fake.OpenAIServer, fake.Reply, fake.load_script
 reply_json, score_from_prompt = fake.reply_json, fake.score_from_prompt
@@ -40,8 +40,13 @@ def server():
 def call(srv: OpenAIServer | str, content: str = "Rate this. SCORE=0.8", **kwargs):
     base_url = srv if isinstance(srv, str) else srv.base_url
     params = {**NO_RETRIES, "timeout": 5, **kwargs}
-    return litellm.completion(model="openai/judge-test", api_base=base_url, api_key=KEY,
-                              messages=[{"role": "user", "content": content}], **params)
+    return litellm.completion(
+        model="openai/judge-test",
+        api_base=base_url,
+        api_key=KEY,
+        messages=[{"role": "user", "content": content}],
+        **params,
+    )
 
 
 def raises(srv: OpenAIServer, reply: Reply, **kwargs) -> Exception:
@@ -55,17 +60,29 @@ def raises(srv: OpenAIServer, reply: Reply, **kwargs) -> Exception:
 
 
 def _req(text: str) -> dict:
-    return {"messages": [{"role": "user", "content": "old SCORE=0.1"}, {"role": "assistant", "content": "x"},
-                         {"role": "user", "content": text}]}
+    return {
+        "messages": [
+            {"role": "user", "content": "old SCORE=0.1"},
+            {"role": "assistant", "content": "x"},
+            {"role": "user", "content": text},
+        ]
+    }
 
 
 def test_score_from_prompt_directives():
     assert json.loads(score_from_prompt(_req("out: SCORE=0.8"))) == {
-        "reasoning": "fake judge: found SCORE=0.8 in the output", "score": 0.8}
+        "reasoning": "fake judge: found SCORE=0.8 in the output",
+        "score": 0.8,
+    }
     assert json.loads(score_from_prompt(_req("nothing here"))) == {
-        "reasoning": "fake judge: no SCORE= directive", "score": 0.5}
+        "reasoning": "fake judge: no SCORE= directive",
+        "score": 0.5,
+    }
     assert json.loads(score_from_prompt(_req("VERDICT=fail"))) == {
-        "reasoning": "fake judge: found VERDICT=fail in the output", "score": 0.0, "verdict": "fail"}
+        "reasoning": "fake judge: found VERDICT=fail in the output",
+        "score": 0.0,
+        "verdict": "fail",
+    }
     both = json.loads(score_from_prompt(_req("SCORE=0.7 VERDICT=pass")))
     assert (both["score"], both["verdict"]) == (0.7, "pass")
     assert json.loads(score_from_prompt(_req("Good. SCORE=0.8.")))["score"] == 0.8
@@ -81,7 +98,9 @@ def test_score_from_prompt_directives():
 def test_default_responder_through_litellm(server):
     resp = call(server, "Judge this output: hello. SCORE=0.8")
     assert json.loads(resp.choices[0].message.content) == {
-        "reasoning": "fake judge: found SCORE=0.8 in the output", "score": 0.8}
+        "reasoning": "fake judge: found SCORE=0.8 in the output",
+        "score": 0.8,
+    }
     assert resp.choices[0].finish_reason == "stop"
     assert resp.id.startswith("chatcmpl-")
     assert resp.model == "judge-test"
@@ -126,11 +145,20 @@ def test_set_responder_and_reset(server):
 
 
 def test_finish_reason_length_logprobs_and_usage(server):
-    logprobs = [{"token": "4", "logprob": -0.1, "bytes": None,
-                 "top_logprobs": [{"token": "4", "logprob": -0.1, "bytes": None},
-                                  {"token": "3", "logprob": -2.5, "bytes": None}]}]
-    server.enqueue(Reply(content='{"score": 0.', finish_reason="length", logprobs=logprobs,
-                         prompt_tokens=100, completion_tokens=5))
+    logprobs = [
+        {
+            "token": "4",
+            "logprob": -0.1,
+            "bytes": None,
+            "top_logprobs": [
+                {"token": "4", "logprob": -0.1, "bytes": None},
+                {"token": "3", "logprob": -2.5, "bytes": None},
+            ],
+        }
+    ]
+    server.enqueue(
+        Reply(content='{"score": 0.', finish_reason="length", logprobs=logprobs, prompt_tokens=100, completion_tokens=5)
+    )
     resp = call(server, logprobs=True, top_logprobs=2)
     choice = resp.choices[0]
     assert choice.finish_reason == "length"
@@ -163,8 +191,12 @@ def test_models_and_unknown_paths(server):
     conn.request("GET", "/v2/nothing")  # same (keep-alive) connection
     resp = conn.getresponse()
     assert resp.status == 404 and "error" in json.loads(resp.read())
-    conn.request("POST", "/chat/completions", body=json.dumps({"model": "m", "messages": []}),
-                 headers={"Content-Type": "application/json"})
+    conn.request(
+        "POST",
+        "/chat/completions",
+        body=json.dumps({"model": "m", "messages": []}),
+        headers={"Content-Type": "application/json"},
+    )
     resp = conn.getresponse()
     assert resp.status == 200 and json.loads(resp.read())["object"] == "chat.completion"
     conn.request("POST", "/v1/chat/completions", body=b"not json")
@@ -187,18 +219,21 @@ def test_rate_limit_with_retry_after(server):
     assert server.request_count == 1
 
 
-@pytest.mark.parametrize(("status", "expected"), [
-    (400, litellm.BadRequestError),
-    (401, litellm.AuthenticationError),
-    (403, litellm.APIError),  # not PermissionDeniedError: LiteLLM's openai branch has no 403 case
-    (404, litellm.NotFoundError),
-    (408, litellm.Timeout),
-    (422, litellm.BadRequestError),  # not UnprocessableEntityError
-    (500, litellm.InternalServerError),
-    (502, litellm.BadGatewayError),
-    (503, litellm.ServiceUnavailableError),
-    (504, litellm.Timeout),
-])
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (400, litellm.BadRequestError),
+        (401, litellm.AuthenticationError),
+        (403, litellm.APIError),  # not PermissionDeniedError: LiteLLM's openai branch has no 403 case
+        (404, litellm.NotFoundError),
+        (408, litellm.Timeout),
+        (422, litellm.BadRequestError),  # not UnprocessableEntityError
+        (500, litellm.InternalServerError),
+        (502, litellm.BadGatewayError),
+        (503, litellm.ServiceUnavailableError),
+        (504, litellm.Timeout),
+    ],
+)
 def test_status_maps_to_litellm_exception(server, status, expected):
     exc = raises(server, Reply(status=status))
     assert type(exc) is expected, (type(exc), str(exc))
@@ -214,14 +249,23 @@ def test_invalid_request_error_type_masks_the_status(server):
     exc = raises(server, Reply(status=401, error_type="invalid_request_error"))
     assert type(exc) is litellm.BadRequestError and exc.status_code == 401
     # ... unless the message is OpenAI's real 401 wording.
-    exc = raises(server, Reply(status=401, error_type="invalid_request_error",
-                               error_message="Incorrect API key provided: sk-****-key."))
+    exc = raises(
+        server,
+        Reply(status=401, error_type="invalid_request_error", error_message="Incorrect API key provided: sk-****-key."),
+    )
     assert type(exc) is litellm.AuthenticationError
 
 
 def test_context_window_exceeded(server):
-    exc = raises(server, Reply(status=400, error_message=(
-        "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.")))
+    exc = raises(
+        server,
+        Reply(
+            status=400,
+            error_message=(
+                "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."
+            ),
+        ),
+    )
     assert isinstance(exc, litellm.ContextWindowExceededError)
     assert isinstance(exc, litellm.BadRequestError) and exc.status_code == 400
 
@@ -257,17 +301,26 @@ def test_malformed_body(server):
 # -- retries ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("kwargs", "expected_requests"), [
-    ({"max_retries": 0, "num_retries": 0}, 1),
-    ({"max_retries": 0}, 1),
-    ({"num_retries": 0}, 1),  # LiteLLM copies num_retries into max_retries for the SDK
-    ({}, 3),  # the openai SDK's own default: 2 retries on 5xx / 429 / connection errors
-])
+@pytest.mark.parametrize(
+    ("kwargs", "expected_requests"),
+    [
+        ({"max_retries": 0, "num_retries": 0}, 1),
+        ({"max_retries": 0}, 1),
+        ({"num_retries": 0}, 1),  # LiteLLM copies num_retries into max_retries for the SDK
+        ({}, 3),  # the openai SDK's own default: 2 retries on 5xx / 429 / connection errors
+    ],
+)
 def test_retries_are_counted_on_the_server(server, kwargs, expected_requests):
     server.set_responder(lambda req: Reply(status=500))
     with pytest.raises(litellm.InternalServerError):
-        litellm.completion(model="openai/judge-test", api_base=server.base_url, api_key=KEY,
-                           messages=[{"role": "user", "content": "x"}], timeout=5, **kwargs)
+        litellm.completion(
+            model="openai/judge-test",
+            api_base=server.base_url,
+            api_key=KEY,
+            messages=[{"role": "user", "content": "x"}],
+            timeout=5,
+            **kwargs,
+        )
     assert server.request_count == expected_requests
 
 
@@ -276,8 +329,14 @@ def test_async_no_retries(server):
 
     async def go():
         with pytest.raises(litellm.ServiceUnavailableError):
-            await litellm.acompletion(model="openai/judge-test", api_base=server.base_url, api_key=KEY,
-                                      messages=[{"role": "user", "content": "x"}], timeout=5, **NO_RETRIES)
+            await litellm.acompletion(
+                model="openai/judge-test",
+                api_base=server.base_url,
+                api_key=KEY,
+                messages=[{"role": "user", "content": "x"}],
+                timeout=5,
+                **NO_RETRIES,
+            )
 
     asyncio.run(go())
     assert server.request_count == 1
@@ -286,8 +345,11 @@ def test_async_no_retries(server):
 # -- keys ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("reply", [Reply(status=401), Reply(status=500), Reply(status=429),
-                                   Reply(drop=True), Reply(body=b"{bad")], ids=["401", "500", "429", "drop", "bad"])
+@pytest.mark.parametrize(
+    "reply",
+    [Reply(status=401), Reply(status=500), Reply(status=429), Reply(drop=True), Reply(body=b"{bad")],
+    ids=["401", "500", "429", "drop", "bad"],
+)
 def test_api_key_not_in_exception_text(server, reply):
     exc = raises(server, reply)
     assert KEY not in str(exc) and KEY not in repr(exc)
@@ -308,19 +370,29 @@ def test_server_echoed_key_is_passed_through_verbatim(server):
 def test_concurrent_async_requests():
     n, latency = 16, 0.2
     with OpenAIServer(latency_s=latency) as srv:
+
         async def go():
-            return await asyncio.gather(*(
-                litellm.acompletion(model="openai/judge-test", api_base=srv.base_url, api_key=KEY,
-                                    messages=[{"role": "user", "content": f"item {i} SCORE=0.{i % 10}"}],
-                                    timeout=10, **NO_RETRIES)
-                for i in range(n)))
+            return await asyncio.gather(
+                *(
+                    litellm.acompletion(
+                        model="openai/judge-test",
+                        api_base=srv.base_url,
+                        api_key=KEY,
+                        messages=[{"role": "user", "content": f"item {i} SCORE=0.{i % 10}"}],
+                        timeout=10,
+                        **NO_RETRIES,
+                    )
+                    for i in range(n)
+                )
+            )
 
         start = time.monotonic()
         results = asyncio.run(go())
         elapsed = time.monotonic() - start
     assert len(results) == n and srv.request_count == n
     assert [json.loads(r.choices[0].message.content)["score"] for r in results] == [
-        float(f"0.{i % 10}") for i in range(n)]
+        float(f"0.{i % 10}") for i in range(n)
+    ]
     assert elapsed < n * latency / 2, elapsed
     assert srv.max_in_flight > 1
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import MODEL
 
 JUDGED = """
@@ -134,10 +135,20 @@ def test_two_recorders_with_different_models_keep_both_entries(pytester, openai_
     procs = [
         subprocess.Popen(
             [
-                sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--judge-mode=auto", "--judge-retries=0",
-                f"--judge-model=openai/judge-{name}", f"--judge-api-base={openai_server.base_url}",
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "--judge-mode=auto",
+                "--judge-retries=0",
+                f"--judge-model=openai/judge-{name}",
+                f"--judge-api-base={openai_server.base_url}",
             ],
-            cwd=pytester.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            cwd=pytester.path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
         for name in ("a", "b")
     ]
@@ -215,7 +226,9 @@ def test_another_spelling_of_the_api_base_replays(pytester, openai_server, live_
     pytester.makepyfile(test_refund=JUDGED)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
     port = openai_server.base_url.split(":")[2].split("/")[0]
-    result = pytester.runpytest(f"--judge-model={MODEL}", f"--judge-api-base={spelling.format(port=port)}", "--judge-mode=replay")
+    result = pytester.runpytest(
+        f"--judge-model={MODEL}", f"--judge-api-base={spelling.format(port=port)}", "--judge-mode=replay"
+    )
     result.assert_outcomes(passed=1)
 
 
@@ -251,7 +264,9 @@ def test_a_renamed_test_finds_its_verdict_and_auto_migrates_it(pytester, openai_
     pytester.runpytest(*live_args, "--judge-mode=replay").assert_outcomes(passed=1)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
     assert openai_server.request_count == 1
-    assert any("test_refund_renamed" in p.name for p in ledger_files(pytester.path)), "auto copies it to the new test's file"
+    assert any("test_refund_renamed" in p.name for p in ledger_files(pytester.path)), (
+        "auto copies it to the new test's file"
+    )
 
 
 def test_a_relative_store_resolves_against_the_rootdir(pytester, openai_server, live_args, monkeypatch):

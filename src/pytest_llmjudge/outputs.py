@@ -98,7 +98,7 @@ def _as_mapping(value: object) -> Mapping[str, Any] | None:
     if callable(dump):
         try:
             dumped = dump()
-        except Exception:  # not an SDK object after all: judged as it is
+        except Exception:  # noqa: BLE001 - not an SDK object after all: judged as it is
             return None
         return dumped if isinstance(dumped, Mapping) else None
     return None

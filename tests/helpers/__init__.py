@@ -13,7 +13,7 @@ MODEL = "openai/judge-test"
 
 # A judge that needs no network and no LiteLLM: it obeys SCORE=x in the output under test, unless
 # FAKE_SCORE_<WORD> (a word in the output) overrides it; GARBLE in the output gets an unreadable reply.
-FAKE_CONFTEST = r'''
+FAKE_CONFTEST = r"""
 import json, os, re, pytest
 
 @pytest.fixture(scope="session")
@@ -29,4 +29,4 @@ def judge_backend():
         return json.dumps({"reasoning": f"fake judge gave {score}", "score": score})
     fake.name = "fake-judge"
     return fake
-'''
+"""

@@ -40,6 +40,7 @@ anything else is a 404 with an OpenAI-style error body.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import re
@@ -194,11 +195,18 @@ _ERRORS: dict[int, tuple[str, str | None, str]] = {
 
 
 def _error_body(status: int, message: str = "", error_type: str | None = None) -> bytes:
-    default = ("server_error", None, "Server error (fake server)") if status >= 500 else (
-        "api_error", None, "Error (fake server)")
+    default = (
+        ("server_error", None, "Server error (fake server)")
+        if status >= 500
+        else ("api_error", None, "Error (fake server)")
+    )
     err_type, code, default_message = _ERRORS.get(status, default)
-    error = {"message": message or f"{default_message} [HTTP {status}]", "type": error_type or err_type,
-             "param": None, "code": code}
+    error = {
+        "message": message or f"{default_message} [HTTP {status}]",
+        "type": error_type or err_type,
+        "param": None,
+        "code": code,
+    }
     return json.dumps({"error": error}).encode()
 
 
@@ -219,7 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = IDLE_TIMEOUT_S
     server: _HTTPServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence logging
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def setup(self) -> None:
@@ -234,8 +242,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing -------------------------------------------------------------------------
 
-    def _send(self, status: int, body: bytes, content_type: str = "application/json",
-              headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: bytes, content_type: str = "application/json", headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -267,14 +276,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes ---------------------------------------------------------------------------
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path.split("?")[0].rstrip("/") in ("/v1/models", "/models"):
             data = [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "fake-openai"}]
             self._send(200, json.dumps({"object": "list", "data": data}).encode())
         else:
             self._send_error_json(404, f"Unknown path: GET {self.path}")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         raw = self._read_body()
         if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._send_error_json(404, f"Unknown path: POST {self.path}")
@@ -326,8 +335,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     @staticmethod
     def _usage(reply: Reply) -> dict[str, int]:
-        return {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                "total_tokens": reply.prompt_tokens + reply.completion_tokens}
+        return {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        }
 
     def _completion(self, request: dict, reply: Reply, owner: OpenAIServer) -> dict:
         choice = {
@@ -336,20 +348,31 @@ class _Handler(BaseHTTPRequestHandler):
             "finish_reason": reply.finish_reason,
             "logprobs": {"content": reply.logprobs} if reply.logprobs is not None else None,
         }
-        return {"id": f"chatcmpl-{owner._new_id()}", "object": "chat.completion", "created": int(time.time()),
-                "model": request.get("model", MODEL_ID), "choices": [choice], "usage": self._usage(reply)}
+        return {
+            "id": f"chatcmpl-{owner._new_id()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model", MODEL_ID),
+            "choices": [choice],
+            "usage": self._usage(reply),
+        }
 
     def _sse_body(self, request: dict, reply: Reply, owner: OpenAIServer) -> bytes:
-        base = {"id": f"chatcmpl-{owner._new_id()}", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": request.get("model", MODEL_ID)}
+        base = {
+            "id": f"chatcmpl-{owner._new_id()}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": request.get("model", MODEL_ID),
+        }
         include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
         content = reply.content or ""
-        pieces = [content[i:i + 16] for i in range(0, len(content), 16)] or [""]
+        pieces = [content[i : i + 16] for i in range(0, len(content), 16)] or [""]
         deltas: list[tuple[dict, str | None]] = [({"role": "assistant", "content": ""}, None)]
         deltas += [({"content": p}, None) for p in pieces]
         deltas.append(({}, reply.finish_reason))
-        chunks = [{**base, "choices": [{"index": 0, "delta": d, "logprobs": None, "finish_reason": f}]}
-                  for d, f in deltas]
+        chunks = [
+            {**base, "choices": [{"index": 0, "delta": d, "logprobs": None, "finish_reason": f}]} for d, f in deltas
+        ]
         if include_usage:
             chunks.append({**base, "choices": [], "usage": self._usage(reply)})
         lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
@@ -394,8 +417,9 @@ class OpenAIServer:
         self._httpd = httpd
         self.port = httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-openai-server", daemon=True)
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai-server", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -409,10 +433,8 @@ class OpenAIServer:
         with self._lock:
             conns = list(self._conns)
         for conn in conns:
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         httpd.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -501,17 +523,30 @@ def _as_reply(value: Reply | str) -> Reply:
 # -- out of process ---------------------------------------------------------------------------
 
 
-def serve_in_subprocess(responder_spec: str = "score_from_prompt", latency_s: float = 0.0,
-                        script: str | Path | None = None, *, startup_timeout_s: float = 15.0
-                        ) -> tuple[subprocess.Popen, str]:
+def serve_in_subprocess(
+    responder_spec: str = "score_from_prompt",
+    latency_s: float = 0.0,
+    script: str | Path | None = None,
+    *,
+    startup_timeout_s: float = 15.0,
+) -> tuple[subprocess.Popen, str]:
     """Run a server in its own process; returns ``(process, base_url)``.
 
     The child exits when its stdin closes, so it never outlives this process.  Stop it
     with `stop_subprocess`.  `responder_spec` is a name in `RESPONDERS` or
     ``module:function`` (importable in the child); `script` a JSON-lines file of replies.
     """
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--port", "0", "--latency", str(latency_s),
-           "--responder", responder_spec, "--exit-on-stdin-eof"]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--port",
+        "0",
+        "--latency",
+        str(latency_s),
+        "--responder",
+        responder_spec,
+        "--exit-on-stdin-eof",
+    ]
     if script is not None:
         cmd += ["--script", str(script)]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

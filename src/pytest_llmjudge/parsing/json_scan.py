@@ -130,7 +130,7 @@ def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
         value = json_repair.loads(s, skip_json_loads=True)
     # json_repair raises ValueError and RecursionError on hostile input, and its bugs may raise
     # anything else: a reply it cannot repair is simply not JSON.
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure means "not JSON"
         return None, False
     if isinstance(value, tuple):  # logging variants return (value, log)
         value = value[0]

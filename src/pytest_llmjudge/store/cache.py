@@ -65,13 +65,13 @@ class LocalCache:
 
             try:
                 self._cache = open_cache(self.directory)
-            except Exception as exc:  # any failure to open means "no cache", never a failed run
+            except Exception as exc:  # noqa: BLE001 - any failure to open means "no cache", never a failed run
                 moved = self._set_aside(exc)
                 try:
                     if not moved:
                         raise
                     self._cache = open_cache(self.directory)
-                except Exception as exc2:  # as above
+                except Exception as exc2:  # noqa: BLE001 - as above
                     self._disable(exc2)
         return self._cache
 
@@ -111,7 +111,7 @@ class LocalCache:
             return None
         try:
             return fn(cache)
-        except Exception as exc:  # sqlite3.DatabaseError surfaces late, from any call
+        except Exception as exc:  # noqa: BLE001 - sqlite3.DatabaseError surfaces late, from any call
             from .json_disk import is_busy
 
             if is_busy(exc):  # another worker holds the database longer than the lock timeout
