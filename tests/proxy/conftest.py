@@ -1,0 +1,146 @@
+"""A real LiteLLM Proxy in front of the local judge server, for tests/proxy (run by `tox -e proxy`).
+
+The proxy is LiteLLM's own `litellm` command (the `litellm[proxy]` extra), started as a subprocess on
+127.0.0.1 with a config that maps model aliases to the local OpenAI-compatible server:
+
+- ``judge``: plain; ``judge-limited``: the same upstream with ``rpm: 1``.
+- ``usage-based-routing-v2`` makes the router refuse a deployment over its rpm before calling it (a 429
+  "No deployments available for selected model" with ``llm_provider-retry-after: 60``), and
+  ``num_retries: 0`` keeps the proxy from retrying that itself for half a minute.
+- A master key and no database: any other key gets HTTP 400 "No connected db".
+
+Without the extra installed the test module skips itself.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.openai_server import OpenAIServer
+
+MASTER_KEY = "sk-proxy-master-4f1e"  # the proxy's own key; the plugin sends it
+UPSTREAM_KEY = "sk-upstream-9b2c"  # what the proxy sends to the local server
+STARTUP_TIMEOUT_S = 90.0
+
+CONFIG = """\
+model_list:
+  - model_name: judge
+    litellm_params:
+      model: openai/judge-test
+      api_base: {upstream}
+      api_key: {upstream_key}
+  - model_name: judge-limited
+    litellm_params:
+      model: openai/judge-test
+      api_base: {upstream}
+      api_key: {upstream_key}
+      rpm: 1
+router_settings:
+  routing_strategy: usage-based-routing-v2
+  num_retries: 0
+general_settings:
+  master_key: {master_key}
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _litellm_command() -> str:
+    beside = Path(sys.executable).with_name("litellm")
+    found = str(beside) if beside.exists() else shutil.which("litellm")
+    if not found:
+        raise RuntimeError("the `litellm` command of the litellm[proxy] extra is not on this environment's PATH")
+    return found
+
+
+class LiteLLMProxy:
+    """One `litellm --config ...` process on 127.0.0.1; `base_url` is its root (no /v1).
+
+    `master_key` is the key clients send; `upstream_key` what the proxy sends to the local server.
+    """
+
+    def __init__(self, upstream: str, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = _free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.config = workdir / "proxy_config.yaml"
+        self.config.write_text(
+            CONFIG.format(upstream=upstream, upstream_key=UPSTREAM_KEY, master_key=MASTER_KEY), encoding="utf-8"
+        )
+        self.master_key, self.upstream_key = MASTER_KEY, UPSTREAM_KEY
+        self.log = workdir / "proxy.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> LiteLLMProxy:
+        env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_TELEMETRY="False")
+        env.pop("LITELLM_PROXY_API_KEY", None)
+        command = [_litellm_command(), "--config", str(self.config), "--host", "127.0.0.1", "--port", str(self.port)]
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                command, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"the LiteLLM proxy exited with code {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/health/liveliness", timeout=2) as response:
+                    if response.status == 200:
+                        return self
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise RuntimeError(f"the LiteLLM proxy did not answer within {STARTUP_TIMEOUT_S:g}s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+@pytest.fixture(scope="module")
+def litellm_proxy(_session_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMProxy]:
+    """A proxy shared by the module's tests, in front of the session's local judge server."""
+    proxy = LiteLLMProxy(_session_server.base_url, tmp_path_factory.mktemp("litellm_proxy")).start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
+
+
+@pytest.fixture
+def own_proxy(_session_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMProxy]:
+    """A proxy of this test's own, which the test may stop."""
+    proxy = LiteLLMProxy(_session_server.base_url, tmp_path_factory.mktemp("own_proxy")).start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
