@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from helpers.openai_server import OpenAIServer
 
 MASTER_KEY = "sk-proxy-master-4f1e"  # the proxy's own key; the plugin sends it
