@@ -378,7 +378,9 @@ def test_safety_block_says_the_provider_filtered_it(pytester, keyed):
     result = run(pytester, provider, server)
     result.assert_outcomes(failed=1)
     named = "Gemini finishReason SAFETY" if provider.name == "gemini" else "Azure OpenAI content filter"
-    result.stdout.fnmatch_lines([f"*VerdictParseError*safety filter blocked it (finish_reason=content_filter; {named})*"])
+    result.stdout.fnmatch_lines(
+        [f"*VerdictParseError*safety filter blocked it (finish_reason=content_filter; {named})*"]
+    )
     assert "reply is empty" not in result.stdout.str()
 
 
