@@ -165,7 +165,26 @@ async def test_async_with_reads_the_outcome():
     assert limiter.limit == 4 and limiter.in_flight == 0
     async with limiter:
         pass
+    assert limiter.limit == 4, "held: within one window (2 s) past the pause"
+    await clock.advance(2.0)
+    async with limiter:
+        pass
     assert limiter.limit == 4.25
+
+
+def test_the_limit_is_held_for_a_window_past_the_pause_and_each_429_renews_it():
+    limiter, clock = make(8)
+    limiter.on_rate_limit(Slot(0), retry_after=0.5)  # pause to 0.5, hold to 1.5
+    clock.now = 1.4
+    limiter.on_success()
+    assert limiter.limit == 4
+    limiter.on_rate_limit(Slot(1))  # no hint: the hold is hold_s (1 s) from now
+    assert limiter.limit == 2 and limiter.hold_until == pytest.approx(2.4)
+    clock.now = 2.4
+    limiter.on_success()
+    assert limiter.limit == 2.5
+    limiter.on_rate_limit(Slot(2), retry_after=60)
+    assert limiter.hold_until == pytest.approx(2.4 + 60 + 10), "pause, then at most max_hold_s"
 
 
 @pytest.mark.asyncio
@@ -202,7 +221,7 @@ def test_call_with_retries_reports_to_the_limiter(loop, openai_server):
     result = loop.run(call_with_retries(LiteLLMBackend(), request, retries=3, timeout=10, limiter=limiter))
     assert result.attempts == 3
     assert limiter.rate_limited == 1 and limiter.decreases == 1, "the 500 says nothing about the rate"
-    assert limiter.limit == 4 + 1 / 4, "halved by the 429, raised by the success"
+    assert limiter.limit == 4, "halved by the 429; the success came within the hold"
     assert limiter.in_flight == 0
 
 
@@ -215,3 +234,23 @@ def test_waiting_for_the_limiter_counts_against_the_deadline(loop, openai_server
     with pytest.raises(BackendError, match="--judge-timeout=1s"):
         loop.run(call_with_retries(LiteLLMBackend(), request, retries=3, timeout=1, limiter=limiter))
     assert openai_server.request_count == 0 and limiter.in_flight == 0
+
+
+@pytest.mark.asyncio
+async def test_callers_queued_behind_a_pause_all_get_through():
+    limiter, clock = make(2)
+    first, second = await limiter.acquire(), await limiter.acquire()
+    queued = [asyncio.ensure_future(limiter.acquire()) for _ in range(4)]
+    await settle()
+    limiter.release(first, rate_limited=True, retry_after=1.0)  # limit 1, pause 1 s
+    limiter.release(second)
+    await settle()
+    assert limiter.in_flight == 0 and not any(q.done() for q in queued)
+    await clock.advance(1.0)
+    for _ in range(4):
+        done = [q for q in queued if q.done()]
+        assert len(done) == 1 and limiter.in_flight == 1, "one at a time: the limit is 1"
+        queued.remove(done[0])
+        limiter.release(done[0].result())
+        await settle()
+    assert limiter.in_flight == 0

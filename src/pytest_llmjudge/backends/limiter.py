@@ -6,6 +6,12 @@ up to the configured maximum.  Calls already in flight when the limit was lowere
 again: one 429 burst is one decrease.  A Retry-After on the 429 pauses every caller until it has
 passed, so the calls behind it are not sent into the same refusal.
 
+One change from TCP: a provider's limit is counted over a window (requests per second or per
+minute), far longer than a fast judge's round trip, so increasing per round trip would climb back
+over the limit inside every window.  After a decrease the limit is held for one window past the
+pause (the Retry-After, or `hold_s` where none was given, at most `max_hold_s`), and rises only
+while no 429 has come for that long.
+
 All its state lives on one event loop (the background loop every live call runs on); it is not
 thread-safe, and needs no lock there.  Use `async with limiter:` around one attempt, or
 `acquire`/`release` to report the outcome yourself (`call_with_retries` does).
@@ -43,6 +49,8 @@ class AdaptiveLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         max_pause_s: float = 120.0,
+        hold_s: float = 1.0,
+        max_hold_s: float = 10.0,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
@@ -51,6 +59,9 @@ class AdaptiveLimiter:
         self.in_flight = 0
         self.paused_until = 0.0
         self.max_pause_s = max_pause_s
+        self.hold_s = hold_s
+        self.max_hold_s = max_hold_s
+        self.hold_until = 0.0  # no increase before this (one rate-limit window past the last pause)
         self._clock = clock
         self._sleep = sleep
         self._epoch = 0
@@ -80,6 +91,7 @@ class AdaptiveLimiter:
                 return Slot(self._epoch)
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
+            self._wake()  # room now (a pause just ended, nobody in flight to release)? the queue's head goes
             try:
                 await waiter
             except asyncio.CancelledError:
@@ -107,7 +119,9 @@ class AdaptiveLimiter:
         self._wake()
 
     def on_success(self) -> None:
-        """Additive increase: about one more slot per round of successful calls."""
+        """Additive increase: about one more slot per round of successful calls, once the hold has passed."""
+        if self._clock() < self.hold_until:
+            return
         self.limit = min(float(self.max_concurrency), self.limit + 1.0 / self.limit)
 
     def on_rate_limit(self, slot: Slot, retry_after: float | None = None) -> None:
@@ -117,8 +131,11 @@ class AdaptiveLimiter:
             self.limit = max(MIN_LIMIT, self.limit / 2.0)
             self._epoch += 1
             self.decreases += 1
+        now = self._clock()
         if retry_after is not None and retry_after > 0:
-            self.paused_until = max(self.paused_until, self._clock() + min(retry_after, self.max_pause_s))
+            self.paused_until = max(self.paused_until, now + min(retry_after, self.max_pause_s))
+        window = min(self.max_hold_s, max(self.hold_s, retry_after or 0.0))
+        self.hold_until = max(self.hold_until, max(now, self.paused_until) + window)
 
     def _wake(self) -> None:
         free = self.allowed - self.in_flight
