@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import BackendError
+from .plan import merge_instructions
 from .protocol import CallRequest, CallResult
 from .retry import error_detail
 
@@ -21,7 +22,8 @@ class CallableBackend:
 
     async def attempt(self, request: CallRequest, timeout: float) -> CallResult:
         """Call the function once; a sync one runs in a worker thread, so the loop keeps serving others."""
-        messages = [dict(m) for m in request.messages]
+        source = merge_instructions(request.messages) if request.instructions_in_user else request.messages
+        messages = [dict(m) for m in source]
         if inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(type(self.fn).__call__):
             result = await self.fn(messages)
         else:

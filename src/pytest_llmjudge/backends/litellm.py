@@ -10,12 +10,15 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import re
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
-from ..errors import BackendError
+from ..errors import BackendError, VerdictParseError
 from ..redact import redact
-from .protocol import CallRequest, CallResult
+from .plan import plan_request
+from .protocol import CallRequest, CallResult, UnsupportedParamError
 from .retry import RETRYABLE_STATUS, error_detail, retry_after
 
 # The environment variable that holds each provider's key, for "check X" hints.
@@ -24,6 +27,11 @@ KEY_VARIABLES = {
     "anthropic": "ANTHROPIC_API_KEY",
     "azure": "AZURE_API_KEY",
     "gemini": "GEMINI_API_KEY",
+    "ollama": "OLLAMA_API_KEY",
+    "ollama_chat": "OLLAMA_API_KEY",
+    "hosted_vllm": "HOSTED_VLLM_API_KEY",
+    "litellm_proxy": "LITELLM_PROXY_API_KEY",
+    "azure_ai": "AZURE_AI_API_KEY",
     "vertex_ai": "GOOGLE_APPLICATION_CREDENTIALS",
     "mistral": "MISTRAL_API_KEY",
     "groq": "GROQ_API_KEY",
@@ -66,34 +74,67 @@ class LiteLLMBackend:
     name: str | None = None  # the configured model names the judge
 
     async def attempt(self, request: CallRequest, timeout: float) -> CallResult:
-        """One `litellm.acompletion`, with LiteLLM's and the OpenAI SDK's own retries off."""
+        """One `litellm.acompletion` of what `plan_request` sends, with LiteLLM's and the SDK's retries off."""
         litellm = import_litellm()
+        plan = plan_request(request)
+        for name, why in plan.refused.items():
+            raise UnsupportedParamError(
+                redact(
+                    f"{request.model} does not take {name!r} (LiteLLM: {why}); nothing was sent. "
+                    "Use a rubric or parameters this judge takes, or another --judge-model."
+                ),
+                unsupported_param=name,
+            )
         kwargs: dict[str, Any] = {
             "model": request.model,
-            "messages": [dict(m) for m in request.messages],
-            "temperature": request.temperature,
+            "messages": [dict(m) for m in plan.messages],
+            **plan.params,
             "timeout": timeout,
             "num_retries": 0,  # litellm's retries: off (they also retry 4xx)
             "max_retries": 0,  # the OpenAI SDK's own retries: off
         }
         if request.api_base:
             kwargs["api_base"] = request.api_base
-        kwargs.update(request.params or {})
         response = await litellm.acompletion(**kwargs)
         choice = response.choices[0]
         logprobs = getattr(choice, "logprobs", None)
         if logprobs is not None and hasattr(logprobs, "model_dump"):
             logprobs = logprobs.model_dump()
+        text = choice.message.content or ""
+        finish_reason = getattr(choice, "finish_reason", None)
+        if finish_reason == "content_filter" and not text.strip():
+            raise VerdictParseError(
+                f"the judge's provider withheld the reply: its safety filter blocked it "
+                f"(finish_reason=content_filter{SAFETY_NAMES.get(plan.provider or '', '')}); no verdict, nothing "
+                "was stored. Rephrase the case, or use a judge model without that filter."
+            )
+        usage = getattr(response, "usage", None)
         return CallResult(
-            text=choice.message.content or "",
+            text=text,
             logprobs=logprobs,
-            finish_reason=getattr(choice, "finish_reason", None),
+            finish_reason=finish_reason,
             cost_usd=_cost_of(litellm, response),
+            prompt_tokens=_count(getattr(usage, "prompt_tokens", None)),
+            completion_tokens=_count(getattr(usage, "completion_tokens", None)),
+            sent=dict(plan.params),
+            dropped=dict(plan.dropped),
         )
 
     def classify(self, exc: BaseException, request: CallRequest) -> BackendError:
         """See `classify_litellm_error`."""
         return classify_litellm_error(exc, request)
+
+
+# How each provider names a safety block, where LiteLLM turns it into finish_reason=content_filter.
+SAFETY_NAMES = {
+    "gemini": "; Gemini finishReason SAFETY",
+    "vertex_ai": "; Gemini finishReason SAFETY",
+    "azure": "; Azure OpenAI content filter",
+}
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _cost_of(litellm: Any, response: Any) -> float | None:
@@ -103,7 +144,7 @@ def _cost_of(litellm: Any, response: Any) -> float | None:
     if cost is None:
         try:
             cost = litellm.completion_cost(completion_response=response)
-        except Exception:  # noqa: BLE001 - unknown models raise a plain Exception; cost is optional
+        except Exception:
             return None
     try:
         return float(cost)
@@ -111,27 +152,104 @@ def _cost_of(litellm: Any, response: Any) -> float | None:
         return None
 
 
+# Providers that speak the OpenAI API at an api base that usually ends in /v1.
+OPENAI_COMPATIBLE = frozenset(
+    {"openai", "hosted_vllm", "openai_like", "text-completion-openai", "llamafile", "lm_studio"}
+)
+_UNSUPPORTED = (
+    re.compile(r"Unsupported (?:value|parameter): '(\w+)'"),  # OpenAI's own 400
+    re.compile(r"does not support parameters: \['(\w+)'"),  # LiteLLM, before sending
+    re.compile(r"(?:doesn't|don't|does not|do not) support (\w+)="),  # LiteLLM: reasoning models' temperature
+)
+_TOKEN_FIGURES = re.compile(r"\d[\d,]*\s*(?:input\s+|output\s+)?tokens?\b", re.IGNORECASE)
+
+
+def missing_keys(request: CallRequest) -> list[str]:
+    """The key variables LiteLLM would read for `request.model` and finds unset (the provider's own first)."""
+    litellm = import_litellm()
+    try:
+        found = litellm.validate_environment(model=request.model, api_base=request.api_base)
+    except Exception:
+        return []
+    names = [str(n) for n in (found or {}).get("missing_keys") or [] if re.search(r"KEY|TOKEN|CREDENTIAL", str(n))]
+    own = key_variable(request.model)
+    return sorted(names, key=lambda n: n != own)
+
+
+def unsupported_param(text: str) -> str | None:
+    """The parameter a refusal names ("Unsupported value: 'temperature' ..."), if it names one."""
+    for pattern in _UNSUPPORTED:
+        match = pattern.search(text)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _server_figures(detail: str) -> str:
+    """The sentences of a context-overflow message that give token counts, for quoting."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.;])\s+", detail) if _TOKEN_FIGURES.search(s)]
+    quoted = " ".join(sentences)[:300]
+    return f" The server said: {quoted}" if quoted else ""
+
+
+def _path(api_base: str) -> str:
+    return urlsplit(api_base).path.rstrip("/")
+
+
 def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendError:
     """Turn a LiteLLM exception into a BackendError that says whether to retry and what to do."""
     litellm = import_litellm()
     where = f"{request.model}" + (f" at {request.api_base}" if request.api_base else "")
     detail = error_detail(exc)
+    full = redact(str(exc))
     status = getattr(exc, "status_code", None)
     kind = exc.__class__.__name__
+    lower = detail.lower()
 
-    def fatal(message: str) -> BackendError:
+    def fatal(message: str, status: int | None = status) -> BackendError:
         return BackendError(redact(message), retryable=False, status=status)
 
-    def retry() -> BackendError:
-        message = redact(f"{kind} from {where}: {detail}")
+    def retry(status: int | None = status, note: str = "") -> BackendError:
+        message = redact(f"{kind} from {where}: {note}{detail}")
         return BackendError(message, retryable=True, status=status, retry_after=retry_after(exc))
 
+    if isinstance(exc, litellm.UnsupportedParamsError) or (
+        status == 400 and re.search(r"Unsupported (?:value|parameter):", detail)
+    ):
+        param = unsupported_param(full) or "a parameter"
+        return UnsupportedParamError(
+            redact(
+                f"{kind} from {where}: the judge model does not take {param!r} as sent (not retried). "
+                f"Check the parameters your rubric and configuration send. {detail}"
+            ),
+            unsupported_param=param,
+            status=status,
+        )
     if isinstance(exc, litellm.ContextWindowExceededError):
         chars = request.prompt_chars()
         return fatal(
             f"the prompt is too long for {request.model}: {chars} characters (about {chars // 4} tokens). "
-            "Judge a shorter output, or use a judge model with a longer context."
+            f"Judge a shorter output, or use a judge model with a longer context.{_server_figures(detail)}"
         )
+    # A LiteLLM Proxy: every deployment of the alias is at its rpm/tpm limit. A rate limit, whatever the class.
+    if "no deployments available" in full.lower():
+        return retry(status=429, note="the LiteLLM Proxy has no deployment free (a rate limit): ")
+    # A LiteLLM Proxy without a database cannot look a key up: a wrong key comes back as HTTP 400.
+    if "no connected db" in full.lower() and status in (400, 401, None):
+        return fatal(
+            f"{kind} from {where}: the LiteLLM Proxy refused the key (it has no database to look keys up in, so any "
+            f"key but its master key fails this way). Set {key_variable(request.model)} to the proxy's master key. "
+            f"{detail}"
+        )
+    credential_words = any(w in lower for w in ("credential", "api_key", "api key", "unregistered callers"))
+    if status in (401, 403) or credential_words or isinstance(exc, litellm.AuthenticationError):
+        missing = missing_keys(request)
+        if missing:
+            alternatives = f" (or {', '.join(missing[1:])})" if len(missing) > 1 else ""
+            return fatal(
+                f"{kind} from {where}: no key for this judge: {missing[0]}{alternatives} is not set. Set it "
+                f"(for a local server any value works). {detail}"
+            )
     # Decide by HTTP status first: LiteLLM names the class after the error body's "type", so an
     # "invalid_request_error" body on a 500 or 503 arrives as a BadRequestError.
     if status == 403 or (status is None and isinstance(exc, litellm.PermissionDeniedError)):
@@ -139,16 +257,23 @@ def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendE
             f"{kind} from {where}: the key in {key_variable(request.model)} is not allowed to use model "
             f"{request.model!r} (as sent to LiteLLM). Use a key with access to it, or another --judge-model. {detail}"
         )
-    if (
-        status == 401
-        or isinstance(exc, litellm.AuthenticationError)
-        or (status is None and ("credentials" in detail.lower() or "api_key" in detail.lower()))
-    ):
+    if status == 401 or isinstance(exc, litellm.AuthenticationError) or (status is None and credential_words):
         return fatal(
             f"{kind} from {where}: the judge refused the credentials. "
             f"Set {key_variable(request.model)} to a valid key (for a local server any value works). {detail}"
         )
     if status == 404 or isinstance(exc, litellm.NotFoundError):
+        if (
+            request.api_base
+            and provider_of(request.model) in OPENAI_COMPATIBLE
+            and not _path(request.api_base).endswith("/v1")
+        ):
+            base = request.api_base.rstrip("/")
+            return fatal(
+                f"{kind} from {where}: HTTP 404. The api base has no /v1, and OpenAI-compatible servers answer at "
+                f"<base>/v1/chat/completions: try --judge-api-base={base}/v1. If the base is right, check "
+                f"--judge-model ({request.model!r} as sent to LiteLLM). {detail}"
+            )
         return fatal(
             f"{kind} from {where}: model {request.model!r} (as sent to LiteLLM) was not found. "
             f"Check --judge-model (and --judge-api-base). {detail}"
@@ -161,7 +286,7 @@ def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendE
             f"not retried; prompt {request.prompt_chars()} characters). Check --judge-model ({request.model!r} as "
             f"sent to LiteLLM) and the parameters your rubric sends. {detail}"
         )
-    if "credentials" in detail.lower() or "api_key" in detail.lower():
+    if credential_words:
         return fatal(
             f"{kind} from {where}: no usable credentials. "
             f"Set {key_variable(request.model)} (for a local server any value works). {detail}"
@@ -179,7 +304,7 @@ def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendE
             ConnectionError,
         ),
     ):
-        return retry()
+        return retry(status=429 if isinstance(exc, litellm.RateLimitError) else status)
     return fatal(f"{kind} from {where}: {detail}")
 
 

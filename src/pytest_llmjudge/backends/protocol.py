@@ -11,13 +11,17 @@ from ..errors import BackendError
 
 @dataclass(frozen=True)
 class CallRequest:
-    """One judge call, as sent."""
+    """One judge call, as configured (what is actually sent: `plan_request`)."""
 
     model: str
     messages: Sequence[Mapping[str, str]]
     api_base: str | None = None
-    temperature: float = 0.0
+    temperature: float | None = 0.0  # None: send none (the model's default)
     params: Mapping[str, Any] | None = None  # extra call parameters a rubric asks for (logprobs, ...)
+    max_tokens: int | None = None  # a cap on the reply; None: the provider's default
+    reasoning_effort: str | None = None  # for reasoning models ("low", "medium", "high"); dropped elsewhere
+    extra_params: Mapping[str, Any] | None = None  # the user's own parameters (seed, penalties, provider extras)
+    instructions_in_user: bool = False  # merge system messages into the first user message
 
     def prompt_chars(self) -> int:
         """The prompt's length in characters, for "too long" messages."""
@@ -38,6 +42,22 @@ class CallResult:
     cost_usd: float | None = None  # None where the price is unknown
     latency_s: float = 0.0
     attempts: int = 1
+    prompt_tokens: int | None = None  # as the server counted them; None where it gave no usage
+    completion_tokens: int | None = None
+    sent: Mapping[str, Any] | None = None  # the call parameters actually sent (see `plan_request`)
+    dropped: Mapping[str, str] | None = None  # configured parameters not sent, and why
+
+
+class UnsupportedParamError(BackendError):
+    """The judge model does not take a parameter the call asks for (logprobs on Anthropic, ...).
+
+    Raised before anything is sent where LiteLLM knows it, or on the server's own refusal.  Never
+    retried; a rubric may catch it and fall back (logprobs scoring -> plain scoring).
+    """
+
+    def __init__(self, message: str, *, unsupported_param: str, status: int | None = None) -> None:
+        super().__init__(message, retryable=False, status=status)
+        self.unsupported_param = unsupported_param
 
 
 @runtime_checkable

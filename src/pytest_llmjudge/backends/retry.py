@@ -9,11 +9,16 @@ exponential backoff and jitter, honouring Retry-After, all inside one deadline p
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime
+import email.utils
 import random
+import re
 import time
 
-from ..errors import BackendError
+from ..errors import BackendError, VerdictParseError
 from ..redact import redact
+from .limiter import AdaptiveLimiter, Slot
 from .protocol import Backend, CallRequest, CallResult
 
 BACKOFF_BASE_S = 0.5
@@ -27,8 +32,49 @@ def error_detail(exc: BaseException) -> str:
     return redact(text.splitlines()[0] if text else "")[:300]
 
 
-def retry_after(exc: BaseException) -> float | None:
-    """Seconds from a Retry-After header on the error, where the provider sent one."""
+# Where a server says how long to wait, most precise first.  LiteLLM prefixes the provider's own
+# headers with `llm_provider-` (a LiteLLM Proxy sends only those); OpenAI's `x-ratelimit-reset-*`
+# are durations such as "1s", "6m0s", "20ms".
+_WAIT_HEADERS = ("retry-after-ms", "retry-after", "llm_provider-retry-after-ms", "llm_provider-retry-after")
+_RESET_HEADERS = ("requests", "tokens")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+# Gemini: google.rpc.RetryInfo in the 429 body (LiteLLM quotes the body in its message).
+_RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in a Go-style duration ("1s", "6m0s", "20ms", "1h2m3.5s") or a plain number of seconds."""
+    text = text.strip().lower()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * _UNIT_S[u] for n, u in parts)
+
+
+def _seconds(value: str, *, ms: bool = False) -> float | None:
+    """A Retry-After value: seconds (or milliseconds), or an HTTP date."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.timezone.utc)
+        return max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
+    if number != number or number in (float("inf"), float("-inf")):
+        return None
+    return max(0.0, number / 1000.0 if ms else number)
+
+
+def _header_maps(exc: BaseException) -> list[dict[str, str]]:
+    maps = []
     for headers in (
         getattr(getattr(exc, "response", None), "headers", None),
         getattr(exc, "litellm_response_headers", None),
@@ -37,15 +83,45 @@ def retry_after(exc: BaseException) -> float | None:
         if not headers:
             continue
         try:
-            value = headers.get("retry-after") or headers.get("Retry-After")
-        except AttributeError:
+            maps.append({str(k).lower(): str(v) for k, v in headers.items()})
+        except (AttributeError, TypeError):
             continue
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value))
-        except (TypeError, ValueError):
-            return None  # an HTTP date: fall back to our own backoff
+    return maps
+
+
+def retry_after_from_headers(headers: dict[str, str]) -> float | None:
+    """Seconds to wait from one response's headers (lower-case names), where they say."""
+    for name in _WAIT_HEADERS:
+        value = headers.get(name)
+        if value is not None:
+            wait = _seconds(value, ms=name.endswith("-ms"))
+            if wait is not None:
+                return wait
+    resets: list[float] = []
+    exhausted: list[float] = []
+    for prefix in ("", "llm_provider-"):
+        for what in _RESET_HEADERS:
+            value = headers.get(f"{prefix}x-ratelimit-reset-{what}")
+            wait = parse_duration(value) if value is not None else None
+            if wait is None:
+                continue
+            resets.append(wait)
+            if (headers.get(f"{prefix}x-ratelimit-remaining-{what}") or "").strip() == "0":
+                exhausted.append(wait)
+    if exhausted:  # the limit that was hit decides
+        return max(exhausted)
+    return max(resets) if resets else None
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait before retrying, in any form it said it; None where it did not."""
+    for headers in _header_maps(exc):
+        wait = retry_after_from_headers(headers)
+        if wait is not None:
+            return wait
+    match = _RETRY_DELAY.search(str(exc))
+    if match:
+        return float(match.group(1))
     return None
 
 
@@ -57,11 +133,20 @@ def backoff_delay(attempt: int, rng: random.Random | None = None) -> float:
 
 
 async def call_with_retries(
-    backend: Backend, request: CallRequest, *, retries: int, timeout: float, limit_s: float | None = None
+    backend: Backend,
+    request: CallRequest,
+    *,
+    retries: int,
+    timeout: float,
+    limit_s: float | None = None,
+    limiter: AdaptiveLimiter | None = None,
 ) -> CallResult:
     """One judge call with our retry policy, all inside `timeout` seconds.
 
     `limit_s` is the configured --judge-timeout, named in messages (`timeout` may be what is left of it).
+    `limiter`, where given, is the process's adaptive concurrency limit: every attempt holds one of
+    its slots, a rate-limited attempt lowers it (and pauses every caller for the server's
+    Retry-After), a successful one raises it again.
     """
     limit_s = timeout if limit_s is None else limit_s
     started = time.monotonic()
@@ -69,34 +154,45 @@ async def call_with_retries(
     attempt = 0
     while True:
         remaining = deadline - time.monotonic()
+        slot: Slot | None = None
         try:
             if remaining <= 0:
                 raise TimeoutError()
+            if limiter is not None:
+                slot = await asyncio.wait_for(limiter.acquire(), remaining)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError()
             # LiteLLM gets the configured timeout, which stays the same from call to call: its client
             # cache is keyed on it, and a per-call value built a new client, aiohttp session and TCP
             # connection for every call (and leaked them). The remaining deadline is ours to enforce.
             result = await asyncio.wait_for(backend.attempt(request, limit_s), remaining)
         except asyncio.CancelledError:
+            if limiter is not None and slot is not None:
+                limiter.release(slot)
             raise
-        except BackendError as exc:
+        except (BackendError, VerdictParseError) as exc:
+            if limiter is not None and slot is not None:
+                limiter.release(slot, rate_limited=_rate_limited(exc), retry_after=getattr(exc, "retry_after", None))
+            if isinstance(exc, VerdictParseError):
+                raise  # a reply that holds no verdict (a safety block): not the judge being unreachable
             failure = exc
-        except Exception as exc:  # noqa: BLE001 - classified below: nothing escapes unexplained
+        except Exception as exc:
             if isinstance(exc, TimeoutError) and time.monotonic() >= deadline - 1e-3:
+                if limiter is not None and slot is not None:
+                    limiter.release(slot)
                 raise BackendError(
                     f"no reply from {request.model} within --judge-timeout={limit_s:g}s "
                     f"({attempt + 1} attempt{'s' if attempt else ''}); raise --judge-timeout or check the server",
                     retryable=True,
                 ) from None
             failure = backend.classify(exc, request)
+            if limiter is not None and slot is not None:
+                limiter.release(slot, rate_limited=_rate_limited(failure), retry_after=failure.retry_after)
         else:
-            return CallResult(
-                text=result.text,
-                logprobs=result.logprobs,
-                finish_reason=result.finish_reason,
-                cost_usd=result.cost_usd,
-                latency_s=time.monotonic() - started,
-                attempts=attempt + 1,
-            )
+            if limiter is not None and slot is not None:
+                limiter.release(slot, succeeded=True)
+            return dataclasses.replace(result, latency_s=time.monotonic() - started, attempts=attempt + 1)
         if not failure.retryable or attempt >= retries:
             if failure.retryable:
                 failure.args = (f"{failure.args[0]} (gave up after {attempt + 1} attempts; --judge-retries={retries})",)
@@ -107,6 +203,11 @@ async def call_with_retries(
                 f"{failure.args[0]}; the next retry (in {wait:.1f}s) would pass --judge-timeout={limit_s:g}s",
                 retryable=True,
                 status=failure.status,
+                retry_after=failure.retry_after,
             )
         await asyncio.sleep(wait)
         attempt += 1
+
+
+def _rate_limited(exc: BaseException) -> bool:
+    return isinstance(exc, BackendError) and exc.status == 429

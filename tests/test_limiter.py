@@ -1,0 +1,256 @@
+"""The adaptive concurrency limiter (AIMD, Retry-After pauses), on a fake clock; and wired into the retries."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+
+import pytest
+from helpers import MODEL
+from helpers.openai_server import Reply
+
+from pytest_llmjudge.backends import AdaptiveLimiter, CallRequest, LiteLLMBackend, LoopThread, call_with_retries
+from pytest_llmjudge.backends.limiter import Slot
+from pytest_llmjudge.errors import BackendError
+
+
+class FakeClock:
+    """Time moves only when the test says: `sleep` waits until `advance` passes its wake time."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        future = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._sleepers, (self.now + seconds, next(self._order), future))
+        await future
+
+    async def advance(self, seconds: float) -> None:
+        self.now += seconds
+        while self._sleepers and self._sleepers[0][0] <= self.now:
+            _, _, future = heapq.heappop(self._sleepers)
+            if not future.done():
+                future.set_result(None)
+        for _ in range(5):  # let the woken tasks run
+            await asyncio.sleep(0)
+
+
+def make(max_concurrency: int = 8) -> tuple[AdaptiveLimiter, FakeClock]:
+    clock = FakeClock()
+    return AdaptiveLimiter(max_concurrency, clock=clock, sleep=clock.sleep), clock
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def test_multiplicative_decrease_once_per_burst_down_to_one():
+    limiter, _ = make(8)
+    burst = [Slot(0)] * 5  # five calls granted before the first 429 came back
+    for slot in burst:
+        limiter.on_rate_limit(slot)
+    assert limiter.limit == 4 and limiter.decreases == 1 and limiter.rate_limited == 5
+    for epoch in range(1, 10):
+        limiter.on_rate_limit(Slot(epoch))
+    assert limiter.limit == 1 and limiter.allowed == 1, "floor 1: never stops calling"
+
+
+def test_additive_increase_up_to_the_maximum():
+    limiter, _ = make(4)
+    limiter.limit = 1.0
+    limiter.on_success()
+    assert limiter.limit == 2.0
+    limiter.on_success()
+    assert limiter.limit == 2.5
+    for _ in range(100):
+        limiter.on_success()
+    assert limiter.limit == 4.0
+
+
+def test_bad_maximum_is_refused():
+    with pytest.raises(ValueError):
+        AdaptiveLimiter(0)
+
+
+@pytest.mark.asyncio
+async def test_at_most_allowed_calls_in_flight():
+    limiter, _ = make(2)
+    first, second = await limiter.acquire(), await limiter.acquire()
+    third = asyncio.ensure_future(limiter.acquire())
+    await settle()
+    assert not third.done() and limiter.in_flight == 2
+    limiter.release(first, succeeded=True)
+    await settle()
+    assert third.done() and limiter.in_flight == 2
+    limiter.release(second)
+    limiter.release(third.result())
+    assert limiter.in_flight == 0
+
+
+@pytest.mark.asyncio
+async def test_a_decrease_holds_new_calls_until_enough_have_finished():
+    limiter, _ = make(4)
+    slots = [await limiter.acquire() for _ in range(4)]
+    limiter.release(slots.pop(), rate_limited=True)  # limit 4 -> 2, three still in flight
+    waiting = asyncio.ensure_future(limiter.acquire())
+    await settle()
+    assert limiter.allowed == 2 and not waiting.done()
+    limiter.release(slots.pop())  # 2 in flight: still full
+    await settle()
+    assert not waiting.done()
+    limiter.release(slots.pop())  # 1 in flight: room
+    await settle()
+    assert waiting.done()
+
+
+@pytest.mark.asyncio
+async def test_retry_after_pauses_every_caller():
+    limiter, clock = make(8)
+    slot = await limiter.acquire()
+    limiter.release(slot, rate_limited=True, retry_after=5.0)
+    callers = [asyncio.ensure_future(limiter.acquire()) for _ in range(3)]
+    await clock.advance(4.9)
+    assert not any(c.done() for c in callers), "nothing goes before the server's Retry-After"
+    await clock.advance(0.2)
+    assert all(c.done() for c in callers)
+    assert limiter.in_flight == 3
+
+
+@pytest.mark.asyncio
+async def test_a_pause_is_capped():
+    limiter, clock = make(2)
+    limiter.max_pause_s = 10.0
+    limiter.on_rate_limit(Slot(0), retry_after=3600)
+    assert limiter.pause_left() == 10.0
+    waiting = asyncio.ensure_future(limiter.acquire())
+    await clock.advance(10.0)
+    assert waiting.done()
+
+
+@pytest.mark.asyncio
+async def test_a_cancelled_waiter_leaks_no_slot():
+    limiter, _ = make(1)
+    slot = await limiter.acquire()
+    waiting = asyncio.ensure_future(limiter.acquire())
+    later = asyncio.ensure_future(limiter.acquire())
+    await settle()
+    waiting.cancel()
+    await settle()
+    limiter.release(slot)
+    await settle()
+    assert later.done() and limiter.in_flight == 1
+
+
+@pytest.mark.asyncio
+async def test_async_with_reads_the_outcome():
+    limiter, clock = make(8)
+    async with limiter:
+        pass
+    assert limiter.limit == 8 and limiter.in_flight == 0
+    with pytest.raises(BackendError):
+        async with limiter:
+            raise BackendError("429", retryable=True, status=429, retry_after=2.0)
+    assert limiter.limit == 4 and limiter.pause_left() == 2.0 and limiter.in_flight == 0
+    await clock.advance(2.0)
+    with pytest.raises(ValueError):
+        async with limiter:
+            raise ValueError("not about load")
+    assert limiter.limit == 4 and limiter.in_flight == 0
+    async with limiter:
+        pass
+    assert limiter.limit == 4, "held: within one window (2 s) past the pause"
+    await clock.advance(2.0)
+    async with limiter:
+        pass
+    assert limiter.limit == 4.25
+
+
+def test_the_limit_is_held_for_a_window_past_the_pause_and_each_429_renews_it():
+    limiter, clock = make(8)
+    limiter.on_rate_limit(Slot(0), retry_after=0.5)  # pause to 0.5, hold to 1.5
+    clock.now = 1.4
+    limiter.on_success()
+    assert limiter.limit == 4
+    limiter.on_rate_limit(Slot(1))  # no hint: the hold is hold_s (1 s) from now
+    assert limiter.limit == 2 and limiter.hold_until == pytest.approx(2.4)
+    clock.now = 2.4
+    limiter.on_success()
+    assert limiter.limit == 2.5
+    limiter.on_rate_limit(Slot(2), retry_after=60)
+    assert limiter.hold_until == pytest.approx(2.4 + 60 + 10), "pause, then at most max_hold_s"
+
+
+@pytest.mark.asyncio
+async def test_concurrent_callers_keep_to_the_limit():
+    limiter, _ = make(3)
+    peak = 0
+
+    async def worker() -> None:
+        nonlocal peak
+        async with limiter:
+            peak = max(peak, limiter.in_flight)
+            await asyncio.sleep(0)
+
+    await asyncio.gather(*(worker() for _ in range(30)))
+    assert peak == 3 and limiter.in_flight == 0
+
+
+# -- wired into call_with_retries, against the local server ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def loop():
+    thread = LoopThread("test-limiter")
+    yield thread
+    thread.stop()
+
+
+def test_call_with_retries_reports_to_the_limiter(loop, openai_server):
+    limiter = AdaptiveLimiter(8)
+    openai_server.enqueue(Reply(status=429, retry_after=0), Reply(status=500))
+    request = CallRequest(
+        model=MODEL, messages=[{"role": "user", "content": "SCORE=0.9"}], api_base=openai_server.base_url
+    )
+    result = loop.run(call_with_retries(LiteLLMBackend(), request, retries=3, timeout=10, limiter=limiter))
+    assert result.attempts == 3
+    assert limiter.rate_limited == 1 and limiter.decreases == 1, "the 500 says nothing about the rate"
+    assert limiter.limit == 4, "halved by the 429; the success came within the hold"
+    assert limiter.in_flight == 0
+
+
+def test_waiting_for_the_limiter_counts_against_the_deadline(loop, openai_server):
+    limiter = AdaptiveLimiter(1)
+    limiter.on_rate_limit(Slot(0), retry_after=60)
+    request = CallRequest(
+        model=MODEL, messages=[{"role": "user", "content": "SCORE=0.9"}], api_base=openai_server.base_url
+    )
+    with pytest.raises(BackendError, match="--judge-timeout=1s"):
+        loop.run(call_with_retries(LiteLLMBackend(), request, retries=3, timeout=1, limiter=limiter))
+    assert openai_server.request_count == 0 and limiter.in_flight == 0
+
+
+@pytest.mark.asyncio
+async def test_callers_queued_behind_a_pause_all_get_through():
+    limiter, clock = make(2)
+    first, second = await limiter.acquire(), await limiter.acquire()
+    queued = [asyncio.ensure_future(limiter.acquire()) for _ in range(4)]
+    await settle()
+    limiter.release(first, rate_limited=True, retry_after=1.0)  # limit 1, pause 1 s
+    limiter.release(second)
+    await settle()
+    assert limiter.in_flight == 0 and not any(q.done() for q in queued)
+    await clock.advance(1.0)
+    for _ in range(4):
+        done = [q for q in queued if q.done()]
+        assert len(done) == 1 and limiter.in_flight == 1, "one at a time: the limit is 1"
+        queued.remove(done[0])
+        limiter.release(done[0].result())
+        await settle()
+    assert limiter.in_flight == 0
