@@ -7,7 +7,9 @@ disagreements) from the human labels and the judge's scores.
 
 from __future__ import annotations
 
+from .assertion import CalibrationFailed, assert_judge_agrees
 from .labels import CalibrationError, LabelKind, LabelledExample, load_examples, parse_label
+from .runner import ExampleError, run_calibration
 from .stats import (
     CalibrationResult,
     Confusion,
@@ -27,15 +29,18 @@ from .stats import (
 
 __all__ = [
     "CalibrationError",
+    "CalibrationFailed",
     "CalibrationResult",
     "Confusion",
     "CriteriaFigures",
     "Disagreement",
+    "ExampleError",
     "Judged",
     "Kappa",
     "LabelKind",
     "LabelledExample",
     "ThresholdChoice",
+    "assert_judge_agrees",
     "average_ranks",
     "best_threshold",
     "calibrate",
@@ -44,5 +49,6 @@ __all__ = [
     "confusion",
     "load_examples",
     "parse_label",
+    "run_calibration",
     "spearman",
 ]

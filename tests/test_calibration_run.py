@@ -1,0 +1,273 @@
+"""Calibration end to end: `assert_judge_agrees` in a pytest run and `llmjudge calibrate`, judged live
+through the real LiteLLM client against the local server, then replayed offline with identical figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import CANARY_KEY, MODEL
+from helpers.openai_server import serve_in_subprocess, stop_subprocess
+from pytest_llmjudge.calibration import CalibrationError, LabelledExample, assert_judge_agrees, run_calibration
+from pytest_llmjudge.settings import OPTIONS
+from pytest_llmjudge.standalone import add_judge_options, command_context, judge_cli_values, load_settings
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+# The local server's judge obeys SCORE=x: two rows disagree with their human label ("rude" and "late").
+LABELS = [
+    {
+        "id": "refund",
+        "output": "Refunds within 30 days. SCORE=0.9",
+        "criteria": "States the refund window",
+        "label": "pass",
+    },
+    {"id": "vague", "output": "Contact us. SCORE=0.2", "criteria": "States the refund window", "label": "fail"},
+    {
+        "id": "late",
+        "output": "Refunds within 90 days. SCORE=0.8",
+        "criteria": "States the refund window",
+        "label": "fail",
+    },
+    {"id": "polite", "output": "Thank you for asking! SCORE=0.95", "criteria": "Is polite", "label": "pass"},
+    {"id": "rude", "output": "Read the manual. SCORE=0.3", "criteria": "Is polite", "label": "pass"},
+    {"output": "Go away. SCORE=0.1", "criteria": "Is polite", "label": "fail"},
+]
+
+
+def write_labels(path: Path, rows: list[dict] = LABELS) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+# -- in pytest: assert_judge_agrees ----------------------------------------------------------------
+
+CALIBRATION_TEST = """
+import json
+from pathlib import Path
+from pytest_llmjudge.calibration import assert_judge_agrees
+
+def test_calibration():
+    result = assert_judge_agrees(Path(__file__).parent / "labels.jsonl", min_kappa={min_kappa}, min_accuracy=0.5)
+    (Path(__file__).parent / "figures-{{}}.json".format(result.n)).write_text(json.dumps(result.to_json()))
+"""
+
+
+def test_assert_judge_agrees_live_then_replayed_offline(pytester, openai_server, live_args):
+    write_labels(pytester.path / "labels.jsonl")
+    pytester.makepyfile(test_calibration=CALIBRATION_TEST.format(min_kappa=0.2))
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    assert openai_server.request_count == len(LABELS)
+    live = json.loads((pytester.path / "figures-6.json").read_text())
+    assert live["n"] == 6 and live["confusion"] == {"tp": 2, "fp": 1, "tn": 2, "fn": 1}
+    assert live["accuracy"] == pytest.approx(4 / 6) and live["kappa"] == pytest.approx(1 / 3)
+    assert [d["id"] for d in live["disagreements"]] == ["late", "rude"]
+    verdicts = json.loads((pytester.path / "judge_verdicts/test_calibration/test_calibration.json").read_text())
+    assert len(verdicts["verdicts"]) == len(LABELS), "every example is recorded in the test's verdict file"
+
+    (pytester.path / "figures-6.json").unlink()
+    result = pytester.runpytest(*live_args, "--judge-mode=replay")
+    result.assert_outcomes(passed=1)
+    assert openai_server.request_count == len(LABELS), "replay must not call the judge"
+    result.stdout.fnmatch_lines(["llmjudge: 6 judged, 6 replayed, 0 live*"])
+    assert json.loads((pytester.path / "figures-6.json").read_text()) == live
+
+
+def test_assert_judge_agrees_fails_under_the_bar_with_figures_and_reasoning(pytester, openai_server, live_args):
+    write_labels(pytester.path / "labels.jsonl")
+    pytester.makepyfile(test_calibration=CALIBRATION_TEST.format(min_kappa=0.8))
+    result = pytester.runpytest(*live_args, "--judge-mode=auto")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*CalibrationFailed: the judge agrees too little with the human labels: kappa 0.33 < min_kappa 0.80",
+            "*6 examples (pass/fail labels), threshold 0.50",
+            "*Cohen's kappa   0.33  95% CI*",
+            "*disagreements (all):",
+            "*late: human fail, judge 0.80",
+            "*reasoning: fake judge: found SCORE=0.8 in the output",
+            "*rude: human pass, judge 0.30",
+        ]
+    )
+    assert "site-packages" not in result.stdout.str() and "calibration/runner.py" not in result.stdout.str()
+
+
+def test_assert_judge_agrees_replay_miss_names_the_example_and_line(pytester, openai_server, live_args):
+    write_labels(pytester.path / "labels.jsonl")
+    pytester.makepyfile(test_calibration=CALIBRATION_TEST.format(min_kappa=0.2))
+    result = pytester.runpytest(*live_args, "--judge-mode=replay")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*ExampleError: *labels.jsonl:1: example 'refund': no stored verdict*"])
+    assert openai_server.request_count == 0
+
+
+def test_assert_judge_agrees_needs_a_bar():
+    with pytest.raises(CalibrationError, match="needs a bar: pass min_kappa"):
+        assert_judge_agrees(LABELS)
+    with pytest.raises(CalibrationError, match=r"min_accuracy must be a number in \[0, 1\]"):
+        assert_judge_agrees(LABELS, min_accuracy=1.5)
+
+
+def test_run_calibration_with_a_custom_judge_and_score_labels(tmp_path):
+    from pytest_llmjudge import Judge
+    from pytest_llmjudge.runtime import JudgeRuntime
+    from pytest_llmjudge.settings import Settings
+
+    runtime = JudgeRuntime(Settings(mode="live"), rootdir=tmp_path)  # not this test's verdict file: nothing stored
+
+    def backend(messages):
+        text = messages[-1]["content"]
+        score = float(text.split("SCORE=")[1].split()[0].rstrip("."))
+        return json.dumps({"reasoning": "ok", "score": score})
+
+    rows = [
+        {"output": f"x SCORE={s}", "criteria": "c", "label": label} for s, label in ((0.2, 0.1), (0.6, 0.7), (0.9, 0.8))
+    ]
+    result = run_calibration(rows, judge=Judge(runtime=runtime, backend=backend, model="m"), threshold=0.5)
+    assert result.kind == "score" and result.spearman == pytest.approx(1.0) and result.accuracy == 1.0
+    examples = [LabelledExample(output="SCORE=0.9", criteria="c", label=False, kind="pass/fail", line=3)]
+    with pytest.raises(CalibrationError, match="<rows>:3: unknown rubric 'nope'"):
+        run_calibration(
+            [LabelledExample(**{**examples[0].__dict__, "rubric": "nope"})],
+            judge=Judge(runtime=runtime, backend=backend),
+        )
+
+
+# -- the command: llmjudge calibrate -----------------------------------------------------------------
+
+
+def calibrate(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("LLMJUDGE_")}
+    environ.update(OPENAI_API_KEY=CANARY_KEY, LITELLM_LOCAL_MODEL_COST_MAP="True", **env)
+    environ["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [environ.get("PYTHONPATH")])])
+    command = [sys.executable, "-m", "pytest_llmjudge.calibration.command", *args]
+    return subprocess.run(command, cwd=cwd, env=environ, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.slow
+def test_calibrate_command_live_then_replayed_on_ci_with_the_server_stopped(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\njudge_retries = 0\n")
+    write_labels(tmp_path / "labels.jsonl")
+    proc, base_url = serve_in_subprocess()
+    options = ["labels.jsonl", f"--judge-model={MODEL}", f"--judge-api-base={base_url}", "--json"]
+    try:
+        live = calibrate(tmp_path, *options)
+    finally:
+        stop_subprocess(proc)
+    assert live.returncode == 0, live.stderr
+    assert live.stderr == ""
+    figures = json.loads(live.stdout)
+    assert figures["n"] == 6 and figures["confusion"] == {"tp": 2, "fp": 1, "tn": 2, "fn": 1}
+    assert figures["kappa"] == pytest.approx(1 / 3) and figures["best_threshold"] is not None
+    assert (tmp_path / "judge_verdicts" / "calibration" / "labels.json").is_file()
+
+    replayed = calibrate(tmp_path, *options, CI="true")
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout) == figures
+
+    text = calibrate(tmp_path, *options[:-1], "--threshold=0.85", CI="true")
+    assert text.returncode == 0, text.stderr
+    assert "threshold       0.85: accuracy 0.83" in text.stdout, text.stdout
+    assert "disagreements: 1\n\n  rude: human pass, judge 0.30\n" in text.stdout  # at 0.85, "late" agrees
+    assert "    reasoning: fake judge: found SCORE=0.3 in the output" in text.stdout
+    assert "per criteria:" in text.stdout and "Is polite" in text.stdout
+
+    # A changed row has no stored verdict: one line, naming the file, line and example; exit 2.
+    rows = [dict(row) for row in LABELS]
+    rows[3]["output"] = "Thanks! SCORE=0.95"
+    write_labels(tmp_path / "labels.jsonl", rows)
+    missing = calibrate(tmp_path, *options, CI="true")
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr.count("\n") == 1, missing.stderr
+    assert missing.stderr.startswith("llmjudge calibrate: error: labels.jsonl:4: example 'polite': no stored verdict")
+    assert "--judge-mode=auto" in missing.stderr
+
+
+def test_calibrate_command_bad_row_is_one_line_with_exit_2(tmp_path):
+    rows = [dict(row) for row in LABELS]
+    rows[2]["label"] = "maybe"
+    write_labels(tmp_path / "labels.jsonl", rows)
+    result = calibrate(tmp_path, "labels.jsonl", f"--judge-model={MODEL}", "--judge-api-base=http://127.0.0.1:9/v1")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("llmjudge calibrate: error: labels.jsonl:3: unknown label 'maybe'")
+    assert result.stderr.count("\n") == 1
+    assert not (tmp_path / "judge_verdicts").exists()
+
+
+def test_calibrate_command_bad_option_is_one_line_with_exit_2(tmp_path):
+    write_labels(tmp_path / "labels.jsonl")
+    result = calibrate(tmp_path, "labels.jsonl", "--threshold=2")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "llmjudge calibrate: error: --threshold must be between 0 and 1, got '2'"
+
+
+# -- settings outside pytest -------------------------------------------------------------------------
+
+
+def test_every_judge_option_is_on_the_command_line():
+    parser = argparse.ArgumentParser()
+    add_judge_options(parser)
+    args = parser.parse_args(["--judge-model=a,b", "--judge-prune", "--judge-samples", "3"])
+    values = judge_cli_values(args)
+    assert set(values) == {o.name for o in OPTIONS}
+    assert values["model"] == "a,b" and values["prune"] is True and values["samples"] == "3"
+    assert values["mode"] is None
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pyproject.toml", '[tool.pytest.ini_options]\njudge_model = "ini-model"\njudge_threshold = 0.7\n'),
+        ("pytest.ini", "[pytest]\njudge_model = ini-model\njudge_threshold = 0.7\n"),
+        ("tox.ini", "[pytest]\njudge_model = ini-model\njudge_threshold = 0.7\n"),
+        ("setup.cfg", "[tool:pytest]\njudge_model = ini-model\njudge_threshold = 0.7\n"),
+    ],
+)
+def test_settings_come_from_the_ini_file_pytest_would_use(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    config = load_settings({}, cwd=sub, environ={})
+    assert config.rootdir == tmp_path.resolve() and config.inifile == tmp_path.resolve() / name
+    assert config.settings.model == ("ini-model",) and config.settings.threshold == 0.7
+    assert config.settings.sources["model"] == "ini" and config.settings.mode == "auto"
+
+
+def test_command_line_beats_environment_beats_ini_and_ci_replays(tmp_path):
+    (tmp_path / "tox.ini").write_text(
+        "[pytest]\njudge_model = ini\njudge_samples = 2\naddopts = --judge-temperature=0.3\n"
+    )
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\njudge_model = ignored\n")  # tox.ini comes first
+    environ = {"LLMJUDGE_MODEL": "env", "LLMJUDGE_STORE": "verdicts", "GITHUB_ACTIONS": "true"}
+    config = load_settings({"model": "cli", "mode": None}, cwd=tmp_path, environ=environ)
+    settings = config.settings
+    assert settings.model == ("cli",) and settings.samples == 2 and settings.temperature == 0.3
+    assert settings.mode == "replay" and settings.mode_reason == "CI detected: GITHUB_ACTIONS is set"
+    assert config.store_root == tmp_path.resolve() / "verdicts"
+    assert load_settings({}, cwd=tmp_path, environ=environ).settings.model == ("env",)
+    environ["PYTEST_ADDOPTS"] = "-o judge_samples=4 --judge-mode=refresh"
+    settings = load_settings({}, cwd=tmp_path, environ=environ).settings
+    assert (settings.mode, settings.samples) == ("refresh", 4)
+
+
+def test_a_command_records_into_its_own_verdict_file(tmp_path):
+    from pytest_llmjudge import Judge
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\njudge_store = stored\n")
+    config = load_settings({"model": "m"}, cwd=tmp_path, environ={})
+
+    def backend(messages):
+        return json.dumps({"reasoning": "fine", "score": 0.75})
+
+    with command_context("calibration", tmp_path / "data" / "set.jsonl", config) as session:
+        verdict = Judge(runtime=session.runtime, context=session.context, backend=backend).score("out", "crit")
+    assert verdict.score == 0.75 and verdict.source == "live"
+    assert session.verdict_file == tmp_path.resolve() / "stored" / "calibration" / "set.json"
+    document = json.loads(session.verdict_file.read_text())
+    assert document["test"] == "calibration::data/set.jsonl" and len(document["verdicts"]) == 1
