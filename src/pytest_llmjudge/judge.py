@@ -51,8 +51,6 @@ def user_facing(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-
-
 class Judge:
     """Judges outputs against criteria with the session's settings (or overrides).
 

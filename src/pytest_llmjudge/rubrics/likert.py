@@ -97,8 +97,8 @@ def score_distribution(logprobs: Any, text: str, raw: float, low: int, high: int
     index = None
     joined = "".join(t["token"] for t in tokens)
     match = None
-    for match in _SCORE_FIELD.finditer(joined):
-        pass
+    for found in _SCORE_FIELD.finditer(joined):
+        match = found  # the last "score" field
     if joined == text and match is not None and match.group(1) == wanted:
         offset, position = 0, match.start(1)
         for i, token in enumerate(tokens):
