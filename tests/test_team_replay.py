@@ -212,7 +212,6 @@ def test_ci_without_a_model_names_the_choices_when_several_models_recorded(pytes
 # -- 7. transport is not identity ------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 7: the api base is part of the key")
 @pytest.mark.parametrize("spelling", ["http://localhost:{port}/v1", "http://127.0.0.1:{port}/v1/"])
 def test_another_spelling_of_the_api_base_replays(pytester, openai_server, live_args, spelling):
     pytester.makepyfile(test_refund=JUDGED)

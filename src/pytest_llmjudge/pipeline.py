@@ -23,7 +23,7 @@ from .aggregate import AGGREGATES, combine_panel, undecided
 from .backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLMBackend, call_with_retries
 from .case import Case
 from .errors import JudgeError, JudgmentFailed, VerdictParseError
-from .keys import judgment_key, messages_sha256
+from .keys import KEY_VERSION, judgment_key, messages_sha256
 from .redact import redact
 from .replay_miss import replay_miss
 from .rubrics import Outcome, Prompt, Reply, Rubric, resolve_rubric
@@ -241,10 +241,10 @@ def _call(
 ) -> Call:
     params = {"temperature": settings.temperature, **dict(prompt.params)}
     messages = [dict(m) for m in prompt.messages]
+    # Who judges and what it is asked; how the call travels (api base, proxy, key) stays out.
     key = judgment_key(
         {
             "model": model_id,
-            "api_base": api_base,
             "messages": messages,
             "params": params,
             "sample": sample,
@@ -273,6 +273,8 @@ def stored_fields(plan: Plan, call: Call) -> dict[str, Any]:
         "expected": plan.case.expected,
         "output": plan.case.output,
         "messages_sha256": call.messages_sha256,
+        "params": {"temperature": plan.settings.temperature, **dict(call.prompt.params)},
+        "key_version": KEY_VERSION,
     }
 
 
@@ -336,7 +338,7 @@ async def call_live(plan: Plan, runtime: JudgeRuntime, missing: Sequence[Call]) 
         *(_call_one(plan, runtime, call, deadline) for call in missing), return_exceptions=True
     )
     answers: dict[str, Answer] = {}
-    for call, result in zip(missing, results):
+    for call, result in zip(missing, results, strict=False):
         if isinstance(result, BaseException):
             raise result
         answers[call.key] = result
@@ -406,7 +408,8 @@ def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> 
             warnings.warn(
                 StoredScoreWarning(
                     f"{plan.ledger.path if plan.ledger else ''}: key {call.key[:12]} stores score {stored} but its "
-                    f"reply parses to {result.score}; the reply wins (re-record, or run `python -m pytest_llmjudge reparse`)"
+                    f"reply parses to {result.score}; the reply wins "
+                    "(re-record, or run `python -m pytest_llmjudge reparse`)"
                 ),
                 stacklevel=2,
             )
@@ -590,7 +593,7 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
 
     failed: set[int] = set()
     if going_live:
-        for (each, answers, _), outcome in zip(going_live, runtime.loop.run(live_all())):
+        for (each, answers, _), outcome in zip(going_live, runtime.loop.run(live_all()), strict=False):
             if isinstance(outcome, BaseException):
                 note_error(each, outcome)
                 errors.append(outcome)
