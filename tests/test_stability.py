@@ -200,3 +200,32 @@ def test_calls_in_one_judgment_are_bounded_by_concurrency(pytester, openai_serve
     result = pytester.runpytest(*live_args, "--judge-mode=live", f"--judge-concurrency={concurrency}")
     result.assert_outcomes(passed=1)
     assert openai_server.max_in_flight == in_flight
+
+
+# -- replay with no judge configured: the recorded model is found ---------------------------------
+
+RECORDED = """
+from pytest_llmjudge import assert_judged
+
+def test_refund():
+    assert_judged("Returns within 30 days. SCORE=0.9", "Says returns are accepted within 30 days")
+"""
+
+
+def test_replay_without_a_model_uses_the_recorded_one_and_misses_as_usual_when_none_matches(
+    pytester, openai_server, live_args
+):
+    # Given a verdict recorded with a configured model,
+    pytester.makepyfile(test_refund=RECORDED)
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    # when replay runs with no model at all, it finds the recorded model by its key,
+    result = pytester.runpytest("--judge-mode=replay")
+    result.assert_outcomes(passed=1)
+    (header,) = [line for line in result.stdout.lines if line.startswith("llmjudge: mode")]
+    assert "openai/judge-test" not in header, "the header claims no model"
+    # and when the output changed, no stored model gives its key: the usual replay miss, with a model to record.
+    pytester.makepyfile(test_refund=RECORDED.replace("SCORE=0.9", "SCORE=0.8"))
+    result = pytester.runpytest("--judge-mode=replay")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no stored verdict for this judgment*", "*differs in output*", "*--judge-model=*"])
+    assert openai_server.request_count == 1

@@ -187,7 +187,6 @@ def test_the_cache_directory_gets_pytests_gitignore(pytester, openai_server, liv
 # -- 6. CI replays with no judge configuration ----------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 6: replay needs a configured model")
 def test_ci_replays_without_being_told_the_model(pytester, openai_server, live_args, monkeypatch):
     pytester.makepyfile(test_refund=JUDGED)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
@@ -197,7 +196,6 @@ def test_ci_replays_without_being_told_the_model(pytester, openai_server, live_a
     assert openai_server.request_count == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 6: replay needs a configured model")
 def test_ci_without_a_model_names_the_choices_when_several_models_recorded(pytester, openai_server, monkeypatch):
     pytester.makepyfile(test_refund=JUDGED)
     for name in ("a", "b"):

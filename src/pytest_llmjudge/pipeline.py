@@ -15,7 +15,7 @@ import asyncio
 import functools
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -132,18 +132,56 @@ def plan(
         options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
     )
     chosen = choose_backend(backend, context)
-    ids = judge_ids(settings, chosen)
     prompts = rubric.prompts(case)
     api_base = settings.api_base if isinstance(chosen, LiteLLMBackend) else None
     described = rubric.describe()
-    calls = tuple(
-        _call(model_id, send_model, sample, prompt, settings, api_base, described)
-        for model_id, send_model in ids
-        for sample in range(settings.samples)
-        for prompt in prompts
-    )
     ledger = runtime.ledger_for(context)
+
+    def keyed(ids: Sequence[tuple[str, str]]) -> tuple[Call, ...]:
+        return tuple(
+            _call(model_id, send_model, sample, prompt, settings, api_base, described)
+            for model_id, send_model in ids
+            for sample in range(settings.samples)
+            for prompt in prompts
+        )
+
+    if not settings.model and settings.mode == "replay" and isinstance(chosen, LiteLLMBackend):
+        # CI with no judge configured: replay what was recorded, whichever model recorded it.
+        entries = ledger.entries() if ledger is not None else {}
+        model = recorded_model(entries, lambda m: keyed([(m, m)]))
+        if model is not None:
+            settings = settings._replace(model=(model,))
+        else:  # a miss: against the one model this test recorded with, so the miss names what changed
+            models = {e.get("model") for e in entries.values()}
+            only = models.pop() if len(models) == 1 else None
+            model = only if isinstance(only, str) else NO_MODEL
+        calls = keyed([(model, model)])
+    else:
+        calls = keyed(judge_ids(settings, chosen))
     return Plan(case, rubric, settings, aggregate, band, calls, chosen, ledger, context, started)
+
+
+NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
+
+
+def recorded_model(entries: Mapping[str, Mapping[str, Any]], calls_for: Callable[[str], Sequence[Call]]) -> str | None:
+    """The model that recorded this judgment, found without being told: keys are content hashes, so a
+    stored entry belongs to this judgment when its key is one this judgment computes with its model.
+
+    One model matches: that model.  None: None (the replay misses as usual).  Several: a JudgeError
+    naming them and the option that picks one.
+    """
+    matching: list[str] = []
+    for model in dict.fromkeys(str(e.get("model")) for e in entries.values() if isinstance(e.get("model"), str)):
+        keys = {call.key for call in calls_for(model)}
+        if not keys.isdisjoint(entries):
+            matching.append(model)
+    if len(matching) > 1:
+        raise JudgeError(
+            f"this judgment was recorded by several judge models ({', '.join(sorted(matching))}) and none is "
+            "configured: pick one with --judge-model=MODEL (or judge_model in the ini file, or LLMJUDGE_MODEL)"
+        )
+    return matching[0] if matching else None
 
 
 # Merged settings by (session settings, marker, arguments): a suite's judgments repeat a few

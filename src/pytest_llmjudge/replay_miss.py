@@ -130,7 +130,9 @@ def replay_miss(
         differs = ", ".join(DESCRIBED.get(field, field) for field in best_diff) or "the prompt template"
         lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
     command = f"pytest '{test}' --judge-mode=auto"
-    if settings.model and settings.sources.get("model") in ("cli", "default"):
+    if not settings.model:
+        command += " --judge-model=MODEL"
+    elif settings.sources.get("model") in ("cli", "default"):
         command += f" --judge-model={','.join(settings.model)}"
     lines.append(f"  record it with a reachable judge: {command}  (then commit the verdict file)")
     return ReplayMiss(redact("\n".join(lines)), key=key)
