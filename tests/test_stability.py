@@ -229,3 +229,19 @@ def test_replay_without_a_model_uses_the_recorded_one_and_misses_as_usual_when_n
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*no stored verdict for this judgment*", "*differs in output*", "*--judge-model=*"])
     assert openai_server.request_count == 1
+
+
+def test_the_rest_of_the_store_is_read_once_and_a_broken_file_there_is_skipped(tmp_path):
+    from pytest_llmjudge.pipeline import StoredElsewhere, verdict_files
+
+    folder = tmp_path / "judge_verdicts" / "test_mod"
+    folder.mkdir(parents=True)
+    key = "a" * 64
+    entry = {"reply": '{"score": 0.9}', "model": "m"}
+    (folder / "test_old.json").write_text(json.dumps({"format": 1, "test": "t", "verdicts": {key: entry}}))
+    (folder / "test_broken.json").write_text("{ not json")
+    (tmp_path / "unrelated.json").write_text("{}")
+    elsewhere = StoredElsewhere(verdict_files(tmp_path, None))
+    assert elsewhere.find(key) == (folder / "test_old.json", entry)
+    assert elsewhere.find("b" * 64) is None
+    assert len(elsewhere.problems) == 1 and "test_broken.json" in elsewhere.problems[0]

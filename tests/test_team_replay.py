@@ -231,7 +231,6 @@ def judged_answer():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 8: a verdict is looked up only in the test's own file")
 def test_a_session_fixtures_judgment_replays_for_any_test(pytester, openai_server, live_args):
     pytester.makeconftest(SESSION_FIXTURE)
     for name in ("a", "b", "c"):
@@ -243,7 +242,6 @@ def test_a_session_fixtures_judgment_replays_for_any_test(pytester, openai_serve
     assert openai_server.request_count == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 8: a verdict is looked up only in the test's own file")
 def test_a_renamed_test_finds_its_verdict_and_auto_migrates_it(pytester, openai_server, live_args):
     pytester.makepyfile(test_refund=JUDGED)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)

@@ -12,17 +12,22 @@ outvote its reply.  `run`, `arun` and `run_many` chain the stages and record eac
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import os
+import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .aggregate import AGGREGATES, combine_panel, undecided
 from .backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLMBackend, call_with_retries
 from .case import Case
-from .errors import JudgeError, JudgmentFailed, VerdictParseError
+from .errors import JudgeError, JudgmentFailed, StoreError, VerdictParseError
 from .keys import KEY_VERSION, judgment_key, messages_sha256
 from .redact import redact
 from .replay_miss import replay_miss
@@ -149,6 +154,9 @@ def plan(
         # CI with no judge configured: replay what was recorded, whichever model recorded it.
         entries = ledger.entries() if ledger is not None else {}
         model = recorded_model(entries, lambda m: keyed([(m, m)]))
+        if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
+            elsewhere = stored_elsewhere(runtime)
+            model = recorded_model(elsewhere.entries_of_models(), lambda m: keyed([(m, m)]), elsewhere.has)
         if model is not None:
             settings = settings._replace(model=(model,))
         else:  # a miss: against the one model this test recorded with, so the miss names what changed
@@ -164,7 +172,11 @@ def plan(
 NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
 
 
-def recorded_model(entries: Mapping[str, Mapping[str, Any]], calls_for: Callable[[str], Sequence[Call]]) -> str | None:
+def recorded_model(
+    entries: Mapping[str, Mapping[str, Any]],
+    calls_for: Callable[[str], Sequence[Call]],
+    has: Callable[[str], bool] | None = None,
+) -> str | None:
     """The model that recorded this judgment, found without being told: keys are content hashes, so a
     stored entry belongs to this judgment when its key is one this judgment computes with its model.
 
@@ -174,7 +186,7 @@ def recorded_model(entries: Mapping[str, Mapping[str, Any]], calls_for: Callable
     matching: list[str] = []
     for model in dict.fromkeys(str(e.get("model")) for e in entries.values() if isinstance(e.get("model"), str)):
         keys = {call.key for call in calls_for(model)}
-        if not keys.isdisjoint(entries):
+        if any(has(k) for k in keys) if has is not None else not keys.isdisjoint(entries):
             matching.append(model)
     if len(matching) > 1:
         raise JudgeError(
@@ -330,7 +342,12 @@ class Answer:
 
 
 def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[Call]]:
-    """The stored answers, by key, and the calls that must go live (replay: raise on a miss)."""
+    """The stored answers, by key, and the calls that must go live (replay: raise on a miss).
+
+    A key missed in the test's own file is looked up in the rest of the store (keys are content
+    hashes: the same key is the same judgment wherever it is filed).  In auto mode an entry found
+    there is copied into the test's file, so it migrates; prune later removes the unused copy.
+    """
     mode = plan.settings.mode
     ledger = plan.ledger if mode in ("auto", "replay") else None
     answers: dict[str, Answer] = {}
@@ -339,6 +356,8 @@ def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[C
         if call.key in answers:
             continue
         entry = ledger.get(call.key) if ledger is not None else None
+        if entry is None and ledger is not None:
+            entry = adopt_from_elsewhere(runtime, ledger, call.key, copy=mode == "auto")
         if entry is not None:
             answers[call.key] = Answer(Reply(entry["reply"], entry.get("logprobs")), "replayed", entry)
             continue
@@ -352,6 +371,107 @@ def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[C
             continue
         missing.append(call)
     return answers, missing
+
+
+class StoredElsewhere:
+    """Every entry of the store's verdict files by key, read once on the first miss of a process.
+
+    `paths` is any iterable of verdict-file paths (read lazily).  Unreadable files are skipped and
+    named in `problems`: a broken file elsewhere must not fail this test's lookup.
+    """
+
+    def __init__(self, paths: Iterable[Path]) -> None:
+        self._paths = paths
+        self._by_key: dict[str, tuple[Path, Mapping[str, Any]]] | None = None
+        self._lock = threading.Lock()
+        self.problems: list[str] = []
+
+    def _index(self) -> dict[str, tuple[Path, Mapping[str, Any]]]:
+        with self._lock:
+            if self._by_key is None:
+                from .store import read_ledger_file
+
+                by_key: dict[str, tuple[Path, Mapping[str, Any]]] = {}
+                for path in self._paths:
+                    try:
+                        entries = read_ledger_file(path)
+                    except StoreError as exc:
+                        self.problems.append(str(exc))
+                        continue
+                    for key, entry in sorted(entries.items()):
+                        by_key.setdefault(key, (path, entry))
+                self._by_key = by_key
+            return self._by_key
+
+    def find(self, key: str) -> tuple[Path, Mapping[str, Any]] | None:
+        """The verdict file holding `key` and its entry, or None."""
+        return self._index().get(key)
+
+    def has(self, key: str) -> bool:
+        return key in self._index()
+
+    def entries_of_models(self) -> dict[str, Mapping[str, Any]]:
+        """One stored entry per recorded model (what `recorded_model` needs to know which models to try)."""
+        first: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        for key, (_, entry) in self._index().items():
+            model = entry.get("model")
+            if isinstance(model, str):
+                first.setdefault(model, (key, entry))
+        return dict(first.values())
+
+
+def verdict_files(rootdir: Path, store_root: Path | None) -> Iterator[Path]:
+    """Every verdict file of a run's layout: `judge_verdicts/**/*.json` under the rootdir, and every
+    JSON file under the store directory (`--judge-store`)."""
+    roots = [(rootdir, False)] + ([(store_root, True)] if store_root is not None else [])
+    seen: set[Path] = set()
+    for root, every in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _NOT_VERDICTS)
+            if not every and "judge_verdicts" not in Path(dirpath).parts:
+                continue
+            for name in sorted(filenames):
+                path = Path(dirpath, name)
+                if name.endswith(".json") and not name.startswith(".") and path not in seen:
+                    seen.add(path)
+                    yield path
+
+
+_NOT_VERDICTS = frozenset({"node_modules", "__pycache__", "venv", "env", "site-packages"})
+_ELSEWHERE: weakref.WeakKeyDictionary[JudgeRuntime, StoredElsewhere] = weakref.WeakKeyDictionary()
+
+
+def stored_elsewhere(runtime: JudgeRuntime) -> StoredElsewhere:
+    """The runtime's view of the whole store, made on first need (a run the test files answer never walks)."""
+    found = _ELSEWHERE.get(runtime)
+    if found is None:
+        found = _ELSEWHERE[runtime] = StoredElsewhere(verdict_files(runtime.rootdir, runtime.store_root))
+    return found
+
+
+def adopt_from_elsewhere(runtime: JudgeRuntime, ledger: Ledger, key: str, *, copy: bool) -> dict[str, Any] | None:
+    """The entry for `key` from another verdict file, or None; with `copy`, written into `ledger` too.
+
+    The other file's entry is also marked used (through the runtime's Ledger of that file), so a
+    prune after a replay that relied on it keeps it.
+    """
+    found = stored_elsewhere(runtime).find(key)
+    if found is None:
+        return None
+    path, entry = found
+    if path == ledger.path:
+        return None
+    other = runtime.ledgers.get(path)
+    if other is None:
+        from .store import Ledger
+
+        other = runtime.ledgers[path] = Ledger(path, "")
+    other.used.add(key)
+    if copy:
+        # An unwritable store: replayed all the same; a later writable run makes the copy.
+        with contextlib.suppress(StoreError, OSError):
+            ledger.put(key, entry)
+    return dict(entry)
 
 
 def _replay_miss(plan: Plan, call: Call) -> JudgeError:
