@@ -245,3 +245,31 @@ def test_the_rest_of_the_store_is_read_once_and_a_broken_file_there_is_skipped(t
     assert elsewhere.find(key) == (folder / "test_old.json", entry)
     assert elsewhere.find("b" * 64) is None
     assert len(elsewhere.problems) == 1 and "test_broken.json" in elsewhere.problems[0]
+
+
+def test_a_failed_verdict_write_keeps_the_paid_verdict_and_says_so(pytester, openai_server, live_args):
+    # Given a test whose verdict file cannot be written (a read-only file system; root ignores chmod),
+    pytester.makepyfile(test_refund=RECORDED)
+    pytester.makeconftest(
+        """
+        import errno, pytest
+        from pytest_llmjudge.store import Ledger
+
+        @pytest.fixture(autouse=True)
+        def read_only_tree(monkeypatch):
+            def put(self, key, entry):
+                raise OSError(errno.EROFS, "Read-only file system", str(self.path))
+            monkeypatch.setattr(Ledger, "put", put)
+        """
+    )
+    result = pytester.runpytest(*live_args, "--judge-mode=auto")
+    # then the test passes on the paid verdict, with a plain notice and no traceback,
+    result.assert_outcomes(passed=1)
+    assert "Traceback" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*cannot write the verdict file*test_refund*local cache*writes it*"])
+    assert openai_server.request_count == 1
+    # and the next writable run stores it from the local cache, without paying again.
+    (pytester.path / "conftest.py").unlink()
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    assert openai_server.request_count == 1
+    assert list(pytester.path.glob("judge_verdicts/test_refund/*.json"))

@@ -351,7 +351,6 @@ def test_reruns_count_each_attempts_judgments_once(pytester, openai_server, live
 # -- 13. a read-only store keeps the paid verdict ------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 13: an unwritable store is a raw OSError")
 def test_an_unwritable_store_says_so_and_keeps_the_verdict_in_the_cache(pytester, openai_server, live_args):
     pytester.makepyfile(test_refund=JUDGED)
     (pytester.path / "blocked").write_text("a file where the store directory should be")

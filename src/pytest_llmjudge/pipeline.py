@@ -33,7 +33,7 @@ from .redact import redact
 from .replay_miss import replay_miss
 from .rubrics import Outcome, Prompt, Reply, Rubric, resolve_rubric
 from .settings import MARKER_KEYS, SettingError, Settings
-from .verdict import Sample, StoredScoreWarning, Verdict, error_record, verdict_record
+from .verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict, error_record, verdict_record
 
 if TYPE_CHECKING:
     from .parsing import ParsedVerdict
@@ -468,9 +468,10 @@ def adopt_from_elsewhere(runtime: JudgeRuntime, ledger: Ledger, key: str, *, cop
         other = runtime.ledgers[path] = Ledger(path, "")
     other.used.add(key)
     if copy:
-        # An unwritable store: replayed all the same; a later writable run makes the copy.
-        with contextlib.suppress(StoreError, OSError):
+        try:
             ledger.put(key, entry)
+        except (StoreError, OSError) as exc:  # replayed all the same; a later writable run makes the copy
+            warn_unwritten(ledger.path, key, exc, kept=True)
     return dict(entry)
 
 
@@ -584,6 +585,7 @@ def write_back(
     if mode not in ("auto", "refresh") or ledger is None:
         return
     previous = ledger.entries() if mode == "refresh" else {}
+    unwritten: tuple[str, BaseException] | None = None
     for call in plan.calls:
         answer = answers[call.key]
         if answer.source == "replayed":
@@ -612,7 +614,32 @@ def write_back(
                         "flipped": flipped,
                     }
                 )
-        ledger.put(call.key, entry)
+        try:
+            ledger.put(call.key, entry)
+        except (StoreError, OSError) as exc:
+            unwritten = unwritten or (call.key, exc)
+    if unwritten is not None:
+        kept = runtime.cache is not None
+        warn_unwritten(ledger.path, *unwritten, kept=kept)
+
+
+def warn_unwritten(path: Path, key: str, exc: BaseException, *, kept: bool) -> None:
+    """Say, once per judgment, that its verdict file could not be written, and where the verdict is."""
+    if isinstance(exc, OSError):
+        reason = f"{exc.__class__.__name__}: {exc.strerror or exc}"
+    else:
+        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+    where = (
+        "It is kept in the local cache, and the next run in auto mode with a writable store writes it"
+        if kept
+        else "No local cache is in use (pytest's cache provider is off), so it must be judged again"
+    )
+    message = (
+        f"llmjudge: cannot write the verdict file {path} ({reason}); the verdict (key {key[:12]}) was not stored "
+        f"there. {where}: make {path.parent} writable, or point --judge-store at a writable directory."
+    )
+    with contextlib.suppress(Warning):  # warnings turned into errors: the paid verdict still stands
+        warnings.warn(LedgerWriteWarning(message), stacklevel=3)
 
 
 def samples_of(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict]) -> list[Sample]:

@@ -18,6 +18,7 @@ from .redact import redact
 __all__ = [
     "DriftRecord",
     "JudgmentRecord",
+    "LedgerWriteWarning",
     "Sample",
     "SampleRecord",
     "StoredScoreWarning",
@@ -29,6 +30,10 @@ __all__ = [
 
 class StoredScoreWarning(UserWarning):
     """A stored verdict's score differs from what its stored reply parses to; the reply won."""
+
+
+class LedgerWriteWarning(UserWarning):
+    """A verdict could not be written into its verdict file; the verdict stands (kept in the local cache)."""
 
 
 @dataclass(frozen=True)
