@@ -31,7 +31,7 @@ from .errors import JudgeError, JudgmentFailed, StoreError, VerdictParseError
 from .keys import KEY_VERSION, judgment_key, messages_sha256
 from .redact import redact
 from .replay_miss import replay_miss
-from .rubrics import Outcome, Prompt, Reply, Rubric, resolve_rubric
+from .rubrics import Outcome, Prompt, Reply, Rubric, read_reply, resolve_rubric
 from .settings import MARKER_KEYS, SettingError, Settings
 from .verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict, error_record, verdict_record
 
@@ -549,7 +549,7 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
 def parse(rubric: Rubric, call: Call, reply: Reply) -> ParsedVerdict:
     """The rubric's reading of one reply; a parse error names the key and the model."""
     try:
-        return rubric.parse(call.prompt, reply)
+        return read_reply(rubric, call.prompt, reply)
     except VerdictParseError as exc:
         exc.key = call.key
         exc.args = (f"{exc.args[0]} (key {call.key[:12]}, model {call.model_id})",)
@@ -594,7 +594,7 @@ def write_back(
         entry = {
             **stored_fields(plan, call),
             "reply": answer.reply.text,
-            "logprobs": answer.reply.logprobs,
+            "logprobs": plan.rubric.stored_logprobs(call.prompt, answer.reply),
             "score": result.score,
             "verdict": result.verdict,
             "confidence": result.confidence,
