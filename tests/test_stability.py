@@ -273,3 +273,33 @@ def test_a_failed_verdict_write_keeps_the_paid_verdict_and_says_so(pytester, ope
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
     assert openai_server.request_count == 1
     assert list(pytester.path.glob("judge_verdicts/test_refund/*.json"))
+
+
+def test_records_count_every_live_call_and_a_score_without_a_threshold_has_none(pytester, openai_server, live_args):
+    pytester.makepyfile(
+        """
+        import pytest
+        from pytest_llmjudge import JudgeError, assert_judged
+
+        def test_scored(judge):
+            assert judge.score("Returns within 30 days. SCORE=0.5", "Says the return window").score == 0.5
+
+        def test_asserted():
+            assert_judged("Returns within 30 days. SCORE=0.9", "Says the return window")
+
+        def test_unparseable(judge):
+            with pytest.raises(JudgeError):
+                judge.score("no score here, NOSCORE", "Says the return window")
+        """
+    )
+    from helpers.openai_server import score_from_prompt
+
+    openai_server.set_responder(
+        lambda request: "I cannot say." if "NOSCORE" in request["messages"][-1]["content"] else score_from_prompt(request)
+    )
+    result = pytester.runpytest(*live_args, "--judge-mode=auto", "--judge-report=report.json")
+    result.assert_outcomes(passed=3)
+    judgments = {j["nodeid"].split("::")[1]: j for j in json.loads((pytester.path / "report.json").read_text())["judgments"]}
+    assert judgments["test_scored"]["threshold"] is None
+    assert judgments["test_asserted"]["threshold"] == 0.5
+    assert [judgments[t]["live_calls"] for t in ("test_scored", "test_asserted", "test_unparseable")] == [1, 1, 1]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import os
 import threading
@@ -106,6 +107,8 @@ class Plan:
     ledger: Ledger | None
     context: TestContext | None
     started: float
+    threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
+    live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
 
     @property
     def threshold(self) -> float:
@@ -121,8 +124,13 @@ def plan(
     context: TestContext | None,
     backend: Any,
     overrides: Mapping[str, Any],
+    asserts: bool = True,
 ) -> Plan:
-    """Merge the settings (arguments > Judge overrides > marker > session), choose the backend, key every call."""
+    """Merge the settings (arguments > Judge overrides > marker > session), choose the backend, key every call.
+
+    `asserts`: the caller decides pass or fail (`assert_judged`); a `score` is recorded without a
+    threshold unless one was given somewhere (argument, Judge, marker, option).
+    """
     started = time.monotonic()
     marker: Mapping[str, Any] = context.marker if context is not None else {}
     settings = _merged_settings(runtime.settings, marker, overrides, options)
@@ -166,7 +174,14 @@ def plan(
         calls = keyed([(model, model)])
     else:
         calls = keyed(judge_ids(settings, chosen))
-    return Plan(case, rubric, settings, aggregate, band, calls, chosen, ledger, context, started)
+    given = (
+        asserts
+        or options.threshold is not None
+        or "threshold" in overrides
+        or "threshold" in marker
+        or settings.sources.get("threshold", "default") != "default"
+    )
+    return Plan(case, rubric, settings, aggregate, band, calls, chosen, ledger, context, started, given)
 
 
 NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
@@ -519,6 +534,7 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
             result = await call_with_retries(
                 plan.backend, call.request, retries=settings.retries, timeout=remaining, limit_s=settings.timeout
             )
+            plan.live_calls[0] += 1  # paid for, whether or not its reply parses
             runtime.spend(result.cost_usd)
             reply = Reply(result.text, result.logprobs)
             if result.finish_reason == "length":
@@ -805,7 +821,13 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
 def note_verdict(plan: Plan, verdict: Verdict) -> None:
     """Add the verdict's record to its test's records (nothing outside a test)."""
     if plan.context is not None:
-        record = verdict_record(verdict, nodeid=plan.context.nodeid, output=plan.case.output)
+        record = verdict_record(
+            verdict,
+            nodeid=plan.context.nodeid,
+            output=plan.case.output,
+            live_calls=plan.live_calls[0],
+            threshold_given=plan.threshold_given,
+        )
         plan.context.records.append(record)
 
 
@@ -827,8 +849,9 @@ def note_error(plan: Plan, exc: BaseException) -> None:
         criteria=plan.case.criteria,
         rubric=plan.rubric.name,
         key=key,
-        threshold=plan.threshold,
+        threshold=plan.threshold if plan.threshold_given else None,
         output=plan.case.output,
+        live_calls=plan.live_calls[0],
     )
     context.records.append(record)
     if isinstance(exc, VerdictParseError) and exc.text:
