@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -86,7 +87,6 @@ def test_criteria_must_be_non_empty_text():
 
 BASE = {
     "model": "m",
-    "api_base": None,
     "messages": [{"role": "user", "content": "hi"}],
     "params": {"temperature": 0.0},
     "sample": 0,
@@ -97,7 +97,6 @@ BASE = {
     "change",
     [
         {"model": "m2"},
-        {"api_base": "http://x/v1"},
         {"messages": [{"role": "user", "content": "hi!"}]},
         {"params": {"temperature": 0.5}},
         {"sample": 1},
@@ -105,6 +104,53 @@ BASE = {
 )
 def test_key_changes_with_everything_that_changes_a_verdict(change):
     assert judgment_key({**BASE, **change}) != judgment_key(BASE)
+
+
+def plan_keys(**settings: object) -> tuple[str, ...]:
+    from pytest_llmjudge.pipeline import Options, plan
+    from pytest_llmjudge.runtime import JudgeRuntime
+    from pytest_llmjudge.settings import resolve
+
+    runtime = JudgeRuntime(resolve({}, {}, {"LLMJUDGE_MODEL": "openai/judge", **settings}), rootdir=Path("."))
+    planned = plan("out", "crit", Options(), runtime=runtime, context=None, backend=None, overrides={})
+    return tuple(call.key for call in planned.calls)
+
+
+@pytest.mark.parametrize(
+    "api_base",
+    ["http://localhost:8000/v1", "http://127.0.0.1:8000/v1/", "http://127.0.0.1:8000", "https://gateway.example/llm"],
+)
+def test_transport_is_not_identity_the_api_base_stays_out_of_the_key(api_base):
+    # Given the same judgment sent through another route to the same model, its key is the same.
+    assert plan_keys(LLMJUDGE_API_BASE=api_base) == plan_keys()
+    # Who judges is identity: another model is another judgment.
+    assert plan_keys(LLMJUDGE_MODEL="openai/other") != plan_keys()
+
+
+def test_a_miss_on_an_entry_recorded_before_the_key_change_says_so_not_prompt_template():
+    from pytest_llmjudge.replay_miss import replay_miss
+    from pytest_llmjudge.settings import resolve
+
+    wanted = {
+        "model": "m",
+        "criteria": "c",
+        "output": "o",
+        "input": None,
+        "expected": None,
+        "rubric": "score",
+        "sample": 0,
+        "messages_sha256": "ab" * 32,
+        "params": {"temperature": 0.0},
+        "key_version": 2,
+    }
+    old = {k: v for k, v in wanted.items() if k not in ("params", "key_version")}
+    settings = resolve({}, {}, {"LLMJUDGE_MODE": "replay"})
+    text = str(replay_miss("0" * 64, wanted, test="t", stored={"1" * 64: old}, ledger_path=None, settings=settings))
+    assert "prompt template" not in text
+    assert "key scheme" in text and "record it again" in text
+    hotter = {**wanted, "params": {"temperature": 0.7}}
+    text = str(replay_miss("0" * 64, wanted, test="t", stored={"1" * 64: hotter}, ledger_path=None, settings=settings))
+    assert "differs in sampling parameters" in text
 
 
 def test_key_is_canonical_and_hex():
@@ -167,50 +213,51 @@ def test_pairwise(judge):
     judge.compare(CASE["output"], CASE["expected"], CASE["criteria"], input=CASE["input"])
 """
 
-# judgment key -> (rubric, messages_sha256), computed before the re-layout through the same pipeline.
+# judgment key -> (rubric, messages_sha256), computed through the same pipeline.  Keys changed once, on
+# purpose, when the api base left the key (key version 2); the messages did not change.
 PINNED = {
-    "2c799aeed73f612fe750a78d15c335965d2bb10688d6b093e1a713dc2ced3c01": (
+    "a5e0d96d4ce7331644c7f3a2696aba2bc67b56ed853e109a69d2e1ebe142cb20": (
         "score",
         "303427c29e2f1bab8d739348bf32bdfc204166af3e8a212ad545bd66dfa98b6f",
     ),
-    "5b8db51a66089507a6e447532862f8f55f525e3d6eecf735c6cbacf24e80b5d3": (
+    "60dfc1c53fb162c4651c439bbc68cd07ca84d864833d15998b773ad65761bb58": (
         "score",
         "813db9e6ffeed1cae05976d48df22264c0587a9f96e58034140c47d7a0d677d1",
     ),
-    "563ee5558d4b48f7775d930974e4a2194f9bb308643e6c1f9dfc0ed99d759281": (
+    "394b357ed52304bcd512a05b616ca227dbda1064fb99f16734828e1e3f5a51cc": (
         "pass_fail",
         "60d09f9d1eb499b98272b910fb94731251fcf892e4f0741fb8225060433676ff",
     ),
-    "bb12aa4221d013972992d54eea0508a941b3f944a5a9292cb4f903c677fb283c": (
+    "ce1e181602af358ba8cdf7f29ceeed66c235550077c1e7bbb45beecffa9356d6": (
         "likert",
         "9440b264544229e11db2e25d2771ab6fb25a604d80bbd1219bc6bd6578188c46",
     ),
-    "ef69239ec5b82b247f57c42d4e772058e5fa6d32bfad03e8bef937d408e89c6d": (
+    "269ec6c0afac1c9845a4a878894a780debe6de3a8975846ee93cfe661b513f1f": (
         "checklist",
         "f299f0f02d5cf0c3df4ca9bc06df21eedca97d5420a60e2959e8aac377a82fba",
     ),
-    "7f108e915ab96cd309407dced93db5aa206f5de2d482b89c7495046c9c6349fd": (
+    "47f0c1ca455331513c8b2a398b4799f597f0a6aec2764e49168d75c41012d7a9": (
         "dimensions",
         "56fd2fa99affa2fd5a55d9192f296c0c168f3412173c890ef9d872c1ef707435",
     ),
-    "020a8f859cb02bd822c650284d3e5a839fcbbc93113f979ed030bd8420867e54": (
+    "3109294bd48a728c672c8029ad25b9b87bfe506a7bc7c6c1feaa5bb232f5a521": (
         "questions",
         "62cb5d99b690d40d617a9265efb8a05b9aa8931ef723bf764b8d0d182bc8ca02",
     ),
-    "29d1da91994f8c0cb5f2c6ed05807e000b590054cba7f45a5790f97ab245c750": (
+    "13c3cd9771c35e423ba1d64d09749d727fa4615dd7ab29407a8f27ba5631d14a": (
         "questions",
         "57c7cad9ca04e35636537cead09cbf70c7d852bbe74dfd14569b920418f3cbb5",
     ),
-    "91495a2ceba87ca68d74b9f2a6d436fbce320c5020a82be89c30b4bb2745dece": (
+    "6deb9a64b1a9fe63634e8333ef3140a03a8a03de2a5fac903e7635bf3fd6360c": (
         "template",
         "f1835cc9aca22f3addfe2f2ae105c68fd5e826d9a0e243af80b8c082607dac7c",
     ),
     # pairwise: candidate first, then baseline first
-    "331a64549828a77d7afae7c66e4a7ef993436f747d1cd42024d892a372ec2c95": (
+    "b2e0b95588599b2750a17ef150e1385d8db05ea16970141e20fa5170532e90f4": (
         "pairwise",
         "4681f19d84fc8ee8590f94fe8c56cfdd1b37851d28917148153982f8270cf931",
     ),
-    "212b4cb07a88f959173084d4a2f2bd64dfb8227f86585bd72b9fd27668383a57": (
+    "ab73115421af35c7debcd43f2a6aed779011a46c01b0bc33693b2eb43a8c67cb": (
         "pairwise",
         "d601d2b600bb434e82b9184a4ecf557a399111b7d85ee59511f58afb6bc3e614",
     ),

@@ -200,3 +200,106 @@ def test_calls_in_one_judgment_are_bounded_by_concurrency(pytester, openai_serve
     result = pytester.runpytest(*live_args, "--judge-mode=live", f"--judge-concurrency={concurrency}")
     result.assert_outcomes(passed=1)
     assert openai_server.max_in_flight == in_flight
+
+
+# -- replay with no judge configured: the recorded model is found ---------------------------------
+
+RECORDED = """
+from pytest_llmjudge import assert_judged
+
+def test_refund():
+    assert_judged("Returns within 30 days. SCORE=0.9", "Says returns are accepted within 30 days")
+"""
+
+
+def test_replay_without_a_model_uses_the_recorded_one_and_misses_as_usual_when_none_matches(
+    pytester, openai_server, live_args
+):
+    # Given a verdict recorded with a configured model,
+    pytester.makepyfile(test_refund=RECORDED)
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    # when replay runs with no model at all, it finds the recorded model by its key,
+    result = pytester.runpytest("--judge-mode=replay")
+    result.assert_outcomes(passed=1)
+    (header,) = [line for line in result.stdout.lines if line.startswith("llmjudge: mode")]
+    assert "openai/judge-test" not in header, "the header claims no model"
+    # and when the output changed, no stored model gives its key: the usual replay miss, with a model to record.
+    pytester.makepyfile(test_refund=RECORDED.replace("SCORE=0.9", "SCORE=0.8"))
+    result = pytester.runpytest("--judge-mode=replay")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no stored verdict for this judgment*", "*differs in output*", "*--judge-model=*"])
+    assert openai_server.request_count == 1
+
+
+def test_the_rest_of_the_store_is_read_once_and_a_broken_file_there_is_skipped(tmp_path):
+    from pytest_llmjudge.pipeline import StoredElsewhere, verdict_files
+
+    folder = tmp_path / "judge_verdicts" / "test_mod"
+    folder.mkdir(parents=True)
+    key = "a" * 64
+    entry = {"reply": '{"score": 0.9}', "model": "m"}
+    (folder / "test_old.json").write_text(json.dumps({"format": 1, "test": "t", "verdicts": {key: entry}}))
+    (folder / "test_broken.json").write_text("{ not json")
+    (tmp_path / "unrelated.json").write_text("{}")
+    elsewhere = StoredElsewhere(verdict_files(tmp_path, None))
+    assert elsewhere.find(key) == (folder / "test_old.json", entry)
+    assert elsewhere.find("b" * 64) is None
+    assert len(elsewhere.problems) == 1 and "test_broken.json" in elsewhere.problems[0]
+
+
+def test_a_failed_verdict_write_keeps_the_paid_verdict_and_says_so(pytester, openai_server, live_args):
+    # Given a test whose verdict file cannot be written (a read-only file system; root ignores chmod),
+    pytester.makepyfile(test_refund=RECORDED)
+    pytester.makeconftest(
+        """
+        import errno, pytest
+        from pytest_llmjudge.store import Ledger
+
+        @pytest.fixture(autouse=True)
+        def read_only_tree(monkeypatch):
+            def put(self, key, entry):
+                raise OSError(errno.EROFS, "Read-only file system", str(self.path))
+            monkeypatch.setattr(Ledger, "put", put)
+        """
+    )
+    result = pytester.runpytest(*live_args, "--judge-mode=auto")
+    # then the test passes on the paid verdict, with a plain notice and no traceback,
+    result.assert_outcomes(passed=1)
+    assert "Traceback" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*cannot write the verdict file*test_refund*local cache*writes it*"])
+    assert openai_server.request_count == 1
+    # and the next writable run stores it from the local cache, without paying again.
+    (pytester.path / "conftest.py").unlink()
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    assert openai_server.request_count == 1
+    assert list(pytester.path.glob("judge_verdicts/test_refund/*.json"))
+
+
+def test_records_count_every_live_call_and_a_score_without_a_threshold_has_none(pytester, openai_server, live_args):
+    pytester.makepyfile(
+        """
+        import pytest
+        from pytest_llmjudge import JudgeError, assert_judged
+
+        def test_scored(judge):
+            assert judge.score("Returns within 30 days. SCORE=0.5", "Says the return window").score == 0.5
+
+        def test_asserted():
+            assert_judged("Returns within 30 days. SCORE=0.9", "Says the return window")
+
+        def test_unparseable(judge):
+            with pytest.raises(JudgeError):
+                judge.score("no score here, NOSCORE", "Says the return window")
+        """
+    )
+    from helpers.openai_server import score_from_prompt
+
+    openai_server.set_responder(
+        lambda request: "I cannot say." if "NOSCORE" in request["messages"][-1]["content"] else score_from_prompt(request)
+    )
+    result = pytester.runpytest(*live_args, "--judge-mode=auto", "--judge-report=report.json")
+    result.assert_outcomes(passed=3)
+    judgments = {j["nodeid"].split("::")[1]: j for j in json.loads((pytester.path / "report.json").read_text())["judgments"]}
+    assert judgments["test_scored"]["threshold"] is None
+    assert judgments["test_asserted"]["threshold"] == 0.5
+    assert [judgments[t]["live_calls"] for t in ("test_scored", "test_asserted", "test_unparseable")] == [1, 1, 1]

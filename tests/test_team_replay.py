@@ -195,7 +195,6 @@ def test_the_cache_directory_gets_pytests_gitignore(pytester, openai_server, liv
 # -- 6. CI replays with no judge configuration ----------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 6: replay needs a configured model")
 def test_ci_replays_without_being_told_the_model(pytester, openai_server, live_args, monkeypatch):
     pytester.makepyfile(test_refund=JUDGED)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
@@ -205,7 +204,6 @@ def test_ci_replays_without_being_told_the_model(pytester, openai_server, live_a
     assert openai_server.request_count == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 6: replay needs a configured model")
 def test_ci_without_a_model_names_the_choices_when_several_models_recorded(pytester, openai_server, monkeypatch):
     pytester.makepyfile(test_refund=JUDGED)
     for name in ("a", "b"):
@@ -220,7 +218,6 @@ def test_ci_without_a_model_names_the_choices_when_several_models_recorded(pytes
 # -- 7. transport is not identity ------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 7: the api base is part of the key")
 @pytest.mark.parametrize("spelling", ["http://localhost:{port}/v1", "http://127.0.0.1:{port}/v1/"])
 def test_another_spelling_of_the_api_base_replays(pytester, openai_server, live_args, spelling):
     pytester.makepyfile(test_refund=JUDGED)
@@ -244,7 +241,6 @@ def judged_answer():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 8: a verdict is looked up only in the test's own file")
 def test_a_session_fixtures_judgment_replays_for_any_test(pytester, openai_server, live_args):
     pytester.makeconftest(SESSION_FIXTURE)
     for name in ("a", "b", "c"):
@@ -256,7 +252,6 @@ def test_a_session_fixtures_judgment_replays_for_any_test(pytester, openai_serve
     assert openai_server.request_count == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 8: a verdict is looked up only in the test's own file")
 def test_a_renamed_test_finds_its_verdict_and_auto_migrates_it(pytester, openai_server, live_args):
     pytester.makepyfile(test_refund=JUDGED)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)

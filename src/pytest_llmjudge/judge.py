@@ -51,8 +51,6 @@ def user_facing(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-
-
 class Judge:
     """Judges outputs against criteria with the session's settings (or overrides).
 
@@ -93,13 +91,15 @@ class Judge:
     def assert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """Judge and fail the test (JudgmentFailed) when the score is under the threshold."""
         __tracebackhide__ = True
-        return passed_or_raise(self.score(output, criteria, **options))
+        plan = self._prepare(output, criteria, asserts=True, **options)
+        return passed_or_raise(pipeline.run(plan, self._runtime))
 
     @user_facing
     async def aassert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """`assert_judged`, awaitable."""
         __tracebackhide__ = True
-        return passed_or_raise(await self.ascore(output, criteria, **options))
+        plan = self._prepare(output, criteria, asserts=True, **options)
+        return passed_or_raise(await pipeline.arun(plan, self._runtime))
 
     @user_facing
     def compare(
@@ -148,10 +148,10 @@ class Judge:
         plans = [self._prepare(**c) if isinstance(c, Mapping) else self._prepare(*c) for c in cases]
         return pipeline.run_many(plans, self._runtime)
 
-    def _prepare(self, output: Any, criteria: Any, **options: Any) -> Plan:
+    def _prepare(self, output: Any, criteria: Any, *, asserts: bool = False, **options: Any) -> Plan:
         """The plan, after checking that a library criterion got the input or reference it needs."""
         _check_requires(criteria, input=options.get("input"), expected=options.get("expected"))
-        return self._plan(output, criteria, Options(**options))
+        return self._plan(output, criteria, Options(**options), asserts=asserts)
 
     def _pair_plan(self, candidate: Any, baseline: Any, criteria: Any, *, strict: bool = False, **options: Any) -> Plan:
         # The verdict's threshold encodes what passes: not worse (0.5), or strictly better (just above).
@@ -162,7 +162,7 @@ class Judge:
             candidate, criteria, Options(expected=baseline, rubric=Pairwise(), threshold=threshold, **options)
         )
 
-    def _plan(self, output: Any, criteria: Any, options: Options) -> Plan:
+    def _plan(self, output: Any, criteria: Any, options: Options, *, asserts: bool = True) -> Plan:
         return pipeline.plan(
             output,
             criteria,
@@ -171,6 +171,7 @@ class Judge:
             context=self._context,
             backend=self._backend,
             overrides=self._overrides,
+            asserts=asserts,
         )
 
 

@@ -2,7 +2,10 @@
 
 A key hashes what changes a verdict (who judges, the messages, the sampling parameters, the sample
 index, the rubric) and nothing that only changes how the call travels or what the test does with the
-verdict: never API keys, timeouts, retries or the threshold.
+verdict: never the api base, a proxy, API keys, timeouts, retries or the threshold.
+
+KEY_VERSION 2 took the api base out of the key (a judge is named by its model, or a custom
+backend's name): every key changed once, so verdicts recorded before must be recorded again.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 __all__ = ["KEY_VERSION", "canonical_json", "judgment_key", "messages_sha256"]
 
-KEY_VERSION = 1
+KEY_VERSION = 2
 
 
 def canonical_json(value: Any) -> str:

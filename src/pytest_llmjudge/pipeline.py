@@ -12,23 +12,29 @@ outvote its reply.  `run`, `arun` and `run_many` chain the stages and record eac
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import functools
+import os
+import threading
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .aggregate import AGGREGATES, combine_panel, undecided
 from .backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLMBackend, call_with_retries
 from .case import Case
-from .errors import JudgeError, JudgmentFailed, VerdictParseError
-from .keys import judgment_key, messages_sha256
+from .errors import JudgeError, JudgmentFailed, StoreError, VerdictParseError
+from .keys import KEY_VERSION, judgment_key, messages_sha256
 from .redact import redact
 from .replay_miss import replay_miss
-from .rubrics import Outcome, Prompt, Reply, Rubric, resolve_rubric
+from .rubrics import Outcome, Prompt, Reply, Rubric, read_reply, resolve_rubric
 from .settings import MARKER_KEYS, SettingError, Settings
-from .verdict import Sample, StoredScoreWarning, Verdict, error_record, verdict_record
+from .verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict, error_record, verdict_record
 
 if TYPE_CHECKING:
     from .parsing import ParsedVerdict
@@ -101,6 +107,8 @@ class Plan:
     ledger: Ledger | None
     context: TestContext | None
     started: float
+    threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
+    live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
 
     @property
     def threshold(self) -> float:
@@ -116,8 +124,13 @@ def plan(
     context: TestContext | None,
     backend: Any,
     overrides: Mapping[str, Any],
+    asserts: bool = True,
 ) -> Plan:
-    """Merge the settings (arguments > Judge overrides > marker > session), choose the backend, key every call."""
+    """Merge the settings (arguments > Judge overrides > marker > session), choose the backend, key every call.
+
+    `asserts`: the caller decides pass or fail (`assert_judged`); a `score` is recorded without a
+    threshold unless one was given somewhere (argument, Judge, marker, option).
+    """
     started = time.monotonic()
     marker: Mapping[str, Any] = context.marker if context is not None else {}
     settings = _merged_settings(runtime.settings, marker, overrides, options)
@@ -132,18 +145,70 @@ def plan(
         options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
     )
     chosen = choose_backend(backend, context)
-    ids = judge_ids(settings, chosen)
     prompts = rubric.prompts(case)
     api_base = settings.api_base if isinstance(chosen, LiteLLMBackend) else None
     described = rubric.describe()
-    calls = tuple(
-        _call(model_id, send_model, sample, prompt, settings, api_base, described)
-        for model_id, send_model in ids
-        for sample in range(settings.samples)
-        for prompt in prompts
-    )
     ledger = runtime.ledger_for(context)
-    return Plan(case, rubric, settings, aggregate, band, calls, chosen, ledger, context, started)
+
+    def keyed(ids: Sequence[tuple[str, str]]) -> tuple[Call, ...]:
+        return tuple(
+            _call(model_id, send_model, sample, prompt, settings, api_base, described)
+            for model_id, send_model in ids
+            for sample in range(settings.samples)
+            for prompt in prompts
+        )
+
+    if not settings.model and settings.mode == "replay" and isinstance(chosen, LiteLLMBackend):
+        # CI with no judge configured: replay what was recorded, whichever model recorded it.
+        entries = ledger.entries() if ledger is not None else {}
+        model = recorded_model(entries, lambda m: keyed([(m, m)]))
+        if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
+            elsewhere = stored_elsewhere(runtime)
+            model = recorded_model(elsewhere.entries_of_models(), lambda m: keyed([(m, m)]), elsewhere.has)
+        if model is not None:
+            settings = settings._replace(model=(model,))
+        else:  # a miss: against the one model this test recorded with, so the miss names what changed
+            models = {e.get("model") for e in entries.values()}
+            only = models.pop() if len(models) == 1 else None
+            model = only if isinstance(only, str) else NO_MODEL
+        calls = keyed([(model, model)])
+    else:
+        calls = keyed(judge_ids(settings, chosen))
+    given = (
+        asserts
+        or options.threshold is not None
+        or "threshold" in overrides
+        or "threshold" in marker
+        or settings.sources.get("threshold", "default") != "default"
+    )
+    return Plan(case, rubric, settings, aggregate, band, calls, chosen, ledger, context, started, given)
+
+
+NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
+
+
+def recorded_model(
+    entries: Mapping[str, Mapping[str, Any]],
+    calls_for: Callable[[str], Sequence[Call]],
+    has: Callable[[str], bool] | None = None,
+) -> str | None:
+    """The model that recorded this judgment, found without being told: keys are content hashes, so a
+    stored entry belongs to this judgment when its key is one this judgment computes with its model.
+
+    One model matches: that model.  None: None (the replay misses as usual).  Several: a JudgeError
+    naming them and the option that picks one.
+    """
+    matching: list[str] = []
+    for model in dict.fromkeys(str(e.get("model")) for e in entries.values() if isinstance(e.get("model"), str)):
+        keys = {call.key for call in calls_for(model)}
+        if any(has(k) for k in keys) if has is not None else not keys.isdisjoint(entries):
+            matching.append(model)
+    if len(matching) > 1:
+        raise JudgeError(
+            f"this judgment was recorded by several judge models ({', '.join(sorted(matching))}) and none is "
+            "configured: pick one with --judge-model=MODEL (or judge_model in the ini file, or LLMJUDGE_MODEL)"
+        )
+    return matching[0] if matching else None
 
 
 # Merged settings by (session settings, marker, arguments): a suite's judgments repeat a few
@@ -241,10 +306,10 @@ def _call(
 ) -> Call:
     params = {"temperature": settings.temperature, **dict(prompt.params)}
     messages = [dict(m) for m in prompt.messages]
+    # Who judges and what it is asked; how the call travels (api base, proxy, key) stays out.
     key = judgment_key(
         {
             "model": model_id,
-            "api_base": api_base,
             "messages": messages,
             "params": params,
             "sample": sample,
@@ -273,6 +338,8 @@ def stored_fields(plan: Plan, call: Call) -> dict[str, Any]:
         "expected": plan.case.expected,
         "output": plan.case.output,
         "messages_sha256": call.messages_sha256,
+        "params": {"temperature": plan.settings.temperature, **dict(call.prompt.params)},
+        "key_version": KEY_VERSION,
     }
 
 
@@ -290,7 +357,12 @@ class Answer:
 
 
 def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[Call]]:
-    """The stored answers, by key, and the calls that must go live (replay: raise on a miss)."""
+    """The stored answers, by key, and the calls that must go live (replay: raise on a miss).
+
+    A key missed in the test's own file is looked up in the rest of the store (keys are content
+    hashes: the same key is the same judgment wherever it is filed).  In auto mode an entry found
+    there is copied into the test's file, so it migrates; prune later removes the unused copy.
+    """
     mode = plan.settings.mode
     ledger = plan.ledger if mode in ("auto", "replay") else None
     answers: dict[str, Answer] = {}
@@ -299,6 +371,8 @@ def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[C
         if call.key in answers:
             continue
         entry = ledger.get(call.key) if ledger is not None else None
+        if entry is None and ledger is not None:
+            entry = adopt_from_elsewhere(runtime, ledger, call.key, copy=mode == "auto")
         if entry is not None:
             answers[call.key] = Answer(Reply(entry["reply"], entry.get("logprobs")), "replayed", entry)
             continue
@@ -312,6 +386,108 @@ def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[C
             continue
         missing.append(call)
     return answers, missing
+
+
+class StoredElsewhere:
+    """Every entry of the store's verdict files by key, read once on the first miss of a process.
+
+    `paths` is any iterable of verdict-file paths (read lazily).  Unreadable files are skipped and
+    named in `problems`: a broken file elsewhere must not fail this test's lookup.
+    """
+
+    def __init__(self, paths: Iterable[Path]) -> None:
+        self._paths = paths
+        self._by_key: dict[str, tuple[Path, Mapping[str, Any]]] | None = None
+        self._lock = threading.Lock()
+        self.problems: list[str] = []
+
+    def _index(self) -> dict[str, tuple[Path, Mapping[str, Any]]]:
+        with self._lock:
+            if self._by_key is None:
+                from .store import read_ledger_file
+
+                by_key: dict[str, tuple[Path, Mapping[str, Any]]] = {}
+                for path in self._paths:
+                    try:
+                        entries = read_ledger_file(path)
+                    except StoreError as exc:
+                        self.problems.append(str(exc))
+                        continue
+                    for key, entry in sorted(entries.items()):
+                        by_key.setdefault(key, (path, entry))
+                self._by_key = by_key
+            return self._by_key
+
+    def find(self, key: str) -> tuple[Path, Mapping[str, Any]] | None:
+        """The verdict file holding `key` and its entry, or None."""
+        return self._index().get(key)
+
+    def has(self, key: str) -> bool:
+        return key in self._index()
+
+    def entries_of_models(self) -> dict[str, Mapping[str, Any]]:
+        """One stored entry per recorded model (what `recorded_model` needs to know which models to try)."""
+        first: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        for key, (_, entry) in self._index().items():
+            model = entry.get("model")
+            if isinstance(model, str):
+                first.setdefault(model, (key, entry))
+        return dict(first.values())
+
+
+def verdict_files(rootdir: Path, store_root: Path | None) -> Iterator[Path]:
+    """Every verdict file of a run's layout: `judge_verdicts/**/*.json` under the rootdir, and every
+    JSON file under the store directory (`--judge-store`)."""
+    roots = [(rootdir, False)] + ([(store_root, True)] if store_root is not None else [])
+    seen: set[Path] = set()
+    for root, every in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _NOT_VERDICTS)
+            if not every and "judge_verdicts" not in Path(dirpath).parts:
+                continue
+            for name in sorted(filenames):
+                path = Path(dirpath, name)
+                if name.endswith(".json") and not name.startswith(".") and path not in seen:
+                    seen.add(path)
+                    yield path
+
+
+_NOT_VERDICTS = frozenset({"node_modules", "__pycache__", "venv", "env", "site-packages"})
+_ELSEWHERE: weakref.WeakKeyDictionary[JudgeRuntime, StoredElsewhere] = weakref.WeakKeyDictionary()
+
+
+def stored_elsewhere(runtime: JudgeRuntime) -> StoredElsewhere:
+    """The runtime's view of the whole store, made on first need (a run the test files answer never walks)."""
+    found = _ELSEWHERE.get(runtime)
+    if found is None:
+        found = _ELSEWHERE[runtime] = StoredElsewhere(verdict_files(runtime.rootdir, runtime.store_root))
+    return found
+
+
+def adopt_from_elsewhere(runtime: JudgeRuntime, ledger: Ledger, key: str, *, copy: bool) -> dict[str, Any] | None:
+    """The entry for `key` from another verdict file, or None; with `copy`, written into `ledger` too.
+
+    The other file's entry is also marked used (through the runtime's Ledger of that file), so a
+    prune after a replay that relied on it keeps it.
+    """
+    found = stored_elsewhere(runtime).find(key)
+    if found is None:
+        return None
+    path, entry = found
+    if path == ledger.path:
+        return None
+    other = runtime.ledgers.get(path)
+    if other is None:
+        from .store import Ledger
+
+        other = runtime.ledgers[path] = Ledger(path, "")
+    other.used.add(key)
+    if copy:
+        try:
+            ledger.put(key, entry)
+        except (StoreError, OSError) as exc:  # replayed all the same; a later writable run makes the copy
+            warn_unwritten(ledger.path, key, exc, kept=True)
+    return dict(entry)
 
 
 def _replay_miss(plan: Plan, call: Call) -> JudgeError:
@@ -336,7 +512,7 @@ async def call_live(plan: Plan, runtime: JudgeRuntime, missing: Sequence[Call]) 
         *(_call_one(plan, runtime, call, deadline) for call in missing), return_exceptions=True
     )
     answers: dict[str, Answer] = {}
-    for call, result in zip(missing, results):
+    for call, result in zip(missing, results, strict=False):
         if isinstance(result, BaseException):
             raise result
         answers[call.key] = result
@@ -358,6 +534,7 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
             result = await call_with_retries(
                 plan.backend, call.request, retries=settings.retries, timeout=remaining, limit_s=settings.timeout
             )
+            plan.live_calls[0] += 1  # paid for, whether or not its reply parses
             runtime.spend(result.cost_usd)
             reply = Reply(result.text, result.logprobs)
             if result.finish_reason == "length":
@@ -388,7 +565,7 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
 def parse(rubric: Rubric, call: Call, reply: Reply) -> ParsedVerdict:
     """The rubric's reading of one reply; a parse error names the key and the model."""
     try:
-        return rubric.parse(call.prompt, reply)
+        return read_reply(rubric, call.prompt, reply)
     except VerdictParseError as exc:
         exc.key = call.key
         exc.args = (f"{exc.args[0]} (key {call.key[:12]}, model {call.model_id})",)
@@ -406,7 +583,8 @@ def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> 
             warnings.warn(
                 StoredScoreWarning(
                     f"{plan.ledger.path if plan.ledger else ''}: key {call.key[:12]} stores score {stored} but its "
-                    f"reply parses to {result.score}; the reply wins (re-record, or run `python -m pytest_llmjudge reparse`)"
+                    f"reply parses to {result.score}; the reply wins "
+                    "(re-record, or run `python -m pytest_llmjudge reparse`)"
                 ),
                 stacklevel=2,
             )
@@ -423,6 +601,7 @@ def write_back(
     if mode not in ("auto", "refresh") or ledger is None:
         return
     previous = ledger.entries() if mode == "refresh" else {}
+    unwritten: tuple[str, BaseException] | None = None
     for call in plan.calls:
         answer = answers[call.key]
         if answer.source == "replayed":
@@ -431,7 +610,7 @@ def write_back(
         entry = {
             **stored_fields(plan, call),
             "reply": answer.reply.text,
-            "logprobs": answer.reply.logprobs,
+            "logprobs": plan.rubric.stored_logprobs(call.prompt, answer.reply),
             "score": result.score,
             "verdict": result.verdict,
             "confidence": result.confidence,
@@ -451,7 +630,32 @@ def write_back(
                         "flipped": flipped,
                     }
                 )
-        ledger.put(call.key, entry)
+        try:
+            ledger.put(call.key, entry)
+        except (StoreError, OSError) as exc:
+            unwritten = unwritten or (call.key, exc)
+    if unwritten is not None:
+        kept = runtime.cache is not None
+        warn_unwritten(ledger.path, *unwritten, kept=kept)
+
+
+def warn_unwritten(path: Path, key: str, exc: BaseException, *, kept: bool) -> None:
+    """Say, once per judgment, that its verdict file could not be written, and where the verdict is."""
+    if isinstance(exc, OSError):
+        reason = f"{exc.__class__.__name__}: {exc.strerror or exc}"
+    else:
+        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+    where = (
+        "It is kept in the local cache, and the next run in auto mode with a writable store writes it"
+        if kept
+        else "No local cache is in use (pytest's cache provider is off), so it must be judged again"
+    )
+    message = (
+        f"llmjudge: cannot write the verdict file {path} ({reason}); the verdict (key {key[:12]}) was not stored "
+        f"there. {where}: make {path.parent} writable, or point --judge-store at a writable directory."
+    )
+    with contextlib.suppress(Warning):  # warnings turned into errors: the paid verdict still stands
+        warnings.warn(LedgerWriteWarning(message), stacklevel=3)
 
 
 def samples_of(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict]) -> list[Sample]:
@@ -590,7 +794,7 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
 
     failed: set[int] = set()
     if going_live:
-        for (each, answers, _), outcome in zip(going_live, runtime.loop.run(live_all())):
+        for (each, answers, _), outcome in zip(going_live, runtime.loop.run(live_all()), strict=False):
             if isinstance(outcome, BaseException):
                 note_error(each, outcome)
                 errors.append(outcome)
@@ -617,7 +821,13 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
 def note_verdict(plan: Plan, verdict: Verdict) -> None:
     """Add the verdict's record to its test's records (nothing outside a test)."""
     if plan.context is not None:
-        record = verdict_record(verdict, nodeid=plan.context.nodeid, output=plan.case.output)
+        record = verdict_record(
+            verdict,
+            nodeid=plan.context.nodeid,
+            output=plan.case.output,
+            live_calls=plan.live_calls[0],
+            threshold_given=plan.threshold_given,
+        )
         plan.context.records.append(record)
 
 
@@ -639,8 +849,9 @@ def note_error(plan: Plan, exc: BaseException) -> None:
         criteria=plan.case.criteria,
         rubric=plan.rubric.name,
         key=key,
-        threshold=plan.threshold,
+        threshold=plan.threshold if plan.threshold_given else None,
         output=plan.case.output,
+        live_calls=plan.live_calls[0],
     )
     context.records.append(record)
     if isinstance(exc, VerdictParseError) and exc.text:

@@ -2,7 +2,8 @@
 
 As in vcrpy's matchers, each field has its own small function comparing what is stored with what the
 judgment wants; each returns the field's name when the two differ, else None.  A stored entry that
-differs in none of them differs in the prompt template (or the rubric's parameters).
+differs in none of them differs in the prompt template (or the rubric's parameters).  How the call
+travels (the api base) is not part of a key, so a transport change never misses.
 """
 
 from __future__ import annotations
@@ -53,6 +54,18 @@ def sample(stored: Entry, wanted: Entry) -> str | None:
     return "sample" if stored.get("sample") != wanted["sample"] else None
 
 
+def params(stored: Entry, wanted: Entry) -> str | None:
+    """The sampling parameters sent (temperature, log-probabilities) changed; older entries lack them."""
+    if "params" not in stored or "params" not in wanted:
+        return None
+    return "params" if stored.get("params") != wanted["params"] else None
+
+
+def key_version(stored: Entry, wanted: Entry) -> str | None:
+    """Recorded under another key scheme (an entry without `key_version` predates version 2)."""
+    return "key_version" if stored.get("key_version", 1) != wanted.get("key_version", 1) else None
+
+
 def messages(stored: Entry, wanted: Entry) -> str | None:
     """The messages sent to the judge differ (the prompt template, when every field above matches)."""
     return "messages_sha256" if stored.get("messages_sha256") != wanted["messages_sha256"] else None
@@ -66,8 +79,17 @@ MATCHERS: tuple[Callable[[Entry, Entry], str | None], ...] = (
     expected,
     rubric,
     sample,
+    params,
     messages,
+    key_version,
 )
+
+# How a field is named in the miss's message, where its name alone would not say it.
+DESCRIBED = {
+    "params": "sampling parameters",
+    "key_version": "key scheme (recorded by an earlier version of the plugin, whose keys also held the api base: "
+    "record it again)",
+}
 
 
 def differences(stored: Entry, wanted: Entry) -> list[str]:
@@ -105,10 +127,12 @@ def replay_miss(
         lines.append(f"  no verdicts are stored for this test (looked in {ledger_path})")
     else:
         best_key, best_diff = nearest(stored, wanted)
-        differs = ", ".join(best_diff) or "the prompt template"
+        differs = ", ".join(DESCRIBED.get(field, field) for field in best_diff) or "the prompt template"
         lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
     command = f"pytest '{test}' --judge-mode=auto"
-    if settings.model and settings.sources.get("model") in ("cli", "default"):
+    if not settings.model:
+        command += " --judge-model=MODEL"
+    elif settings.sources.get("model") in ("cli", "default"):
         command += f" --judge-model={','.join(settings.model)}"
     lines.append(f"  record it with a reachable judge: {command}  (then commit the verdict file)")
     return ReplayMiss(redact("\n".join(lines)), key=key)

@@ -18,6 +18,7 @@ from .redact import redact
 __all__ = [
     "DriftRecord",
     "JudgmentRecord",
+    "LedgerWriteWarning",
     "Sample",
     "SampleRecord",
     "StoredScoreWarning",
@@ -29,6 +30,10 @@ __all__ = [
 
 class StoredScoreWarning(UserWarning):
     """A stored verdict's score differs from what its stored reply parses to; the reply won."""
+
+
+class LedgerWriteWarning(UserWarning):
+    """A verdict could not be written into its verdict file; the verdict stands (kept in the local cache)."""
 
 
 @dataclass(frozen=True)
@@ -139,12 +144,13 @@ class JudgmentRecord(TypedDict, total=False):
     nodeid: str
     criteria: str
     rubric: str
-    threshold: float | None
+    threshold: float | None  # None: a `judge.score` with no threshold given anywhere (no pass/fail of its own)
     key: str
     output: str
+    live_calls: int  # judge calls this judgment sent, including those whose reply did not parse
     # a verdict
     score: float
-    passed: bool
+    passed: bool  # against the session's threshold; with `threshold` None, the test decides, not this
     verdict: str | None
     confidence: str | None
     reasoning: str
@@ -166,8 +172,12 @@ class JudgmentRecord(TypedDict, total=False):
     drift: DriftRecord
 
 
-def verdict_record(verdict: Verdict, *, nodeid: str, output: str) -> JudgmentRecord:
-    """The report record of a verdict: JSON-safe, redacted."""
+def verdict_record(
+    verdict: Verdict, *, nodeid: str, output: str, live_calls: int = 0, threshold_given: bool = True
+) -> JudgmentRecord:
+    """The report record of a verdict: JSON-safe, redacted.  Without `threshold_given` (a `score` no
+    threshold was given for) its `threshold` is None: the test decides with the score, and reports
+    should show the score alone (its `passed` is against the session's default threshold only)."""
     reasoning = redact(verdict.reasoning)
     samples: list[SampleRecord] = [
         {
@@ -185,7 +195,7 @@ def verdict_record(verdict: Verdict, *, nodeid: str, output: str) -> JudgmentRec
         "criteria": verdict.criteria,
         "rubric": verdict.rubric,
         "score": verdict.score,
-        "threshold": verdict.threshold,
+        "threshold": verdict.threshold if threshold_given else None,
         "passed": verdict.passed,
         "verdict": verdict.verdict,
         "confidence": verdict.confidence,
@@ -200,11 +210,20 @@ def verdict_record(verdict: Verdict, *, nodeid: str, output: str) -> JudgmentRec
         "cost_usd": verdict.cost_usd,
         "latency_s": verdict.latency_s,
         "output": redact(output[:4000]),
+        "live_calls": live_calls,
     }
 
 
 def error_record(
-    exc: BaseException, *, nodeid: str, criteria: str, rubric: str, key: str, threshold: float, output: str
+    exc: BaseException,
+    *,
+    nodeid: str,
+    criteria: str,
+    rubric: str,
+    key: str,
+    threshold: float | None,
+    output: str,
+    live_calls: int = 0,
 ) -> JudgmentRecord:
     """The report record of a judgment that erred: the error's class, its kind (what reports count), the message."""
     return {
@@ -217,4 +236,5 @@ def error_record(
         "key": key,
         "threshold": threshold,
         "output": redact(output[:4000]),
+        "live_calls": live_calls,
     }

@@ -5,7 +5,8 @@ kinds by name; each kind is one module: `Score` (the default, 0-1), `PassFail` (
 confidence -> table), `Likert` (integer scale, optionally weighted by token log-probabilities),
 `Dimensions` (weighted per-dimension scores), `Checklist` (PASS/FAIL per constraint), `Questions`
 (one call per question), `Template` (your own prompt) and `Pairwise` (both orders of a comparison).
-Importing this package registers every kind.
+Importing this package registers every kind.  `stored` decides a stored reply's score, the same
+way for replay and for `llmjudge reparse`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .pairwise import Comparison, OrderResult, Pairwise, comparison_from
 from .passfail import PASS_FAIL_SCORES, PassFail
 from .questions import Questions
 from .score import Score
+from .stored import read_reply, rebuild_stored, score_stored
 from .template import Template
 
 __all__ = [
@@ -52,8 +54,11 @@ __all__ = [
     "Score",
     "Template",
     "comparison_from",
+    "read_reply",
+    "rebuild_stored",
     "register_rubric",
     "resolve_rubric",
     "rubric_kinds",
     "score_distribution",
+    "score_stored",
 ]

@@ -122,6 +122,20 @@ class Rubric(ABC):
         ((_, parsed),) = results
         return Outcome(parsed.score, parsed.reasoning, parsed.verdict, parsed.confidence, dict(details_of(parsed)))
 
+    def stored_logprobs(self, prompt: Prompt, reply: Reply) -> Any:
+        """What of the reply's token log-probabilities the verdict file keeps: what `parse` needs of them.
+
+        The default keeps them all (a kind of your own may read any of them); a kind that knows what
+        it reads keeps only that, so that parsing the stored reply still gives the same verdict.
+        """
+        return reply.logprobs
+
+    @classmethod
+    def from_stored(cls, entry: Mapping[str, Any]) -> list[Rubric]:
+        """Rubrics of this kind that may have judged a stored entry (`rebuild_stored` keeps the one whose
+        prompt hashes to the stored messages).  The default: the kind with its default arguments."""
+        return [cls()]
+
     def failure_details(self, outcome: Outcome) -> list[str]:
         """Extra lines for a failure message (failed constraints, weak dimensions, ...)."""
         return []

@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..case import Case, render_case
+from ..errors import VerdictParseError
 from ..parsing import ParsedVerdict, parse_verdict
 from .base import Prompt, Reply, Rubric, RubricError, RubricParse, chat, parse_failure, register_rubric, system_prompt
 
-__all__ = ["LIKERT_INSTRUCTIONS", "Likert", "score_distribution"]
+__all__ = ["LIKERT_INSTRUCTIONS", "Likert", "score_distribution", "score_token"]
 
 LIKERT_INSTRUCTIONS = (
     "Rate how well the output meets the criteria on an integer scale from {low} (fails them entirely) "
@@ -56,6 +57,38 @@ class Likert(Rubric):
         params = {"logprobs": True, "top_logprobs": self.top_logprobs} if self.logprobs else {}
         return [Prompt(messages=chat(system, render_case(case)), scale=(self.low, self.high), params=params)]
 
+    @classmethod
+    def from_stored(cls, entry: Mapping[str, Any]) -> list[Rubric]:
+        """The usual scales, with the log-probability setting the stored call was made with."""
+        params = entry.get("params")
+        if isinstance(params, Mapping) and "logprobs" in params:
+            logprobs, top = bool(params.get("logprobs")), params.get("top_logprobs", 5)
+        else:  # recorded before the sampling parameters were stored: logprobs were stored only if asked for
+            logprobs, top = entry.get("logprobs") is not None, 5
+        top = top if isinstance(top, int) and not isinstance(top, bool) and 1 <= top <= 20 else 5
+        return [cls(low, high, logprobs=logprobs, top_logprobs=top) for low, high in _USUAL_SCALES]
+
+    def stored_logprobs(self, prompt: Prompt, reply: Reply) -> Any:
+        """Only the score token and its alternatives (the distribution the score is computed from)."""
+        if not self.logprobs or reply.logprobs is None:
+            return None
+        try:
+            parsed = parse_verdict(reply.text, scale=(self.low, self.high))
+        except VerdictParseError:
+            return None
+        if parsed.raw_score is None:
+            return None
+        token = score_token(reply.logprobs, reply.text, parsed.raw_score)
+        if token is None:
+            return None
+        kept: dict[str, Any] = {"token": token["token"], "logprob": token.get("logprob")}
+        alternatives = token.get("top_logprobs")
+        if isinstance(alternatives, list):
+            kept["top_logprobs"] = [
+                {"token": a.get("token"), "logprob": a.get("logprob")} for a in alternatives if isinstance(a, Mapping)
+            ]
+        return {"content": [kept]}
+
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         parsed = parse_verdict(reply.text, scale=(self.low, self.high))
         raw = parsed.raw_score
@@ -79,6 +112,9 @@ class Likert(Rubric):
         return RubricParse(score, raw, parsed.verdict, parsed.confidence, parsed.reasoning, parsed.strategy, details)
 
 
+_USUAL_SCALES = ((1, 5), (1, 10), (0, 10), (1, 7), (1, 3), (0, 5), (0, 4), (1, 4), (0, 100), (1, 100))
+
+
 def score_distribution(logprobs: Any, text: str, raw: float, low: int, high: int) -> dict[int, float] | None:
     """Probabilities of each scale integer at the score token, normalized; None if not found.
 
@@ -87,30 +123,9 @@ def score_distribution(logprobs: Any, text: str, raw: float, low: int, high: int
     field's value (located by character offsets when the tokens spell the reply), else the last
     token that is the score itself.  A score split over several tokens is not weighted.
     """
-    content = logprobs.get("content") if isinstance(logprobs, Mapping) else logprobs
-    if not isinstance(content, list) or not content or not float(raw).is_integer():
+    token = score_token(logprobs, text, raw)
+    if token is None:
         return None
-    tokens = [t for t in content if isinstance(t, Mapping) and isinstance(t.get("token"), str)]
-    if len(tokens) != len(content):
-        return None
-    wanted = str(int(raw))
-    index = None
-    joined = "".join(t["token"] for t in tokens)
-    match = None
-    for match in _SCORE_FIELD.finditer(joined):
-        pass
-    if joined == text and match is not None and match.group(1) == wanted:
-        offset, position = 0, match.start(1)
-        for i, token in enumerate(tokens):
-            if offset <= position < offset + len(token["token"]):
-                index = i
-                break
-            offset += len(token["token"])
-    if index is None:
-        index = next((i for i in range(len(tokens) - 1, -1, -1) if _token_int(tokens[i]["token"]) == int(raw)), None)
-    if index is None or _token_int(tokens[index]["token"]) != int(raw):
-        return None  # the score is split over tokens (or not there): no clean distribution
-    token = tokens[index]
     weights: dict[int, float] = {}
     alternatives = token.get("top_logprobs") or [token]
     for alt in alternatives:
@@ -123,6 +138,35 @@ def score_distribution(logprobs: Any, text: str, raw: float, low: int, high: int
     if total <= 0:
         return None
     return {v: p / total for v, p in weights.items()}
+
+
+def score_token(logprobs: Any, text: str, raw: float) -> Mapping[str, Any] | None:
+    """The token (with its alternatives) that holds the reply's integer score, or None (see score_distribution)."""
+    content = logprobs.get("content") if isinstance(logprobs, Mapping) else logprobs
+    if not isinstance(content, list) or not content or not float(raw).is_integer():
+        return None
+    tokens = [t for t in content if isinstance(t, Mapping) and isinstance(t.get("token"), str)]
+    if len(tokens) != len(content):
+        return None
+    wanted = str(int(raw))
+    index = None
+    joined = "".join(t["token"] for t in tokens)
+    match = None
+    for found in _SCORE_FIELD.finditer(joined):
+        match = found  # the last "score" field
+    if joined == text and match is not None and match.group(1) == wanted:
+        offset, position = 0, match.start(1)
+        for i, token in enumerate(tokens):
+            if offset <= position < offset + len(token["token"]):
+                index = i
+                break
+            offset += len(token["token"])
+    if index is None:
+        index = next((i for i in range(len(tokens) - 1, -1, -1) if _token_int(tokens[i]["token"]) == int(raw)), None)
+    if index is None or _token_int(tokens[index]["token"]) != int(raw):
+        return None  # the score is split over tokens (or not there): no clean distribution
+    found_token: Mapping[str, Any] = tokens[index]
+    return found_token
 
 
 def _token_int(token: str) -> int | None:

@@ -167,7 +167,7 @@ def comparison_from(verdict: Verdict) -> Comparison:
     """Read a pairwise Verdict back as a Comparison."""
     orders = []
     for sample in verdict.samples:
-        for key, order in zip(sample.keys, sample.details.get("orders", ())):
+        for key, order in zip(sample.keys, sample.details.get("orders", ()), strict=False):
             orders.append(
                 OrderResult(
                     order["order"],

@@ -60,7 +60,7 @@ class Questions(Rubric):
                 "passed": parsed.score >= self.pass_at,
                 "reasoning": parsed.reasoning,
             }
-            for q, (_, parsed) in zip(self.questions, results)
+            for q, (_, parsed) in zip(self.questions, results, strict=False)
         ]
         scores = [a["score"] for a in answers]
         if self.aggregate == "mean":

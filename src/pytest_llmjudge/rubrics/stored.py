@@ -1,0 +1,88 @@
+"""A stored reply's score: one decision, made the same way by replay and by `llmjudge reparse`.
+
+`read_reply` is that decision: the rubric's parse of one reply (memoized per process, since a
+suite replays the same few replies through the same rubrics; a hand-edited score still loses to
+its reply).  `score_stored` rebuilds the rubric and prompt a stored entry was judged with (the one
+whose prompt hashes to the stored `messages_sha256`) and decides through `read_reply`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from ..case import Case
+from ..keys import messages_sha256
+from ..parsing import ParsedVerdict, parse_verdict
+from .base import DEFAULT_KIND, Prompt, Reply, Rubric, rubric_kinds
+
+__all__ = ["read_reply", "rebuild_stored", "score_stored"]
+
+_PARSED: dict[tuple[Any, ...], ParsedVerdict] = {}
+_PARSED_LIMIT = 4096
+_IDENTITY: dict[int, tuple[Rubric, str]] = {}  # id(rubric) -> (rubric, its describe() as JSON)
+_lock = threading.Lock()
+
+
+def _identity(rubric: Rubric) -> str:
+    known = _IDENTITY.get(id(rubric))
+    if known is not None and known[0] is rubric:
+        return known[1]
+    text = json.dumps(rubric.describe(), sort_keys=True, default=repr)
+    with _lock:
+        if len(_IDENTITY) >= _PARSED_LIMIT:
+            _IDENTITY.clear()
+        _IDENTITY[id(rubric)] = (rubric, text)
+    return text
+
+
+def read_reply(rubric: Rubric, prompt: Prompt, reply: Reply) -> ParsedVerdict:
+    """The rubric's reading of one reply (raises `VerdictParseError`): the one decision of its score.
+
+    Parsed once per (reply, rubric, prompt scale and name) per process; failures are not memoized.
+    """
+    logprobs = json.dumps(reply.logprobs, sort_keys=True) if reply.logprobs is not None else None
+    memo = (type(rubric), _identity(rubric), prompt.name, prompt.scale, reply.text, logprobs)
+    parsed = _PARSED.get(memo)
+    if parsed is None:
+        parsed = rubric.parse(prompt, reply)
+        with _lock:
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.clear()
+            _PARSED[memo] = parsed
+    return parsed
+
+
+def rebuild_stored(entry: Mapping[str, Any]) -> tuple[Rubric, Prompt] | None:
+    """The rubric and prompt a stored entry was judged with, or None when no candidate's prompt hashes
+    to the stored `messages_sha256` (the rubric had arguments that cannot be recovered)."""
+    cls = rubric_kinds().get(str(entry.get("rubric") or DEFAULT_KIND))
+    wanted = entry.get("messages_sha256")
+    if cls is None or not wanted:
+        return None
+    try:
+        case = Case.build(entry.get("output"), entry.get("criteria"), entry.get("input"), entry.get("expected"))
+        for rubric in cls.from_stored(entry):
+            for prompt in rubric.prompts(case):
+                if messages_sha256([dict(m) for m in prompt.messages]) == wanted:
+                    return rubric, prompt
+    except Exception:  # noqa: BLE001 - a stored entry that cannot be rebuilt is "not rebuildable", not a crash
+        return None
+    return None
+
+
+def score_stored(entry: Mapping[str, Any]) -> ParsedVerdict | None:
+    """The score of a stored entry's reply, decided as replay decides it; None when its rubric cannot be
+    rebuilt (the default `score` kind then falls back to the plain parser on 0-1).
+
+    Raises `VerdictParseError` when the reply does not parse.
+    """
+    reply = Reply(str(entry.get("reply", "")), entry.get("logprobs"))
+    rebuilt = rebuild_stored(entry)
+    if rebuilt is not None:
+        return read_reply(rebuilt[0], rebuilt[1], reply)
+    if str(entry.get("rubric") or DEFAULT_KIND) == DEFAULT_KIND:
+        return parse_verdict(reply.text, scale=(0, 1))
+    return None
