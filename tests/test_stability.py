@@ -232,7 +232,7 @@ def test_replay_without_a_model_uses_the_recorded_one_and_misses_as_usual_when_n
 
 
 def test_the_rest_of_the_store_is_read_once_and_a_broken_file_there_is_skipped(tmp_path):
-    from pytest_llmjudge.pipeline import StoredElsewhere, verdict_files
+    from pytest_llmjudge.store import VerdictIndex
 
     folder = tmp_path / "judge_verdicts" / "test_mod"
     folder.mkdir(parents=True)
@@ -241,8 +241,9 @@ def test_the_rest_of_the_store_is_read_once_and_a_broken_file_there_is_skipped(t
     (folder / "test_old.json").write_text(json.dumps({"format": 1, "test": "t", "verdicts": {key: entry}}))
     (folder / "test_broken.json").write_text("{ not json")
     (tmp_path / "unrelated.json").write_text("{}")
-    elsewhere = StoredElsewhere(verdict_files(tmp_path, None))
-    assert elsewhere.find(key) == (folder / "test_old.json", entry)
+    elsewhere = VerdictIndex.for_layout(tmp_path)
+    found = elsewhere.find(key)
+    assert found is not None and (found.path, found.entry) == (folder / "test_old.json", entry)
     assert elsewhere.find("b" * 64) is None
     assert len(elsewhere.problems) == 1 and "test_broken.json" in elsewhere.problems[0]
 

@@ -15,12 +15,10 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import os
-import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +37,7 @@ from .verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict, er
 if TYPE_CHECKING:
     from .parsing import ParsedVerdict
     from .runtime import JudgeRuntime, TestContext
-    from .store import Ledger, LocalCache
+    from .store import Ledger, LocalCache, VerdictIndex
 
 __all__ = [
     "Answer",
@@ -164,7 +162,8 @@ def plan(
         model = recorded_model(entries, lambda m: keyed([(m, m)]))
         if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
             elsewhere = stored_elsewhere(runtime)
-            model = recorded_model(elsewhere.entries_of_models(), lambda m: keyed([(m, m)]), elsewhere.has)
+            by_model = {s.key: s.entry for s in elsewhere.by_model().values()}
+            model = recorded_model(by_model, lambda m: keyed([(m, m)]), elsewhere.has)
         if model is not None:
             settings = settings._replace(model=(model,))
         else:  # a miss: against the one model this test recorded with, so the miss names what changed
@@ -388,80 +387,17 @@ def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[C
     return answers, missing
 
 
-class StoredElsewhere:
-    """Every entry of the store's verdict files by key, read once on the first miss of a process.
-
-    `paths` is any iterable of verdict-file paths (read lazily).  Unreadable files are skipped and
-    named in `problems`: a broken file elsewhere must not fail this test's lookup.
-    """
-
-    def __init__(self, paths: Iterable[Path]) -> None:
-        self._paths = paths
-        self._by_key: dict[str, tuple[Path, Mapping[str, Any]]] | None = None
-        self._lock = threading.Lock()
-        self.problems: list[str] = []
-
-    def _index(self) -> dict[str, tuple[Path, Mapping[str, Any]]]:
-        with self._lock:
-            if self._by_key is None:
-                from .store import read_ledger_file
-
-                by_key: dict[str, tuple[Path, Mapping[str, Any]]] = {}
-                for path in self._paths:
-                    try:
-                        entries = read_ledger_file(path)
-                    except StoreError as exc:
-                        self.problems.append(str(exc))
-                        continue
-                    for key, entry in sorted(entries.items()):
-                        by_key.setdefault(key, (path, entry))
-                self._by_key = by_key
-            return self._by_key
-
-    def find(self, key: str) -> tuple[Path, Mapping[str, Any]] | None:
-        """The verdict file holding `key` and its entry, or None."""
-        return self._index().get(key)
-
-    def has(self, key: str) -> bool:
-        return key in self._index()
-
-    def entries_of_models(self) -> dict[str, Mapping[str, Any]]:
-        """One stored entry per recorded model (what `recorded_model` needs to know which models to try)."""
-        first: dict[str, tuple[str, Mapping[str, Any]]] = {}
-        for key, (_, entry) in self._index().items():
-            model = entry.get("model")
-            if isinstance(model, str):
-                first.setdefault(model, (key, entry))
-        return dict(first.values())
+_INDEXES: weakref.WeakKeyDictionary[JudgeRuntime, VerdictIndex] = weakref.WeakKeyDictionary()
 
 
-def verdict_files(rootdir: Path, store_root: Path | None) -> Iterator[Path]:
-    """Every verdict file of a run's layout: `judge_verdicts/**/*.json` under the rootdir, and every
-    JSON file under the store directory (`--judge-store`)."""
-    roots = [(rootdir, False)] + ([(store_root, True)] if store_root is not None else [])
-    seen: set[Path] = set()
-    for root, every in roots:
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _NOT_VERDICTS)
-            if not every and "judge_verdicts" not in Path(dirpath).parts:
-                continue
-            for name in sorted(filenames):
-                path = Path(dirpath, name)
-                if name.endswith(".json") and not name.startswith(".") and path not in seen:
-                    seen.add(path)
-                    yield path
+def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
+    """The runtime's index of the whole store, made on first need (a run the test files answer never walks)."""
+    index = _INDEXES.get(runtime)
+    if index is None:
+        from .store import VerdictIndex
 
-
-_NOT_VERDICTS = frozenset({"node_modules", "__pycache__", "venv", "env", "site-packages"})
-_ELSEWHERE: weakref.WeakKeyDictionary[JudgeRuntime, StoredElsewhere] = weakref.WeakKeyDictionary()
-
-
-def stored_elsewhere(runtime: JudgeRuntime) -> StoredElsewhere:
-    """The runtime's view of the whole store, made on first need (a run the test files answer never walks)."""
-    found = _ELSEWHERE.get(runtime)
-    if found is None:
-        found = _ELSEWHERE[runtime] = StoredElsewhere(verdict_files(runtime.rootdir, runtime.store_root))
-    return found
+        index = _INDEXES[runtime] = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
+    return index
 
 
 def adopt_from_elsewhere(runtime: JudgeRuntime, ledger: Ledger, key: str, *, copy: bool) -> dict[str, Any] | None:
@@ -473,7 +409,7 @@ def adopt_from_elsewhere(runtime: JudgeRuntime, ledger: Ledger, key: str, *, cop
     found = stored_elsewhere(runtime).find(key)
     if found is None:
         return None
-    path, entry = found
+    path, entry = found.path, found.entry
     if path == ledger.path:
         return None
     other = runtime.ledgers.get(path)
@@ -484,7 +420,7 @@ def adopt_from_elsewhere(runtime: JudgeRuntime, ledger: Ledger, key: str, *, cop
     other.used.add(key)
     if copy:
         try:
-            ledger.put(key, entry)
+            ledger.adopt(key, entry)
         except (StoreError, OSError) as exc:  # replayed all the same; a later writable run makes the copy
             warn_unwritten(ledger.path, key, exc, kept=True)
     return dict(entry)

@@ -102,6 +102,20 @@ class VerdictIndex:
         """The stored entry for `key` in any verdict file, or None (builds the index on first use)."""
         return self._build().get(key)
 
+    def has(self, key: str) -> bool:
+        """Whether any verdict file holds `key`."""
+        return key in self._build()
+
+    def by_model(self) -> dict[str, StoredVerdict]:
+        """One stored entry per model that recorded anything (the models a replay could try)."""
+        self._build()
+        first: dict[str, StoredVerdict] = {}
+        for stored in self._all:
+            model = stored.entry.get("model")
+            if isinstance(model, str):
+                first.setdefault(model, stored)
+        return first
+
     def matching(self, fields: Mapping[str, Any]) -> list[StoredVerdict]:
         """Every stored entry whose `fields` all equal the given values (None: the field is absent).
 
