@@ -377,7 +377,6 @@ def test_an_unwritable_store_says_so_and_keeps_the_verdict_in_the_cache(pytester
 # -- 14. anyio's trio backend ---------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 14: asyncio.wrap_future under trio")
 def test_async_judging_under_trio(pytester, openai_server, live_args):
     pytest.importorskip("trio")
     pytester.makepyfile(

@@ -12,10 +12,22 @@ import asyncio
 import concurrent.futures
 import sys
 import threading
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+def _async_library() -> str:
+    """The async library of the calling task: "asyncio" unless sniffio (anyio's) says otherwise."""
+    try:
+        import sniffio
+    except ImportError:  # no sniffio, no anyio: only asyncio can be running
+        return "asyncio"
+    try:
+        return str(sniffio.current_async_library())
+    except sniffio.AsyncLibraryNotFoundError:
+        return "asyncio"
 
 
 class LoopThread:
@@ -54,9 +66,23 @@ class LoopThread:
             raise RuntimeError("LoopThread.run called from its own loop")
         return self.submit(coro).result(timeout)
 
-    def wrap(self, coro: Coroutine[Any, Any, T]) -> Awaitable[T]:
-        """Run `coro` on the background loop, awaitable from the caller's own running loop."""
-        return asyncio.wrap_future(self.submit(coro))
+    async def wrap(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run `coro` on the background loop, awaited from the caller's own async library.
+
+        Under asyncio the thread-safe future is wrapped for the caller's loop.  Other libraries
+        (trio, through anyio or directly) cannot await an asyncio future, so the wait happens in a
+        worker thread of their own; cancelling the caller cancels the call on the background loop.
+        """
+        future = self.submit(coro)
+        if _async_library() == "asyncio":
+            return await asyncio.wrap_future(future)
+        import anyio.to_thread  # only non-asyncio callers: anyio ships with httpx, which LiteLLM needs
+
+        try:
+            return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        except BaseException:
+            future.cancel()
+            raise
 
     def stop(self) -> None:
         """Stop the loop and join the thread (pending calls are cancelled)."""
