@@ -404,7 +404,6 @@ def test_async_judging_under_trio(pytester, openai_server, live_args):
 # -- 15. reports say what happened ----------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 15: RubricError is not exported")
 def test_rubric_error_is_importable_from_the_package():
     from pytest_llmjudge import JudgeError, RubricError
 

@@ -42,13 +42,14 @@ _LAZY = {
     "Questions": "rubrics",
     "Score": "rubrics",
     "Template": "rubrics",
+    "RubricError": "rubrics",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
     from .assertions import assert_better, assert_judged, assert_judged_async
     from .judge import Judge
     from .parsing import ParsedVerdict, parse_verdict
-    from .rubrics import Checklist, Comparison, Dimensions, Likert, PassFail, Questions, Score, Template
+    from .rubrics import Checklist, Comparison, Dimensions, Likert, PassFail, Questions, RubricError, Score, Template
     from .verdict import Sample, Verdict
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "PassFail",
     "Questions",
     "ReplayMiss",
+    "RubricError",
     "Sample",
     "Score",
     "StoreError",
