@@ -204,3 +204,41 @@ def test_cli_prune_reads_the_manifest_of_the_last_full_run(pytester, project):
     assert done.returncode == 0, done.stderr  # found the manifest in a parent directory
     assert sorted(ledgers(project)) == ["test_other.json", "test_refund.json", "test_tone.json"]
     assert cli(project, "prune").stdout.splitlines()[-1] == "nothing to remove (3 stored verdicts in use)"
+
+
+def test_cli_prune_combines_the_manifests_of_shards(pytester, project):
+    """Given a suite run in three pytest-shard shards (one test each), each shard prunes nothing and
+    leaves its own manifest; `llmjudge prune` given all removes what none used, and given one, nothing
+    of the tests the other shards ran."""
+    pytest.importorskip("pytest_shard")
+    pytester.makepyfile(test_bot=TESTS.replace("Thanks for asking!", "Thank you for asking!").split("def test_two_samples")[0])
+    before = ledgers(project)
+    for shard in ("0", "1", "2"):
+        result = pytester.runpytest("--judge-mode=auto", "--num-shards=3", f"--shard-id={shard}", "--judge-prune")
+        assert result.ret == 0
+        result.stdout.fnmatch_lines(["llmjudge prune: nothing removed: * collected tests did not run*", "*--manifest*"])
+    assert sum(len(doc["verdicts"]) for doc in ledgers(project).values()) == 6, "the shards pruned nothing"
+    shards = project / ".pytest_cache" / "v" / "llmjudge" / "shards"
+    manifests = sorted(shards.iterdir())
+    assert len(manifests) == 3
+
+    # One shard's manifest alone never touches the verdicts of the tests the other shard ran.
+    one = json.loads(manifests[0].read_text())
+    not_run = {name for name, test in one["tests"].items() if test["outcome"] == "not run"}
+    assert not_run and "test_bot.py::test_two_samples" not in one["tests"]
+    dry = cli(project, "prune", "--dry-run", "--manifest", str(manifests[0]))
+    assert dry.returncode == 0, dry.stderr
+    assert not any(f"({name}:" in dry.stdout for name in not_run), dry.stdout
+
+    both = cli(project, "prune", *(arg for path in manifests for arg in ("--manifest", str(path))))
+    assert both.returncode == 0, both.stderr
+    assert "3 manifests combined" in both.stdout
+    assert both.stdout.splitlines()[-1] == "removed 3 unused verdicts from 2 files (1 deleted); 3 kept"
+    after = ledgers(project)
+    assert sorted(after) == ["test_other.json", "test_refund.json", "test_tone.json"]
+    assert after["test_refund.json"] == before["test_refund.json"]
+    (new_key,) = after["test_tone.json"]["verdicts"]
+    assert "Thank you" in after["test_tone.json"]["verdicts"][new_key]["output"]
+    # A directory of manifests does the same; nothing is left to remove.
+    assert cli(project, "prune", "--manifest", str(shards)).stdout.splitlines()[-1] == "nothing to remove (3 stored verdicts in use)"
+    pytester.runpytest("--judge-mode=replay").assert_outcomes(passed=3)

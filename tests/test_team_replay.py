@@ -39,7 +39,6 @@ def stored_entries(root: Path) -> dict[str, dict]:
 # -- 1. prune never removes a verdict of a test that was collected and did not run ---------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 1: a shard's prune deletes the other shards' verdicts")
 def test_a_shard_prunes_nothing_of_the_other_shards(pytester, openai_server, live_args):
     """Given eight judged tests recorded in full, when one pytest-shard shard runs with
     --judge-prune, then a full replay still finds every verdict."""
@@ -63,7 +62,6 @@ def test_a_shard_prunes_nothing_of_the_other_shards(pytester, openai_server, liv
     assert len(ledger_files(pytester.path)) == 8
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 1: prune files an inherited test under its base class's module")
 def test_an_inherited_test_keeps_its_verdict_file_through_prune(pytester, openai_server, live_args):
     """Given a test class inherited from a base class in another module, prune keeps its file."""
     pytester.makepyfile(

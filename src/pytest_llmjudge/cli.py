@@ -4,12 +4,15 @@
     llmjudge reparse [PATH...] [--write]   run the current parser over every stored reply
     llmjudge show KEY [PATH...]            one stored judgment in full (a key prefix will do)
     llmjudge prune [--dry-run]             remove verdicts the last full run did not use
+    llmjudge prune --manifest A --manifest B   ... that none of several runs (shards) used
 
 Ledger files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
 directories, and for any other JSON file shaped like a ledger (as `--judge-store DIR` writes
 them); version-control, tox/nox, node_modules, caches and virtual environments are skipped.
 
-Prune works from the used-keys manifest the last full run left in pytest's cache (see `prune`).
+Prune works from the used-keys manifest the last full run left in pytest's cache (see `prune`),
+or from several manifests combined: a run that ran part of what it collected (a pytest-shard or
+pytest-split shard, -k) leaves its own under `.pytest_cache/v/llmjudge/shards/`.
 Errors exit with status 2 and one line, never a traceback.
 """
 
@@ -28,7 +31,17 @@ from typing import Any
 
 from .errors import StoreError, VerdictParseError
 from .keys import messages_sha256
-from .prune import ManifestError, apply_prune, find_manifest, load_manifest, plan_prune, project_root
+from .prune import (
+    NOT_RUN,
+    ManifestError,
+    apply_prune,
+    combine_manifests,
+    find_manifest,
+    load_manifest,
+    load_manifests,
+    plan_prune,
+    project_root,
+)
 from .store import LedgerDocument
 
 SKIP_DIRS = {
@@ -347,13 +360,23 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_prune(args: argparse.Namespace) -> int:
     try:
-        path = find_manifest(args.cache_dir, Path.cwd())
-        manifest = load_manifest(path)
+        if args.manifest:
+            manifests = load_manifests(Path(m) for m in args.manifest)
+            manifest = combine_manifests(manifests)
+            root = Path.cwd()
+            where = f"{len(manifests)} manifests combined"
+        else:
+            path = find_manifest(args.cache_dir, Path.cwd())
+            manifest = load_manifest(path)
+            root = project_root(path)
+            where = f"manifest {path}"
     except ManifestError as exc:
         raise CliError(str(exc)) from None
-    plan = plan_prune(manifest, root=project_root(path))
+    plan = plan_prune(manifest, root=root)
     age = time.time() - float(manifest.get("written") or 0)
-    print(f"manifest {path}, written {age / 3600:.1f} h ago by a full run of {len(manifest.get('tests') or {})} tests")
+    tests = manifest.get("tests") or {}
+    ran = sum(t.get("outcome") != NOT_RUN for t in tests.values())
+    print(f"{where}, written {age / 3600:.1f} h ago by runs of {ran} of {len(tests)} collected tests")
     for note in plan.notes:
         print(note)
     verb = "would remove" if args.dry_run else "removed"
@@ -409,6 +432,13 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--dry-run", action="store_true", help="list what would be removed, change nothing")
     prune.add_argument(
         "--cache-dir", metavar="DIR", help="pytest's cache directory (default: .pytest_cache here or above)"
+    )
+    prune.add_argument(
+        "--manifest",
+        action="append",
+        metavar="PATH",
+        help="a used-keys manifest file, or a directory of them (the shards' manifests, pytest's cache "
+        "llmjudge/shards folder); repeat to combine: only what no run used, in folders every run covered, goes",
     )
     prune.set_defaults(run=cmd_prune)
     return parser

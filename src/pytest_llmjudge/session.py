@@ -41,7 +41,7 @@ class ItemPayload(TypedDict, total=False):
 class WorkerPayload(TypedDict, total=False):
     """What one xdist worker hands the controller when it finishes."""
 
-    deselected: int
+    not_run: list[str]  # node ids the worker collected and did not run (deselected, another shard's)
     notices: list[str]  # cache set aside, budget reached: they would die with the worker
 
 
@@ -86,10 +86,10 @@ class RunRecorder:
         self.runtime = runtime
         self.records: list[tuple[str, int, JudgmentRecord]] = []  # (nodeid, index in the test, record)
         self.drift: list[DriftRecord] = []
-        self.used: dict[str, set[str]] = {}  # ledger path -> keys read or written this run
+        self.used: dict[str, set[str]] = {}  # nodeid -> keys read or written in its verdict file this run
         self.outcomes: dict[str, str] = {}  # nodeid -> passed / failed / skipped (worst phase wins)
-        self.locations: dict[str, str] = {}  # nodeid -> module path relative to rootdir
-        self.deselected = 0
+        self.collected: list[str] | None = None  # every collected node id, before any plugin narrowed the list
+        self.not_run: set[str] = set()  # collected and not run: prune keeps their verdicts
         self.exitstatus: int | None = None
         self.written: list[str] = []  # reports written, for the summary
         self.prune_message: str | None = None
@@ -97,15 +97,24 @@ class RunRecorder:
 
     # -- gathering -------------------------------------------------------------------------
 
-    def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        self.deselected += len(items)
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Note what was collected before -k, -m or any plugin narrows it (pytest-shard drops items
+        by reassigning the list, without `pytest_deselected`)."""
+        self.collected = [item.nodeid for item in items]
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.collected is not None:
+            running = {item.nodeid for item in session.items}
+            self.not_run.update(nodeid for nodeid in self.collected if nodeid not in running)
+            self.collected = None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist controller: a worker's payload (deselections, notices) arrives in its workeroutput."""
         output = getattr(node, "workeroutput", None) or {}
         payload: WorkerPayload = output.get(PAYLOAD_KEY) or WorkerPayload()
-        self.deselected = max(self.deselected, int(payload.get("deselected", 0) or 0))
+        self.not_run.update(str(n) for n in payload.get("not_run", ()) or ())
         self.worker_notices.extend(str(n) for n in payload.get("notices", ()) or ())
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -113,8 +122,6 @@ class RunRecorder:
         previous = self.outcomes.get(report.nodeid)
         if previous is None or _RANK.get(outcome, 2) > _RANK.get(previous, 2):
             self.outcomes[report.nodeid] = outcome
-        if report.location and report.nodeid not in self.locations:
-            self.locations[report.nodeid] = report.location[0]
         if report.when != "teardown":
             return
         payload: ItemPayload = getattr(report, PAYLOAD_ATTRIBUTE, None) or ItemPayload()
@@ -123,7 +130,7 @@ class RunRecorder:
         self.drift.extend(payload.get("drift", ()))
         used = payload.get("used")
         if used:
-            self.used.setdefault(used["ledger"], set()).update(used["keys"])
+            self.used.setdefault(report.nodeid, set()).update(used["keys"])
 
     # -- after the run -----------------------------------------------------------------------
 
@@ -141,7 +148,7 @@ class RunRecorder:
         runtime = self.runtime
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: the controller reads this in pytest_testnodedown
-            payload: WorkerPayload = {"deselected": self.deselected}
+            payload: WorkerPayload = {"not_run": sorted(self.not_run)}
             if runtime.notices:
                 payload["notices"] = list(runtime.notices)
             workeroutput[PAYLOAD_KEY] = payload
@@ -164,19 +171,34 @@ class RunRecorder:
         self._after_full_run()
 
     def _after_full_run(self) -> None:
-        """Record which stored verdicts a full run used (for `llmjudge prune`); prune them if asked."""
+        """Record which stored verdicts the run used (for `llmjudge prune`); prune them if asked.
+
+        A run that ran only part of what it collected (-k, a shard) writes a partial manifest named
+        by its shard, which `llmjudge prune --manifest` combines with the other shards'; it prunes nothing itself.
+        """
         runtime = self.runtime
         settings = runtime.settings
         if not settings.prune and not self.used:
             return  # nothing judged here: leave the manifest and the ledgers alone
         from . import prune
 
-        refusal = prune.full_run_refusal(self.config, self.exitstatus, self.deselected, settings.mode, self.outcomes)
+        refusal = prune.full_run_refusal(self.config, self.exitstatus, settings.mode, self.outcomes)
         if refusal is not None:
             if settings.prune:
                 self.prune_message = f"llmjudge prune: nothing removed: {refusal}"
             return
-        manifest = prune.run_manifest(runtime.rootdir, runtime.store_root, self.outcomes, self.locations, self.used)
+        manifest = prune.run_manifest(runtime.rootdir, runtime.store_root, self.outcomes, self.used, self.not_run)
+        partial = prune.narrowed(self.config, len(self.not_run))
+        if partial is not None:
+            path = prune.save_manifest(self.config, manifest, shard=prune.shard_name(self.not_run))
+            if settings.prune:
+                self.prune_message = f"llmjudge prune: nothing removed: {partial}"
+                if path is not None:
+                    self.prune_message += (
+                        f"\nllmjudge prune: this run's manifest is {path}; prune after all shards ran with "
+                        f"`llmjudge prune --manifest {path.parent}` (or one --manifest per shard)"
+                    )
+            return
         prune.save_manifest(self.config, manifest)
         if settings.prune:
             plan = prune.plan_prune(manifest)
@@ -206,7 +228,8 @@ class RunRecorder:
         for written in self.written:
             terminalreporter.write_line(f"llmjudge: wrote {written}")
         if self.prune_message:
-            terminalreporter.write_line(self.prune_message)
+            for line in self.prune_message.splitlines():
+                terminalreporter.write_line(line)
 
 
 def _output_path(config: pytest.Config, value: str, source: str | None) -> Path:
