@@ -231,3 +231,35 @@ def test_summary_counts_errors_by_their_kind():
     assert summary_sentence(records) == (
         "llmjudge: 4 judged, 0 replayed, 0 live, 0 failed, 1 unparseable, 1 missing, 1 over budget, 1 other errors, $0.0000"
     )
+
+
+def test_a_rerun_reports_each_attempts_judgments_once_marked_with_its_attempt(pytester):
+    """Given a test judged in two attempts (pytest-rerunfailures), the JSON report lists each
+    attempt's judgment once with its attempt number, and JUnit carries the final attempt's only."""
+    pytest.importorskip("pytest_rerunfailures")
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(
+        """
+        from pathlib import Path
+        from pytest_llmjudge import assert_judged
+
+        def test_flaky():
+            marker = Path(__file__).with_name("attempted")
+            assert_judged("Returns within 30 days. SCORE=0.9", "Says returns are accepted within 30 days")
+            if not marker.exists():
+                marker.write_text("1")
+                raise AssertionError("first attempt fails")
+            assert_judged("Thanks! SCORE=0.8", "Is polite")
+        """
+    )
+    result = pytester.runpytest("--judge-mode=auto", "--reruns=1", "--judge-report=r.json", "--junitxml=out.xml")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["llmjudge: 3 judged, *"])
+    judgments = json.loads((pytester.path / "r.json").read_text())["judgments"]
+    assert [(j["criteria"], j["attempt"]) for j in judgments] == [
+        ("Says returns are accepted within 30 days", 1),
+        ("Says returns are accepted within 30 days", 2),
+        ("Is polite", 2),
+    ]
+    xml = (pytester.path / "out.xml").read_text()
+    assert xml.count('name="llmjudge.score"') == 2, "the final attempt's two judgments"

@@ -182,26 +182,33 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    context = item.stash.get(CONTEXT_KEY, None)
-    if context is not None and context.records and call.when == "teardown":
-        from .reporting.junit import user_properties
-
-        for record in context.records:
-            item.user_properties.extend(user_properties(record))
+    """The call report gets the judgments' report sections; the teardown report carries one attempt's
+    judgments to the controller (and, with --junitxml, as JUnit properties): a rerun
+    (pytest-rerunfailures) starts a new attempt, so nothing is sent twice."""
     report = yield
-    if context is not None:
-        if call.when == "call":
-            report.sections.extend(context.sections)
-            if context.records:  # shown by -rA / -rP and with failures: cost and latency per judgment
-                from .reporting.terminal import judgment_lines
+    context = item.stash.get(CONTEXT_KEY, None)
+    if context is None:
+        return report
+    if call.when == "call":
+        report.sections.extend(context.sections)
+        if context.records:  # shown by -rA / -rP and with failures: cost and latency per judgment
+            from .reporting.terminal import judgment_lines
 
-                report.sections.append(("llmjudge", "\n".join(judgment_lines(context.records))))
-        elif call.when == "teardown":
-            from .session import PAYLOAD_ATTRIBUTE, item_payload
+            report.sections.append(("llmjudge", "\n".join(judgment_lines(context.records))))
+    elif call.when == "teardown":
+        from .session import PAYLOAD_ATTRIBUTE, item_payload
 
-            payload = item_payload(context)
-            if payload:  # plain data on the report crosses the xdist wire to the controller's RunRecorder
-                setattr(report, PAYLOAD_ATTRIBUTE, payload)
+        if context.records and getattr(item.config.option, "xmlpath", None):
+            from .reporting.junit import user_properties
+
+            for record in context.records:
+                report.user_properties.extend(user_properties(record))
+        payload = item_payload(context)
+        if payload:  # plain data on the report crosses the xdist wire to the controller's RunRecorder
+            setattr(report, PAYLOAD_ATTRIBUTE, payload)
+        runtime = item.config.stash.get(RUNTIME_KEY, None)
+        if runtime is not None:
+            runtime.finish_attempt(context)
     return report
 
 

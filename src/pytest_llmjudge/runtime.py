@@ -47,6 +47,7 @@ class TestContext:
         self.sections: list[tuple[str, str]] = []  # report sections (raw replies)
         self.ledger: Ledger | None = None  # this test's verdict file, once a judgment asked for it
         self.backend: Any = _UNSET
+        self.attempt = 1  # a rerun (pytest-rerunfailures) is attempt 2, 3, ...
 
     def judge_backend(self) -> Any:
         """The `judge_backend` fixture's value for this test (None: use LiteLLM)."""
@@ -116,6 +117,19 @@ class JudgeRuntime:
                 ledger = self.ledgers[path] = Ledger(path, context.nodeid)
             context.ledger = ledger
         return context.ledger
+
+    def finish_attempt(self, context: TestContext) -> None:
+        """The test's attempt has been reported: forget its judgments (a rerun starts afresh) and
+        release its verdict file (the keys it used were reported; a rerun reads the file again)."""
+        context.records = []
+        context.drift = []
+        context.sections = []
+        context.attempt += 1
+        ledger = context.ledger
+        if ledger is not None:
+            context.ledger = None
+            if self.ledgers.get(ledger.path) is ledger:
+                del self.ledgers[ledger.path]
 
     # -- live-call plumbing, used on the background loop only --------------------------------
 

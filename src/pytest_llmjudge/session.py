@@ -10,7 +10,7 @@ Report modules load only when there is something to show.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import pytest
 
@@ -58,6 +58,8 @@ def item_payload(context: TestContext) -> ItemPayload:
             if entry is not None:
                 record["drift"] = _change(entry)
             records.append(record)
+        if context.attempt > 1:  # a rerun: say which attempt these judgments belong to
+            records = [_in_attempt(record, context.attempt) for record in records]
         payload["records"] = records
     if drift:
         payload["drift"] = drift
@@ -65,6 +67,11 @@ def item_payload(context: TestContext) -> ItemPayload:
     if ledger is not None and ledger.used:
         payload["used"] = {"ledger": str(ledger.path), "keys": sorted(ledger.used)}
     return payload
+
+
+def _in_attempt(record: JudgmentRecord, attempt: int) -> JudgmentRecord:
+    """The record, marked with the attempt (1, 2, ... under pytest-rerunfailures) it belongs to."""
+    return cast("JudgmentRecord", {**record, "attempt": attempt})
 
 
 def _change(entry: DriftRecord) -> DriftRecord:
@@ -90,6 +97,7 @@ class RunRecorder:
         self.outcomes: dict[str, str] = {}  # nodeid -> passed / failed / skipped (worst phase wins)
         self.collected: list[str] | None = None  # every collected node id, before any plugin narrowed the list
         self.not_run: set[str] = set()  # collected and not run: prune keeps their verdicts
+        self.rerun: set[str] = set()  # node ids whose running attempt pytest-rerunfailures will run again
         self.exitstatus: int | None = None
         self.written: list[str] = []  # reports written, for the summary
         self.prune_message: str | None = None
@@ -117,16 +125,31 @@ class RunRecorder:
         self.not_run.update(str(n) for n in payload.get("not_run", ()) or ())
         self.worker_notices.extend(str(n) for n in payload.get("notices", ()) or ())
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.outcome == "rerun":  # pytest-rerunfailures: this attempt will run again
+            self.rerun.add(report.nodeid)
+        rerun = report.when == "teardown" and report.nodeid in self.rerun
+        if rerun:
+            self.rerun.discard(report.nodeid)
+            # JUnit shows the final attempt's judgments only (the summary and the JSON/HTML reports
+            # show every attempt's, each marked with its attempt number).
+            report.user_properties = [p for p in report.user_properties if not str(p[0]).startswith("llmjudge.")]
+        self._gather(report, rerun)
+
+    def _gather(self, report: pytest.TestReport, rerun: bool) -> None:
         outcome = "skipped" if report.skipped or hasattr(report, "wasxfail") else report.outcome
         previous = self.outcomes.get(report.nodeid)
-        if previous is None or _RANK.get(outcome, 2) > _RANK.get(previous, 2):
+        # A rerun attempt's outcome is not the test's: the final attempt's is.
+        if outcome != "rerun" and (previous is None or _RANK.get(outcome, 2) > _RANK.get(previous, 2)):
             self.outcomes[report.nodeid] = outcome
         if report.when != "teardown":
             return
         payload: ItemPayload = getattr(report, PAYLOAD_ATTRIBUTE, None) or ItemPayload()
-        for index, record in enumerate(payload.get("records", ())):
-            self.records.append((record.get("nodeid", ""), index, record))
+        for record in payload.get("records", ()):
+            if rerun and "attempt" not in record:
+                record = _in_attempt(record, 1)
+            self.records.append((record.get("nodeid", ""), len(self.records), record))
         self.drift.extend(payload.get("drift", ()))
         used = payload.get("used")
         if used:
