@@ -507,3 +507,30 @@ def test_api_key_never_reaches_files_or_output(pytester, openai_server, live_arg
         if path.is_file():
             everything += path.read_bytes().decode("utf-8", "replace")
     assert CANARY_KEY not in everything
+
+
+def test_a_test_hands_its_subprocesses_llmjudge_test_without_any_key(pytester, openai_server):
+    """Given a test, while it runs LLMJUDGE_TEST names its node id, verdict file place and settings
+    (the api base without credentials), never a key; after it, the variable is gone."""
+    pytester.makepyfile(
+        """
+        import json, os
+        from pathlib import Path
+
+        def test_env():
+            Path("seen.json").write_text(os.environ["LLMJUDGE_TEST"])
+
+        def test_after():
+            assert "LLMJUDGE_TEST" not in os.environ or json.loads(os.environ["LLMJUDGE_TEST"])["nodeid"].endswith("test_after")
+        """
+    )
+    base = openai_server.base_url.replace("http://", "http://user:secret@")
+    result = pytester.runpytest(f"--judge-model={MODEL}", f"--judge-api-base={base}", "--judge-mode=replay")
+    result.assert_outcomes(passed=2)
+    text = (pytester.path / "seen.json").read_text()
+    seen = json.loads(text)
+    assert seen["nodeid"] == "test_a_test_hands_its_subprocesses_llmjudge_test_without_any_key.py::test_env"
+    assert seen["settings"]["mode"] == "replay" and seen["settings"]["model"] == [MODEL]
+    assert seen["settings"]["api_base"] == openai_server.base_url
+    assert CANARY_KEY not in text and "secret" not in text
+    assert "LLMJUDGE_TEST" not in __import__("os").environ

@@ -289,7 +289,6 @@ def test_an_output_holding_a_set_replays_in_another_process(pytester, openai_ser
 # -- 10. every kind of test can store ------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 10: doctests store nothing")
 def test_a_text_doctest_records_and_replays(pytester, openai_server, live_args):
     pytester.maketxtfile(
         guide="""
@@ -304,7 +303,6 @@ def test_a_text_doctest_records_and_replays(pytester, openai_server, live_args):
     assert openai_server.request_count == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 10: a subprocess of a test cannot store")
 def test_a_subprocess_of_a_test_records_and_replays_into_the_tests_file(pytester, openai_server, live_args):
     pytester.makepyfile(
         """

@@ -8,6 +8,7 @@ a store.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -143,18 +144,38 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     from .runtime import TestContext
 
+    from .runtime import STORED_SUFFIXES, TEST_ENV, TestContext, test_environment
+
     path = Path(item.path) if getattr(item, "path", None) is not None else None
     context = TestContext(
         nodeid=item.nodeid,
-        module_path=path if path is not None and path.suffix == ".py" else None,
+        module_path=path if path is not None and path.suffix in STORED_SUFFIXES else None,
         test_name=_test_name(item),
     )
     item.stash[CONTEXT_KEY] = context
     runtime.current = context
+    # A subprocess the test starts judges as the test would, into the test's verdict file.
+    previous = os.environ.get(TEST_ENV)
+    value = test_environment(runtime, context, _used_file(item))
+    if value is not None:
+        os.environ[TEST_ENV] = value
     try:
         return (yield)
     finally:
         runtime.current = None
+        if previous is None:
+            os.environ.pop(TEST_ENV, None)
+        else:
+            os.environ[TEST_ENV] = previous
+
+
+def _used_file(item: pytest.Item) -> Path:
+    """Where the test's subprocesses list the verdict keys they used (read back at teardown)."""
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha256(item.nodeid.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return Path(tempfile.gettempdir(), f"llmjudge-used-{os.getpid()}-{digest}")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -196,7 +217,15 @@ def pytest_runtest_makereport(
 
             report.sections.append(("llmjudge", "\n".join(judgment_lines(context.records))))
     elif call.when == "teardown":
+        from .runtime import read_used_file
         from .session import PAYLOAD_ATTRIBUTE, item_payload
+
+        runtime = item.config.stash.get(RUNTIME_KEY, None)
+        child_used = read_used_file(_used_file(item))
+        if child_used and runtime is not None:  # keys the test's subprocesses used: prune keeps them
+            ledger = runtime.ledger_for(context)
+            if ledger is not None:
+                ledger.used.update(child_used)
 
         if context.records and getattr(item.config.option, "xmlpath", None):
             from .reporting.junit import user_properties
@@ -206,7 +235,6 @@ def pytest_runtest_makereport(
         payload = item_payload(context)
         if payload:  # plain data on the report crosses the xdist wire to the controller's RunRecorder
             setattr(report, PAYLOAD_ATTRIBUTE, payload)
-        runtime = item.config.stash.get(RUNTIME_KEY, None)
         if runtime is not None:
             runtime.finish_attempt(context)
     return report

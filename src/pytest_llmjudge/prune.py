@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import StoreError
+from .runtime import STORED_SUFFIXES
 from .store import LedgerDocument, ledger_path
 
 if TYPE_CHECKING:  # the CLI imports this module too, and runs without pytest
@@ -28,7 +29,6 @@ if TYPE_CHECKING:  # the CLI imports this module too, and runs without pytest
 MANIFEST_KEY = "llmjudge/used-keys"
 SHARDS_KEY = "llmjudge/shards"  # a partial run's manifest: SHARDS_KEY/<shard_name(...)>
 NOT_RUN = "not run"  # a test's outcome in a manifest when it was collected and did not run
-STORED_SUFFIXES = (".py", ".txt", ".md", ".rst")  # files whose tests have verdict files (doctests too)
 MANIFEST_FORMAT = 1
 # pytest's defaults, for the CLI that runs without a pytest config: the `cache_dir` ini value, and
 # the folder under it where `config.cache.set(key, ...)` keeps values.

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .verdict import DriftRecord, JudgmentRecord
 
 _UNSET: Any = object()
+# Files whose tests have verdict files: modules, and text files of doctests (--doctest-glob).
+STORED_SUFFIXES = (".py", ".txt", ".md", ".rst")
 
 
 class TestContext:
@@ -106,9 +108,9 @@ class JudgeRuntime:
 
     def ledger_for(self, context: TestContext | None) -> Ledger | None:
         """The test's verdict file, found once per test and shared by every judgment in it."""
-        if context is None or context.module_path is None:
+        if context is None or (context.ledger is None and context.module_path is None):
             return None
-        if context.ledger is None:
+        if context.ledger is None and context.module_path is not None:
             from .store import Ledger, ledger_path
 
             path = ledger_path(context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir)
@@ -228,7 +230,107 @@ class JudgeRuntime:
             self._cache.close()
 
 
+# -- a test's subprocess: LLMJUDGE_TEST --------------------------------------------------------
+
+TEST_ENV = "LLMJUDGE_TEST"
+# What a test's subprocess needs to judge as the test would: never a key, never a report path.
+_CHILD_SETTINGS = ("model", "mode", "threshold", "api_base", "temperature", "timeout", "retries", "samples", "budget")
+
+
+def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: Path) -> str | None:
+    """The value of LLMJUDGE_TEST while `context`'s test runs (None when the test has no verdict file).
+
+    JSON: the node id, the verdict file, the settings a child process needs (mode, model, api base
+    without credentials, sampling), the test's JSON-safe marker arguments, and a file where the child
+    lists the verdict keys it used (so prune keeps them).  No key or secret is in it.
+    """
+    if context.module_path is None:
+        return None
+    import json
+
+    settings = runtime.settings
+    values = {name: getattr(settings, name) for name in _CHILD_SETTINGS}
+    values["api_base"] = _without_credentials(values["api_base"])
+    marker = {}
+    for name, value in context.marker.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            continue
+        marker[name] = value
+    payload = {
+        "nodeid": context.nodeid,
+        "test_name": context.test_name,
+        "module": str(context.module_path),
+        "store_root": str(runtime.store_root) if runtime.store_root is not None else None,
+        "rootdir": str(runtime.rootdir),
+        "settings": values,
+        "sources": {name: settings.sources.get(name, "default") for name in _CHILD_SETTINGS},
+        "marker": marker,
+        "used": str(used_file),
+    }
+    return json.dumps(payload)
+
+
+def _without_credentials(url: str | None) -> str | None:
+    if not url or "@" not in url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=host))
+
+
+def read_used_file(path: Path) -> set[str]:
+    """The verdict keys a test's subprocesses used (one per line), the file removed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return set()
+    path.unlink(missing_ok=True)
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _from_test_environment(value: str) -> JudgeRuntime | None:
+    """The runtime of a test's subprocess: the test's settings, its verdict file, its marker."""
+    import atexit
+    import json
+
+    try:
+        payload = json.loads(value)
+        values = dict(payload["settings"])
+        if values.get("model") is not None:
+            values["model"] = tuple(values["model"])
+        settings = Settings(
+            **values, mode_reason=f"the test's ({TEST_ENV})", sources=dict(payload.get("sources") or {})
+        )
+        nodeid, module, test_name = str(payload["nodeid"]), Path(payload["module"]), str(payload["test_name"])
+        rootdir = Path(payload["rootdir"])
+        store_root = Path(payload["store_root"]) if payload.get("store_root") else None
+    except (ValueError, KeyError, TypeError):
+        return None  # not ours to judge: fall back to settings from the environment
+    runtime = JudgeRuntime(settings, rootdir=rootdir, store_root=store_root)
+    context = TestContext(nodeid, module, test_name, marker=dict(payload.get("marker") or {}))
+    runtime.current = context
+    used_file = payload.get("used")
+
+    def finish() -> None:
+        ledger = context.ledger
+        if used_file and ledger is not None and ledger.used:
+            try:
+                with open(used_file, "a", encoding="utf-8") as handle:
+                    handle.write("".join(f"{key}\n" for key in sorted(ledger.used)))
+            except OSError:
+                pass
+        runtime.close()
+
+    atexit.register(finish)
+    return runtime
+
+
 _ACTIVE: list[JudgeRuntime] = []
+_CHILD: list[JudgeRuntime] = []  # a test's subprocess: the runtime LLMJUDGE_TEST describes, made once
 
 
 def activate(runtime: JudgeRuntime) -> None:
@@ -243,5 +345,14 @@ def deactivate(runtime: JudgeRuntime) -> None:
 
 
 def active() -> JudgeRuntime | None:
-    """The innermost running session's runtime, or None outside pytest."""
-    return _ACTIVE[-1] if _ACTIVE else None
+    """The innermost running session's runtime; in a test's subprocess (LLMJUDGE_TEST set), the
+    test's; else None (outside pytest)."""
+    if _ACTIVE:
+        return _ACTIVE[-1]
+    if not _CHILD:
+        value = os.environ.get(TEST_ENV)
+        runtime = _from_test_environment(value) if value else None
+        if runtime is None:
+            return None
+        _CHILD.append(runtime)
+    return _CHILD[0]
