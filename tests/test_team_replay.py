@@ -173,7 +173,6 @@ def test_a_key_shaped_string_in_the_output_is_redacted_in_the_verdict_file(pytes
 # -- 5. pytest's cache directory is made by pytest ----------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 5: the local cache creates .pytest_cache before pytest does")
 def test_the_cache_directory_gets_pytests_gitignore(pytester, openai_server, live_args):
     pytester.makepyfile(test_refund=JUDGED)
     assert not (pytester.path / ".pytest_cache").exists()
