@@ -44,7 +44,7 @@ def test_auto_records_then_replay_uses_the_stored_verdict(pytester, openai_serve
     result = pytester.runpytest(*live_args, "--judge-mode=replay")
     result.assert_outcomes(passed=1)
     assert openai_server.request_count == 1, "replay must not call the judge"
-    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 1 replayed, 0 live, 0 failed, 0 unparseable*"])
+    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 1 replayed, 0 live, 0 below threshold, 0 unparseable*"])
 
 
 def test_auto_reuses_stored_verdict_without_calling_again(pytester, openai_server, live_args):
@@ -96,7 +96,7 @@ def test_replay_miss_names_test_key_nearest_entry_and_command(pytester, openai_s
             "*record it with a reachable judge: pytest 'test_refund.py::test_refund' --judge-mode=auto --judge-model=openai/judge-test*",
         ]
     )
-    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 failed, 0 unparseable, 1 missing*"])
+    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 0 unparseable, 1 missing*"])
 
 
 def test_ci_environment_defaults_to_replay_and_says_why(pytester, openai_server, live_args, monkeypatch):
@@ -209,7 +209,7 @@ def test_summary_counts_and_is_absent_when_nothing_is_judged(pytester, openai_se
     )
     result = pytester.runpytest(*live_args, "--judge-mode=auto")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["llmjudge: 2 judged, 0 replayed, 2 live, 1 failed, 0 unparseable, $0.0000"])
+    result.stdout.fnmatch_lines(["llmjudge: 2 judged, 0 replayed, 2 live, 1 below threshold, 0 unparseable, cost unknown"])
 
     pytester.makepyfile("def test_plain():\n    assert True\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
@@ -367,7 +367,7 @@ def test_unparseable_reply_is_its_own_error_with_the_reply_in_a_section(pytester
     failure_line = next(line for line in out.splitlines() if line.startswith("E ") and "VerdictParseError" in line)
     assert "without more context" not in failure_line, "the reply is not in the exception message"
     result.stdout.fnmatch_lines(["*llmjudge: unparseable judge reply (key *", "I cannot evaluate this without more context."])
-    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 failed, 1 unparseable*"])
+    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 1 unparseable*"])
     assert ledger_files(pytester.path) == [], "an unparseable reply is never stored"
 
 
@@ -476,12 +476,12 @@ def test_xdist_records_then_replays_with_a_correct_summary(pytester, openai_serv
     )
     result = pytester.runpytest(*live_args, "--judge-mode=auto", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=4, failed=4)
-    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 0 replayed, 8 live, 4 failed, 0 unparseable*"])
+    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 0 replayed, 8 live, 4 below threshold, 0 unparseable*"])
     assert openai_server.request_count == 8
     assert len(ledger_files(pytester.path)) == 8
     result = pytester.runpytest(*live_args, "--judge-mode=replay", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=4, failed=4)
-    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 8 replayed, 0 live, 4 failed, 0 unparseable*"])
+    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 8 replayed, 0 live, 4 below threshold, 0 unparseable*"])
     assert openai_server.request_count == 8
 
 

@@ -401,7 +401,6 @@ def test_rubric_error_is_importable_from_the_package():
     assert issubclass(RubricError, JudgeError)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 15: unknown cost reads as $0.0000")
 def test_unknown_cost_reads_as_unknown(pytester, openai_server, live_args):
     pytester.makepyfile(test_refund=JUDGED)
     result = pytester.runpytest(*live_args, "--judge-mode=auto")

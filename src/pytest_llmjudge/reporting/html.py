@@ -18,8 +18,14 @@ from typing import Any
 
 from ..store import write_atomically
 
-STATUS_ORDER = {"error": 0, "failed": 1, "near": 2, "passed": 3}
-STATUS_LABEL = {"error": "error", "failed": "failed", "near": "near threshold", "passed": "passed"}
+STATUS_ORDER = {"error": 0, "failed": 1, "near": 2, "passed": 3, "scored": 4}
+STATUS_LABEL = {
+    "error": "error",
+    "failed": "below threshold",
+    "near": "near threshold",
+    "passed": "passed",
+    "scored": "scored (no threshold)",
+}
 BINS = 20
 
 CSS = """
@@ -137,9 +143,11 @@ def _histogram(judgments: list[Mapping[str, Any]]) -> str:
         t = j.get("threshold")
         if isinstance(t, (int, float)):
             thresholds[round(float(t), 4)] = thresholds.get(round(float(t), 4), 0) + 1
-    labels = min(len(thresholds), 4)
-    width, height, left, right, bottom = 900, 210 + 14 * labels, 36, 12, 30
-    top = 10 + 14 * labels  # threshold labels sit above the bars, one row each
+    width, left, right, bottom = 900, 36, 12, 30
+    placed = threshold_labels(thresholds, left, width - left - right)
+    labels = 1 + max((row for _, _, row, _, _ in placed), default=-1)
+    height = 210 + LABEL_ROW * labels
+    top = 10 + LABEL_ROW * labels  # threshold labels sit above the bars, packed in rows that never overlap
     plot_w, plot_h = width - left - right, height - top - bottom
     bins = [{"passed": 0, "near": 0, "failed": 0} for _ in range(BINS)]
     for j in scored:
@@ -176,22 +184,56 @@ def _histogram(judgments: list[Mapping[str, Any]]) -> str:
         x = left + plot_w * k / 10
         parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" stroke="#98a2b3"/>')
         parts.append(f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle" fill="#667085">{k / 10:.1f}</text>')
-    for n, (t, used) in enumerate(sorted(thresholds.items())):
-        x = left + plot_w * min(1.0, max(0.0, t))
-        row = min(n, labels - 1)
-        y_label = 12 + 14 * row
+    for t, x, row, (start, end), text in placed:
+        y_label = 12 + LABEL_ROW * row
+        # The dashed line starts below the label rows, so no line crosses another threshold's label.
         parts.append(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y_label + 3}" y2="{base}" stroke="#111827" stroke-width="1.5" stroke-dasharray="4 3"/>'
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top - 4}" y2="{base}" stroke="#111827" stroke-width="1.5" '
+            'stroke-dasharray="4 3"/>'
         )
-        anchor = "end" if t > 0.8 else "start"
-        dx = -5 if anchor == "end" else 5
+        anchor_x, anchor = (start, "start") if start >= x - 0.5 else (end, "end")
         parts.append(
-            f'<text x="{x + dx:.1f}" y="{y_label + 4}" text-anchor="{anchor}" fill="#111827" font-weight="600">'
-            f'threshold {t:g} <tspan fill="#667085" font-weight="400">· {used} judgment{"s" if used != 1 else ""}</tspan></text>'
+            f'<text x="{anchor_x:.1f}" y="{y_label + 4}" text-anchor="{anchor}" fill="#111827" font-weight="600">'
+            f"{_e(text)}</text>"
         )
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 2}" text-anchor="middle" fill="#667085">score</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+LABEL_ROW = 14  # px per row of threshold labels
+LABEL_CHAR = 6.6  # px per character at the labels' 11 px font, generously (system-ui digits are ~6.1)
+
+
+def threshold_labels(
+    thresholds: Mapping[float, int], left: float, plot_w: float
+) -> list[tuple[float, float, int, tuple[float, float], str]]:
+    """Where each threshold's label goes: (threshold, line x, row, (label start x, end x), text).
+
+    Labels are packed into rows so that no two overlap (with a gap), whatever the thresholds: a
+    label sits to the right of its line, or to its left near the right edge, in the first row
+    where it fits.
+    """
+    placed: list[tuple[float, float, int, tuple[float, float], str]] = []
+    rows: list[list[tuple[float, float]]] = []
+    gap = 8.0
+    for t, used in sorted(thresholds.items()):
+        x = left + plot_w * min(1.0, max(0.0, t))
+        text = f"threshold {t:g} · {used} judgment{'s' if used != 1 else ''}"
+        width = LABEL_CHAR * len(text)
+        start = x + 5
+        if start + width > left + plot_w:
+            start = x - 5 - width
+        span = (start, start + width)
+        for row, taken in enumerate(rows):
+            if all(span[1] + gap <= a or span[0] >= b + gap for a, b in taken):
+                taken.append(span)
+                break
+        else:
+            row = len(rows)
+            rows.append([span])
+        placed.append((t, x, row, span, text))
+    return placed
 
 
 def _sort_key(j: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -256,7 +298,7 @@ def _card(j: Mapping[str, Any]) -> str:
         ("rubric", j.get("rubric")),
         ("verdict", j.get("verdict")),
         ("confidence", j.get("confidence")),
-        ("cost", _num(j.get("cost_usd"), "${:.6f}", "n/a") if status != "error" else None),
+        ("cost", _num(j.get("cost_usd"), "${:.6f}", "unknown" if j.get("live_calls") else "none")),
         ("latency", _num(j.get("latency_s"), "{:.2f} s", "replayed") if status != "error" else None),
         ("test", j.get("test_outcome")),
         ("key", str(j.get("key") or "")[:12]),
@@ -293,7 +335,7 @@ def render_html(document: Mapping[str, Any]) -> str:
     cards = [
         ("judged", totals.get("judged", len(judgments)), ""),
         ("passed", totals.get("passed", 0), "pass"),
-        ("failed", totals.get("failed", 0), "fail"),
+        ("below threshold", totals.get("failed", 0), "fail"),
         ("errors", totals.get("errors", 0), "err"),
         ("near threshold", totals.get("near_threshold", 0), "near"),
         ("drifted", totals.get("drifted", 0), ""),
@@ -308,9 +350,14 @@ def render_html(document: Mapping[str, Any]) -> str:
     card_html += (
         f'<div class="card wide"><div class="n">{sources}</div><div class="l">where verdicts came from</div></div>'
     )
-    spent = _e(_num(totals.get("cost_usd"), "${:.4f}", "$0"))
-    took = _e(_num(totals.get("latency_s"), "{:.1f} s", "0 s"))
     calls = int(totals.get("live_calls", 0) or 0)
+    unpriced = int(totals.get("unpriced_calls", 0) or 0)
+    spent = _e(_num(totals.get("cost_usd"), "${:.4f}", "$0"))
+    if unpriced and unpriced >= calls and not totals.get("cost_usd"):
+        spent = "cost unknown"
+    elif unpriced:
+        spent = f"≥ {spent}<small>({unpriced} of {calls} calls unpriced)</small>"
+    took = _e(_num(totals.get("latency_s"), "{:.1f} s", "0 s"))
     card_html += f'<div class="card wide"><div class="n">{spent}<small>·</small>{took}</div><div class="l">cost · judge time, {calls} live calls</div></div>'
     models = ", ".join(settings.get("model") or []) or "custom / per test"
     sub = (
@@ -340,7 +387,7 @@ def render_html(document: Mapping[str, Any]) -> str:
         f'<header><h1>pytest-llmjudge report</h1><div class="sub">{sub}</div></header><main>'
         f'<section class="cards">{card_html}</section>'
         f'<section class="panel hist"><h2>Scores against thresholds</h2>{_histogram(judgments)}'
-        '<div class="legend"><span><i style="background:#d64545"></i>failed</span><span><i style="background:#d98e04"></i>passed, near threshold</span>'
+        '<div class="legend"><span><i style="background:#d64545"></i>below threshold</span><span><i style="background:#d98e04"></i>passed, near threshold</span>'
         '<span><i style="background:#1f9d55"></i>passed</span><span>- - - threshold (judgments using it)</span></div></section>'
         f"{_drift_table(drift)}"
         f'<div class="toolbar"><input id="q" type="search" placeholder="Filter by test, criteria, output, reasoning, model, key…" autocomplete="off">'

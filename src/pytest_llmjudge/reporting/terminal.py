@@ -26,8 +26,56 @@ def format_usd(cost: float) -> str:
     return f"${cost:.4f}"
 
 
+def is_scored_only(record: JudgmentRecord) -> bool:
+    """A `judge.score(...)` given no threshold: it scored, and passed or failed nothing of its own."""
+    fields: dict[str, object] = dict(record)
+    return fields.get("asserted") is False or ("error" not in record and record.get("threshold") is None)
+
+
+def below_threshold(record: JudgmentRecord) -> bool:
+    """A judgment whose score fell below its threshold (a passing test may hold some)."""
+    return "error" not in record and not is_scored_only(record) and not record.get("passed")
+
+
+def live_calls(record: JudgmentRecord) -> int:
+    """Judge calls a judgment made over the network, unparseable replies included (a panel or
+    samples make several): the pipeline's own count where the record has it."""
+    fields: dict[str, object] = dict(record)
+    counted = fields.get("live_calls")
+    if isinstance(counted, int) and not isinstance(counted, bool):
+        return counted
+    samples = record.get("samples") or []
+    if samples:
+        return sum(s.get("source") == "live" for s in samples)
+    return 1 if record.get("source") == "live" else 0
+
+
+def unpriced_calls(record: JudgmentRecord) -> int:
+    """Live calls of a judgment whose price is unknown (LiteLLM does not price every model)."""
+    fields: dict[str, object] = dict(record)
+    counted = fields.get("unpriced_calls")
+    if isinstance(counted, int) and not isinstance(counted, bool):
+        return counted
+    return live_calls(record) if record.get("cost_usd") is None else 0
+
+
+def cost_text(records: Iterable[JudgmentRecord]) -> str:
+    """`$0.0031`; `cost unknown` when no live call was priced; `at least $0.0031 (2 of 5 live calls
+    unpriced)` when some were."""
+    records = list(records)
+    priced = sum(c for r in records if isinstance(c := r.get("cost_usd"), (int, float)))
+    calls = sum(live_calls(r) for r in records)
+    unpriced = sum(unpriced_calls(r) for r in records)
+    if not unpriced:
+        return format_usd(priced)
+    if unpriced >= calls and not priced:
+        return "cost unknown"
+    return f"at least {format_usd(priced)} ({unpriced} of {calls} live calls unpriced)"
+
+
 def summary_sentence(records: Iterable[JudgmentRecord]) -> str | None:
-    """`llmjudge: 14 judged, 11 replayed, 3 live, 1 failed, 0 unparseable, $0.0031`, or None if nothing was judged."""
+    """`llmjudge: 14 judged, 11 replayed, 3 live, 1 below threshold, 0 unparseable, $0.0031`, or None
+    if nothing was judged.  "below threshold" counts judgments, not tests: a passing test may hold one."""
     records = list(records)
     if not records:
         return None
@@ -38,29 +86,25 @@ def summary_sentence(records: Iterable[JudgmentRecord]) -> str | None:
     if by_source["cached"]:
         parts.append(f"{by_source['cached']} cached")
     parts.append(f"{by_source['live']} live")
-    parts.append(f"{sum(not r.get('passed') for r in verdicts)} failed")
+    parts.append(f"{sum(below_threshold(r) for r in verdicts)} below threshold")
+    scored = sum(is_scored_only(r) for r in verdicts)
+    if scored:
+        parts.append(f"{scored} scored without a threshold")
     parts.append(f"{kinds.count('unparseable')} unparseable")
     parts.extend(f"{kinds.count(kind)} {label}" for kind, label in _KIND_LABELS if kind in kinds)
     others = len(kinds) - kinds.count("unparseable") - sum(kinds.count(kind) for kind, _ in _KIND_LABELS)
     if others:
         parts.append(f"{others} other errors")
-    parts.append(format_usd(sum(r.get("cost_usd") or 0.0 for r in verdicts)))
+    parts.append(cost_text(records))
     return "llmjudge: " + ", ".join(parts)
 
 
-def live_calls(record: JudgmentRecord) -> int:
-    """Judge calls a judgment made over the network (a panel or samples make several)."""
-    samples = record.get("samples") or []
-    if samples:
-        return sum(s.get("source") == "live" for s in samples)
-    return 1 if record.get("source") == "live" else 0
-
-
 def summary_details(records: Iterable[JudgmentRecord]) -> str | None:
-    """`llmjudge: 3 live judge calls, 1.82 s judging (slowest 0.71 s, tests/test_a.py::test_x)`, when anything went live."""
-    verdicts = [r for r in records if "error" not in r]
-    calls = sum(live_calls(r) for r in verdicts)
-    timed = [(latency, r) for r in verdicts if isinstance(latency := r.get("latency_s"), (int, float))]
+    """`llmjudge: 3 live judge calls, 1.82 s judging (slowest 0.71 s, tests/test_a.py::test_x)`, when
+    anything went live (calls whose reply did not parse count: they were made)."""
+    records = list(records)
+    calls = sum(live_calls(r) for r in records)
+    timed = [(latency, r) for r in records if isinstance(latency := r.get("latency_s"), (int, float))]
     if not calls and not timed:
         return None
     total = sum(latency for latency, _ in timed)
@@ -81,13 +125,20 @@ def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = Fal
         if "error" in r:
             lines.append(f"{where}ERROR {r['error']}  key {key}  {criteria}")
             continue
-        status, relation = ("PASS", ">=") if r.get("passed") else ("FAIL", "<")
+        if is_scored_only(r):  # no threshold of its own: neither PASS nor FAIL
+            outcome = f"SCORED {r.get('score', 0):.2f}"
+        else:
+            status, relation = ("PASS", ">=") if r.get("passed") else ("FAIL", "<")
+            outcome = f"{status} {r.get('score', 0):.2f} {relation} {r.get('threshold') or 0:.2f}"
         cost, latency = r.get("cost_usd"), r.get("latency_s")
-        cost_text = f"${cost:.6f}" if isinstance(cost, (int, float)) else "cost n/a"
+        if isinstance(cost, (int, float)):
+            price = f"${cost:.6f}"
+        else:
+            price = "cost unknown" if live_calls(r) else "no cost"
         latency_text = f"{latency:.2f} s" if isinstance(latency, (int, float)) else "-"
         lines.append(
-            f"{where}{status} {r.get('score', 0):.2f} {relation} {r.get('threshold') or 0:.2f}  {r.get('source', '?')}  "
-            f"{r.get('model', '?')}  {cost_text}  {latency_text}  key {key}  {criteria}"
+            f"{where}{outcome}  {r.get('source', '?')}  {r.get('model', '?')}  {price}  {latency_text}  "
+            f"key {key}  {criteria}"
         )
     return lines
 
