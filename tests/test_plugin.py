@@ -534,3 +534,64 @@ def test_a_test_hands_its_subprocesses_llmjudge_test_without_any_key(pytester, o
     assert seen["settings"]["api_base"] == openai_server.base_url
     assert CANARY_KEY not in text and "secret" not in text
     assert "LLMJUDGE_TEST" not in __import__("os").environ
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_cassettes_record_the_apps_calls_and_never_the_judges(pytester, openai_server, live_args, transport):
+    """Given pytest-recording with the user's own before_record_request, under either transport
+    LiteLLM uses, the app's request is recorded (through the user's filter) and the judge's is not."""
+    pytest.importorskip("pytest_recording")
+    httpx = pytest.importorskip("httpx")
+    del httpx
+    pytester.makeconftest(
+        f"""
+        import litellm, pytest
+
+        litellm.disable_aiohttp_transport = {transport == "httpx"}
+
+        def tag(request):
+            request.headers["X-Seen-By-User-Filter"] = "yes"
+            return request
+
+        @pytest.fixture(scope="module")
+        def vcr_config():
+            return {{"before_record_request": tag, "filter_headers": ["authorization"]}}
+        """
+    )
+    pytester.makepyfile(
+        f"""
+        import httpx, pytest
+        from pytest_llmjudge import assert_judged
+
+        @pytest.mark.vcr
+        def test_app():
+            models = httpx.get("{openai_server.base_url}/models").json()
+            assert_judged(f"Returns within 30 days. SCORE=0.9 {{len(models)}}", "Says returns are accepted within 30 days")
+        """
+    )
+    try:
+        pytester.runpytest(*live_args, "--judge-mode=auto", "--record-mode=once").assert_outcomes(passed=1)
+    finally:
+        import litellm
+
+        litellm.disable_aiohttp_transport = False
+    (cassette,) = pytester.path.rglob("cassettes/**/*.yaml")
+    text = cassette.read_text()
+    assert "/models" in text and "X-Seen-By-User-Filter" in text, "the app's call went through the user's filter"
+    assert "chat/completions" not in text, "the judge's call was recorded"
+    assert openai_server.request_count == 1
+
+
+def test_plain_vcrpy_users_wrap_their_filter_with_ignore_judge_requests():
+    import threading
+
+    from pytest_llmjudge.cassettes import JUDGE_THREAD_NAME, ignore_judge_requests
+
+    before = ignore_judge_requests(lambda request: request + " filtered")
+    assert before("app request") == "app request filtered"
+    seen = []
+    judge = threading.Thread(target=lambda: seen.append(before("judge request")), name=JUDGE_THREAD_NAME)
+    judge.start()
+    judge.join()
+    assert seen == [None], "None lets vcrpy send the judge's request unrecorded"
+    assert ignore_judge_requests()("app request") == "app request"

@@ -104,7 +104,6 @@ def test_with_cassette():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 2: vcrpy records and answers the judge's calls")
 def test_judge_calls_are_not_recorded_or_answered_by_cassettes(pytester, openai_server, live_args):
     pytest.importorskip("pytest_recording")
     pytester.makepyfile(test_vcr=VCR_TEST.format(score="0.9"))

@@ -240,6 +240,14 @@ def pytest_runtest_makereport(
     return report
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+    """pytest-recording: the judge's own calls are neither recorded into nor answered from the test's cassette."""
+    from .cassettes import configure_vcr
+
+    configure_vcr(vcr)
+
+
 @pytest.fixture(autouse=True)
 def _llmjudge_request(request: pytest.FixtureRequest) -> None:
     """Hands the test's request to its context, so a judgment can resolve `judge_backend` when it needs it."""

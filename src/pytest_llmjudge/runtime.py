@@ -140,8 +140,9 @@ class JudgeRuntime:
         """The background loop for live calls, started on first need (asyncio stays unimported until then)."""
         if self._loop is None:
             from .backends.loop import LoopThread
+            from .cassettes import JUDGE_THREAD_NAME
 
-            self._loop = LoopThread()
+            self._loop = LoopThread(name=JUDGE_THREAD_NAME)  # vcrpy cassettes tell the judge's calls by it
         return self._loop
 
     def semaphore(self) -> asyncio.Semaphore:
