@@ -18,29 +18,31 @@ import pytest
 if TYPE_CHECKING:
     from .judge import Judge
     from .runtime import JudgeRuntime, TestContext
+    from .settings import Settings
 
 RUNTIME_KEY: pytest.StashKey[JudgeRuntime] = pytest.StashKey()
 CONTEXT_KEY: pytest.StashKey[TestContext] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from .settings import OPTIONS
+    from .options import OPTION_TABLE, cli_name, dest_name, env_name, ini_name
 
     group = parser.getgroup("llmjudge", "LLM-judged assertions (pytest-llmjudge)")
-    for option in OPTIONS:
-        text = f"{option.help} [ini: {option.ini}, env: {option.env}]"
-        if option.flag:
-            group.addoption(option.cli, action="store_true", dest=option.dest, default=None, help=text)
-            parser.addini(option.ini, option.help, type="bool", default=False)
+    for name, help_text, metavar, flag, _ in OPTION_TABLE:
+        ini = ini_name(name)
+        text = f"{help_text} [ini: {ini}, env: {env_name(name)}]"
+        if flag:
+            group.addoption(cli_name(name), action="store_true", dest=dest_name(name), default=None, help=text)
+            parser.addini(ini, help_text, type="bool", default=False)
         else:
-            group.addoption(option.cli, dest=option.dest, metavar=option.metavar, default=None, help=text)
-            parser.addini(option.ini, option.help, default="")
+            group.addoption(cli_name(name), dest=dest_name(name), metavar=metavar, default=None, help=text)
+            parser.addini(ini, help_text, default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from .options import OPTION_TABLE, dest_name, env_name, ini_name
     from .runtime import JudgeRuntime, activate
     from .session import RunRecorder
-    from .settings import OPTIONS, SettingError, resolve
 
     config.addinivalue_line(
         "markers",
@@ -50,20 +52,36 @@ def pytest_configure(config: pytest.Config) -> None:
     # litellm's pydantic models warn on import ("ReadOnly" qualifier); under `filterwarnings = error`
     # that warning turned every judge call into a retried connection error.
     config.addinivalue_line("filterwarnings", "ignore:.*ReadOnly.*:UserWarning")
-    cli = {o.name: config.getoption(o.dest) for o in OPTIONS}
-    ini = {o.name: config.getini(o.ini) for o in OPTIONS}
-    try:
-        settings = resolve(cli, ini)
-    except SettingError as exc:
-        raise pytest.UsageError(f"pytest-llmjudge: {exc}") from None
+    names = [name for name, *_ in OPTION_TABLE]
+    cli = {name: config.getoption(dest_name(name)) for name in names}
+    ini = {name: config.getini(ini_name(name)) for name in names}
     rootdir = Path(config.rootpath)
-    store_root = _under(rootdir, settings.store) if settings.store else None
-    runtime = JudgeRuntime(
-        settings, rootdir=rootdir, cache_dir=_cache_dir(config, settings.cache_dir), store_root=store_root
+    configured = any(value not in (None, "", False) for value in (*cli.values(), *ini.values())) or any(
+        env_name(name) in os.environ for name in names
     )
+    if configured:  # resolve now, so a bad value stops the run before it starts
+        from .settings import SettingError, resolve
+
+        try:
+            settings = resolve(cli, ini)
+        except SettingError as exc:
+            raise pytest.UsageError(f"pytest-llmjudge: {exc}") from None
+        store_root = _under(rootdir, settings.store) if settings.store else None
+        runtime = JudgeRuntime(
+            settings, rootdir=rootdir, cache_dir=_cache_dir(config, settings.cache_dir), store_root=store_root
+        )
+    else:  # nothing configured: the defaults (and CI detection) are resolved if a test judges
+        runtime = JudgeRuntime(_default_settings, rootdir=rootdir, cache_dir=_cache_dir(config, None))
+    runtime.configured = configured
     config.stash[RUNTIME_KEY] = runtime
     config.pluginmanager.register(RunRecorder(config, runtime), "llmjudge-recorder")
     activate(runtime)
+
+
+def _default_settings() -> Settings:
+    from .settings import resolve
+
+    return resolve({}, {})
 
 
 def _under(rootdir: Path, value: str) -> Path:
@@ -107,10 +125,9 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     runtime = config.stash.get(RUNTIME_KEY, None)
     if runtime is None:
         return None
-    settings = runtime.settings
-    configured = any(source != "default" for source in settings.sources.values())
-    if not configured and not any(_uses_judge(item) for item in items):
+    if not runtime.configured and not any(_uses_judge(item) for item in items):
         return None
+    settings = runtime.settings
     # The judge_backend fixture is resolved per test, later: without a model, say only that.
     judge = (
         f"judge {','.join(settings.model)}"

@@ -14,11 +14,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import BudgetExceeded
-from .settings import Settings, resolve
-
 if TYPE_CHECKING:
     import asyncio
+
+    from .settings import Settings
 
     from .backends import LoopThread
     from .store import Ledger, LocalCache
@@ -65,15 +64,16 @@ class JudgeRuntime:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: Settings | Callable[[], Settings],
         *,
         rootdir: Path,
         cache_dir: Path | Callable[[], Path | None] | None = None,
         store_root: Path | None = None,
     ) -> None:
         """`cache_dir` may be a function giving it, called only when the cache or the spend file is needed
-        (pytest's `config.cache.mkdir` creates the directory it names)."""
-        self.settings = settings
+        (pytest's `config.cache.mkdir` creates the directory it names).  `settings` too may be a
+        function: a session configured for nothing resolves its (default) settings on first need."""
+        self._settings = settings
         self.rootdir = rootdir
         self.store_root = store_root
         self._cache_dir_source = cache_dir
@@ -81,15 +81,30 @@ class JudgeRuntime:
         self._loop: LoopThread | None = None
         self.ledgers: dict[Path, Ledger] = {}
         self.current: TestContext | None = None
+        self.configured = True  # False: the session set no option (the plugin then resolves settings lazily)
         self.spent_usd = 0.0  # this process's live calls
         self._shared_spend: SharedSpend | None = None
         self._notices: list[str] = []
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._semaphore: asyncio.Semaphore | None = None
 
+    @property
+    def settings(self) -> Settings:
+        """The session's resolved settings."""
+        settings = self._settings
+        if callable(settings):
+            settings = self._settings = settings()
+        return settings
+
+    @property
+    def settings_resolved(self) -> bool:
+        return not callable(self._settings)
+
     @classmethod
     def standalone(cls) -> JudgeRuntime:
         """A runtime outside pytest: settings from the environment, nothing committed."""
+        from .settings import resolve
+
         return cls(resolve({}, {}, os.environ), rootdir=Path.cwd())
 
     def _cache_dir(self) -> Path | None:
@@ -201,6 +216,8 @@ class JudgeRuntime:
         budget = self.settings.budget
         if budget is None:
             return
+        from .errors import BudgetExceeded
+
         spent = self.total_spent()
         if spent >= budget:
             shared = self.shared_spend
@@ -249,9 +266,6 @@ def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: Pat
         return None
     import json
 
-    settings = runtime.settings
-    values = {name: getattr(settings, name) for name in _CHILD_SETTINGS}
-    values["api_base"] = _without_credentials(values["api_base"])
     marker = {}
     for name, value in context.marker.items():
         try:
@@ -259,17 +273,21 @@ def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: Pat
         except (TypeError, ValueError):
             continue
         marker[name] = value
-    payload = {
+    payload: dict[str, Any] = {
         "nodeid": context.nodeid,
         "test_name": context.test_name,
         "module": str(context.module_path),
         "store_root": str(runtime.store_root) if runtime.store_root is not None else None,
         "rootdir": str(runtime.rootdir),
-        "settings": values,
-        "sources": {name: settings.sources.get(name, "default") for name in _CHILD_SETTINGS},
         "marker": marker,
         "used": str(used_file),
     }
+    if runtime.settings_resolved:  # else nothing was configured: the child resolves the same from its environment
+        settings = runtime.settings
+        values = {name: getattr(settings, name) for name in _CHILD_SETTINGS}
+        values["api_base"] = _without_credentials(values["api_base"])
+        payload["settings"] = values
+        payload["sources"] = {name: settings.sources.get(name, "default") for name in _CHILD_SETTINGS}
     return json.dumps(payload)
 
 
@@ -298,14 +316,19 @@ def _from_test_environment(value: str) -> JudgeRuntime | None:
     import atexit
     import json
 
+    from .settings import Settings, resolve
+
     try:
         payload = json.loads(value)
-        values = dict(payload["settings"])
-        if values.get("model") is not None:
-            values["model"] = tuple(values["model"])
-        settings = Settings(
-            **values, mode_reason=f"the test's ({TEST_ENV})", sources=dict(payload.get("sources") or {})
-        )
+        if payload.get("settings") is None:
+            settings = resolve({}, {}, os.environ)
+        else:
+            values = dict(payload["settings"])
+            if values.get("model") is not None:
+                values["model"] = tuple(values["model"])
+            settings = Settings(
+                **values, mode_reason=f"the test's ({TEST_ENV})", sources=dict(payload.get("sources") or {})
+            )
         nodeid, module, test_name = str(payload["nodeid"]), Path(payload["module"]), str(payload["test_name"])
         rootdir = Path(payload["rootdir"])
         store_root = Path(payload["store_root"]) if payload.get("store_root") else None

@@ -10,39 +10,39 @@ Report modules load only when there is something to show.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the payload shapes are types only: nothing here costs a start-up that never judges
+    from typing import TypedDict
+
     from .runtime import JudgeRuntime, TestContext
     from .verdict import DriftRecord, JudgmentRecord
+
+    class UsedKeys(TypedDict):
+        """The verdict file a test read or wrote, and the keys it used there (for prune)."""
+
+        ledger: str
+        keys: list[str]
+
+    class ItemPayload(TypedDict, total=False):
+        """What one test hands the controller on its teardown report."""
+
+        records: list[JudgmentRecord]  # one per judgment, its drift attached
+        drift: list[DriftRecord]  # refresh mode: verdicts that moved against what was stored
+        used: UsedKeys
+
+    class WorkerPayload(TypedDict, total=False):
+        """What one xdist worker hands the controller when it finishes."""
+
+        not_run: list[str]  # node ids the worker collected and did not run (deselected, another shard's)
+        notices: list[str]  # cache set aside, budget reached: they would die with the worker
+
 
 PAYLOAD_ATTRIBUTE = "llmjudge"
 PAYLOAD_KEY = "llmjudge"
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}  # a test's outcome is its worst phase's
-
-
-class UsedKeys(TypedDict):
-    """The verdict file a test read or wrote, and the keys it used there (for prune)."""
-
-    ledger: str
-    keys: list[str]
-
-
-class ItemPayload(TypedDict, total=False):
-    """What one test hands the controller on its teardown report."""
-
-    records: list[JudgmentRecord]  # one per judgment, its drift attached
-    drift: list[DriftRecord]  # refresh mode: verdicts that moved against what was stored
-    used: UsedKeys
-
-
-class WorkerPayload(TypedDict, total=False):
-    """What one xdist worker hands the controller when it finishes."""
-
-    not_run: list[str]  # node ids the worker collected and did not run (deselected, another shard's)
-    notices: list[str]  # cache set aside, budget reached: they would die with the worker
 
 
 def item_payload(context: TestContext) -> ItemPayload:
@@ -121,7 +121,7 @@ class RunRecorder:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist controller: a worker's payload (deselections, notices) arrives in its workeroutput."""
         output = getattr(node, "workeroutput", None) or {}
-        payload: WorkerPayload = output.get(PAYLOAD_KEY) or WorkerPayload()
+        payload: WorkerPayload = output.get(PAYLOAD_KEY) or {}
         self.not_run.update(str(n) for n in payload.get("not_run", ()) or ())
         self.worker_notices.extend(str(n) for n in payload.get("notices", ()) or ())
 
@@ -145,7 +145,7 @@ class RunRecorder:
             self.outcomes[report.nodeid] = outcome
         if report.when != "teardown":
             return
-        payload: ItemPayload = getattr(report, PAYLOAD_ATTRIBUTE, None) or ItemPayload()
+        payload: ItemPayload = getattr(report, PAYLOAD_ATTRIBUTE, None) or {}
         for record in payload.get("records", ()):
             if rerun and "attempt" not in record:
                 record = _in_attempt(record, 1)
@@ -176,6 +176,8 @@ class RunRecorder:
                 payload["notices"] = list(runtime.notices)
             workeroutput[PAYLOAD_KEY] = payload
             return
+        if not (runtime.configured or self.records or self.used or self.drift):
+            return  # no option set and nothing judged: no report, manifest or prune to write
         settings = runtime.settings
         if settings.report or settings.html:
             from .reporting.json_report import build_report, write_report
