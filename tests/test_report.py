@@ -290,3 +290,25 @@ def test_a_score_given_no_threshold_is_reported_as_scored_not_passed():
     assert summary_sentence([scored, failed]).startswith(
         "llmjudge: 2 judged, 2 replayed, 0 live, 1 below threshold, 1 scored without a threshold, 0 unparseable"
     )
+
+
+def test_without_a_report_the_run_keeps_counters_not_records(pytester):
+    """Given a judged run with no JSON/HTML report and no -v, the summary is complete while the
+    run holds no record: none in the recorder, none left on pytest's stored test reports."""
+    pytester.makeconftest(
+        FAKE_CONFTEST
+        + '''
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, config):
+    recorder = config.pluginmanager.get_plugin("llmjudge-recorder")
+    reports = [r for reports in terminalreporter.stats.values() for r in reports]
+    held = [r for r in reports if hasattr(r, "llmjudge")]
+    open("held.txt", "w").write(f"{len(recorder.records)} {len(held)} {len(reports)}")
+'''
+    )
+    pytester.makepyfile(JUDGED)
+    result = pytester.runpytest("--judge-mode=auto")
+    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 unparseable, cost unknown"])
+    records, held, reports = map(int, (pytester.path / "held.txt").read_text().split())
+    assert reports > 0 and (records, held) == (0, 0)

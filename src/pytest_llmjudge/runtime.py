@@ -142,6 +142,8 @@ class JudgeRuntime:
         context.drift = []
         context.sections = []
         context.attempt += 1
+        context.request = None  # a rerun's fixture binds its own; a finished test keeps no fixtures alive
+        context.backend = _UNSET
         ledger = context.ledger
         if ledger is not None:
             context.ledger = None

@@ -17,6 +17,7 @@ import pytest
 if TYPE_CHECKING:  # the payload shapes are types only: nothing here costs a start-up that never judges
     from typing import TypedDict
 
+    from .reporting.terminal import Tally
     from .runtime import JudgeRuntime, TestContext
     from .verdict import DriftRecord, JudgmentRecord
 
@@ -91,7 +92,12 @@ class RunRecorder:
     def __init__(self, config: pytest.Config, runtime: JudgeRuntime) -> None:
         self.config = config
         self.runtime = runtime
-        self.records: list[tuple[str, int, JudgmentRecord]] = []  # (nodeid, index in the test, record)
+        # Every record, (nodeid, arrival, record), only when a JSON or HTML report or -v needs them;
+        # the summary's counters always.
+        self.records: list[tuple[str, int, JudgmentRecord]] = []
+        self.keep_records: bool | None = None  # decided when the first record arrives
+        self.tally: Tally | None = None
+        self.worker = hasattr(config, "workerinput")
         self.drift: list[DriftRecord] = []
         self.used: dict[str, set[str]] = {}  # nodeid -> keys read or written in its verdict file this run
         self.outcomes: dict[str, str] = {}  # nodeid -> passed / failed / skipped (worst phase wins)
@@ -135,7 +141,8 @@ class RunRecorder:
             # JUnit shows the final attempt's judgments only (the summary and the JSON/HTML reports
             # show every attempt's, each marked with its attempt number).
             report.user_properties = [p for p in report.user_properties if not str(p[0]).startswith("llmjudge.")]
-        self._gather(report, rerun)
+        if not self.worker:  # a worker's reports are gathered by the controller
+            self._gather(report, rerun)
 
     def _gather(self, report: pytest.TestReport, rerun: bool) -> None:
         outcome = "skipped" if report.skipped or hasattr(report, "wasxfail") else report.outcome
@@ -145,20 +152,30 @@ class RunRecorder:
             self.outcomes[report.nodeid] = outcome
         if report.when != "teardown":
             return
-        payload: ItemPayload = getattr(report, PAYLOAD_ATTRIBUTE, None) or {}
-        for record in payload.get("records", ()):
+        payload: ItemPayload | None = getattr(report, PAYLOAD_ATTRIBUTE, None)
+        if not payload:
+            return
+        delattr(report, PAYLOAD_ATTRIBUTE)  # the report stays in pytest's stats all run: the records need not
+        records = payload.get("records", ())
+        if records and self.tally is None:
+            from .reporting.terminal import Tally
+
+            self.tally = Tally()
+            settings = self.runtime.settings
+            self.keep_records = bool(settings.report or settings.html or self.config.get_verbosity() >= 1)
+        for record in records:
             if rerun and "attempt" not in record:
                 record = _in_attempt(record, 1)
-            self.records.append((record.get("nodeid", ""), len(self.records), record))
+            assert self.tally is not None
+            self.tally.add(record)
+            if self.keep_records:
+                self.records.append((record.get("nodeid", ""), len(self.records), record))
         self.drift.extend(payload.get("drift", ()))
         used = payload.get("used")
         if used:
             self.used.setdefault(report.nodeid, set()).update(used["keys"])
 
     # -- after the run -----------------------------------------------------------------------
-
-    def _is_worker(self) -> bool:
-        return hasattr(self.config, "workerinput")
 
     def _ordered_records(self) -> list[JudgmentRecord]:
         """Records in a stable order (xdist delivers them in completion order), with the test's outcome."""
@@ -176,7 +193,7 @@ class RunRecorder:
                 payload["notices"] = list(runtime.notices)
             workeroutput[PAYLOAD_KEY] = payload
             return
-        if not (runtime.configured or self.records or self.used or self.drift):
+        if not (runtime.configured or self.tally or self.used or self.drift):
             return  # no option set and nothing judged: no report, manifest or prune to write
         settings = runtime.settings
         if settings.report or settings.html:
@@ -231,16 +248,16 @@ class RunRecorder:
             self.prune_message = "llmjudge prune: " + plan.describe()
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self._is_worker():
+        if self.worker:
             return
-        if self.records or self.drift:
+        if self.tally is not None or self.drift:
             from .reporting import terminal
 
-            records = [record for _, _, record in self.records]
-            sentence = terminal.summary_sentence(records)
+            tally = self.tally or terminal.Tally()
+            sentence = tally.sentence()
             if sentence is not None:
                 terminalreporter.write_line(sentence)
-                details = terminal.summary_details(records)
+                details = tally.details()
                 if details:
                     terminalreporter.write_line(details)
                 if self.config.get_verbosity() >= 1:
