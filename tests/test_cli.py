@@ -242,3 +242,27 @@ def test_cli_prune_combines_the_manifests_of_shards(pytester, project):
     # A directory of manifests does the same; nothing is left to remove.
     assert cli(project, "prune", "--manifest", str(shards)).stdout.splitlines()[-1] == "nothing to remove (3 stored verdicts in use)"
     pytester.runpytest("--judge-mode=replay").assert_outcomes(passed=3)
+
+
+def test_merge_driver_installs_and_merges_through_the_cli(tmp_path):
+    """`llmjudge merge --install` sets up a repository; `llmjudge merge %O %A %B` unions by key."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    done = cli(repo, "merge", "--install")
+    assert done.returncode == 0, done.stderr
+    assert "judge_verdicts/**/*.json merge=llmjudge" in (repo / ".gitattributes").read_text()
+    config = subprocess.run(["git", "config", "merge.llmjudge.driver"], cwd=repo, capture_output=True, text=True)
+    assert config.stdout.strip() == "llmjudge merge %O %A %B"
+
+    def ledger(path: Path, *digits: str) -> Path:
+        verdicts = {d * 64: {"reply": f'{{"score": 0.{d}}}', "score": float(f"0.{d}")} for d in digits}
+        path.write_text(json.dumps({"format": 1, "test": "t.py::test_x", "verdicts": verdicts}))
+        return path
+
+    base, ours, theirs = ledger(tmp_path / "o", "1"), ledger(tmp_path / "a", "1", "2"), ledger(tmp_path / "b", "1", "3")
+    done = cli(tmp_path, "merge", str(base), str(ours), str(theirs))
+    assert done.returncode == 0, done.stderr
+    assert sorted(json.loads(ours.read_text())["verdicts"]) == ["1" * 64, "2" * 64, "3" * 64]
+    wrong = cli(tmp_path, "merge", str(base))
+    assert wrong.returncode == 2 and "BASE OURS THEIRS" in wrong.stderr

@@ -5,6 +5,8 @@
     llmjudge show KEY [PATH...]            one stored judgment in full (a key prefix will do)
     llmjudge prune [--dry-run]             remove verdicts the last full run did not use
     llmjudge prune --manifest A --manifest B   ... that none of several runs (shards) used
+    llmjudge merge %O %A %B                git merge driver: verdict files merge by key
+    llmjudge merge --install               install that driver (.gitattributes, git config)
 
 Ledger files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
 directories, and for any other JSON file shaped like a ledger (as `--judge-store DIR` writes
@@ -22,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -394,6 +397,35 @@ def cmd_prune(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- merge driver ------------------------------------------------------------------------------------
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from . import ledger_merge
+
+    if args.install:
+        if args.files:
+            raise CliError("merge --install takes no files")
+        repo = Path(args.repo)
+        try:
+            added = ledger_merge.install(repo, store=args.store)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            print(ledger_merge.install_instructions(args.store))
+            detail = getattr(exc, "stderr", b"") or b""
+            detail = detail.decode("utf-8", "replace").strip() if isinstance(detail, bytes) else str(detail).strip()
+            raise CliError(f"could not install the merge driver in {repo}: {detail or exc}") from None
+        for line in added:
+            print(f"added to {repo / '.gitattributes'}: {line}")
+        print(f"configured git merge driver {ledger_merge.DRIVER_NAME!r}: {ledger_merge.DRIVER_COMMAND}")
+        print(
+            "commit .gitattributes; every other clone runs `llmjudge merge --install` once (git config is not committed)"
+        )
+        return 0
+    if len(args.files) != 3:
+        raise CliError("merge takes BASE OURS THEIRS (git passes %O %A %B), or --install")
+    return ledger_merge.main(args.files)
+
+
 # -- entry point -----------------------------------------------------------------------------------
 
 
@@ -441,6 +473,19 @@ def build_parser() -> argparse.ArgumentParser:
         "llmjudge/shards folder); repeat to combine: only what no run used, in folders every run covered, goes",
     )
     prune.set_defaults(run=cmd_prune)
+
+    merge = commands.add_parser(
+        "merge",
+        help="git merge driver for verdict files (union by key; `llmjudge merge %%O %%A %%B`), "
+        "or --install it in this repository",
+    )
+    merge.add_argument("files", nargs="*", metavar="FILE", help="BASE OURS THEIRS, as git passes %%O %%A %%B")
+    merge.add_argument("--install", action="store_true", help="add the .gitattributes line and the git config settings")
+    merge.add_argument("--repo", default=".", metavar="DIR", help="the repository to install into (default: .)")
+    merge.add_argument(
+        "--store", metavar="DIR", help="with --install: also cover this --judge-store directory (relative to the repo)"
+    )
+    merge.set_defaults(run=cmd_merge)
     return parser
 
 
