@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import FAKE_CONFTEST
 
 TESTS = '''

@@ -10,8 +10,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import FAKE_CONFTEST
 
+from helpers import FAKE_CONFTEST
 from pytest_llmjudge.reporting.html import render_html
 from pytest_llmjudge.reporting.json_report import build_report
 

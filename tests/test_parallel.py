@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from helpers import MODEL
 
 pytestmark = pytest.mark.slow

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import Reply, reply_json
 

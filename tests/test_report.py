@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
-from helpers import FAKE_CONFTEST
 
+from helpers import FAKE_CONFTEST
 
 JUDGED = '''
 import pytest

@@ -180,7 +180,7 @@ def reparse_entry(entry: Mapping[str, Any]) -> Reparsed:
             return Reparsed(skipped=f"rubric {name!r} cannot be rebuilt from the stored fields")
     except VerdictParseError as exc:
         return Reparsed(error=str(exc).splitlines()[0] if str(exc) else "unparseable")
-    except Exception as exc:  # noqa: BLE001 - a parser crash is reported per entry, not fatal
+    except Exception as exc:
         return Reparsed(error=f"{exc.__class__.__name__}: {exc}"[:200])
     return Reparsed(parsed.score, parsed.verdict, parsed.confidence, parsed.reasoning)
 
@@ -200,7 +200,7 @@ def _rebuild(entry: Mapping[str, Any], name: str) -> Any:
             sha = messages_sha256(messages)
             if sha == wanted:
                 return rubric, prompt
-    except Exception:  # noqa: BLE001 - not rebuildable: fall back
+    except Exception:
         return None
     return None
 
@@ -236,8 +236,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
                 skipped += 1
     tests = len({ledger.test for ledger in ledgers})
     print(
-        f"{total} stored verdicts in {len(ledgers)} ledger files ({tests} tests), {len(unparseable)} unparseable replies"
-        + (f", {skipped} not re-checked (rubric not rebuildable)" if skipped else "")
+        f"{total} stored verdicts in {len(ledgers)} ledger files ({tests} tests), {len(unparseable)} "
+        "unparseable replies" + (f", {skipped} not re-checked (rubric not rebuildable)" if skipped else "")
     )
     for title, counts in (("by model", per_model), ("by test module", per_module), ("by rubric", per_rubric)):
         if not counts:
@@ -418,7 +418,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
             print(f"added to {repo / '.gitattributes'}: {line}")
         print(f"configured git merge driver {ledger_merge.DRIVER_NAME!r}: {ledger_merge.DRIVER_COMMAND}")
         print(
-            "commit .gitattributes; every other clone runs `llmjudge merge --install` once (git config is not committed)"
+            "commit .gitattributes; every other clone runs `llmjudge merge --install` once (git config is not "
+            "committed)"
         )
         return 0
     if len(args.files) != 3:

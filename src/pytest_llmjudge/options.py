@@ -18,7 +18,8 @@ OPTION_TABLE: tuple[tuple[str, str, str, bool, bool], ...] = (
     ),
     (
         "mode",
-        "auto: stored verdict, else judge and store; replay: stored only, a miss fails; refresh: judge again and overwrite; live: judge, store nothing (default: replay on CI, else auto)",
+        "auto: stored verdict, else judge and store; replay: stored only, a miss fails; "
+        "refresh: judge again and overwrite; live: judge, store nothing (default: replay on CI, else auto)",
         "MODE",
         False,
         False,

@@ -159,8 +159,6 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     runtime = item.config.stash.get(RUNTIME_KEY, None)
     if runtime is None:
         return (yield)
-    from .runtime import TestContext
-
     from .runtime import STORED_SUFFIXES, TEST_ENV, TestContext, test_environment
 
     path = Path(item.path) if getattr(item, "path", None) is not None else None

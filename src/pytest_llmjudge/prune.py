@@ -9,6 +9,7 @@ prune` applies it later from the manifest (`find_manifest`).  Both go through `p
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -354,9 +355,7 @@ def apply_prune(plan: PrunePlan) -> None:
     for action in plan.actions:
         if action.deletes_file:
             action.path.unlink(missing_ok=True)
-            try:
+            with contextlib.suppress(OSError):
                 action.path.parent.rmdir()  # only when empty
-            except OSError:
-                pass
         else:
             LedgerDocument(action.path, action.test, action.kept).write()

@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import asyncio
 
-    from .settings import Settings
-
     from .backends import LoopThread
+    from .settings import Settings
     from .store import Ledger, LocalCache
     from .store.spend import SharedSpend
     from .verdict import DriftRecord, JudgmentRecord

@@ -127,13 +127,14 @@ class RunRecorder:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist controller: a worker's payload (deselections, notices) arrives in its workeroutput."""
         output = getattr(node, "workeroutput", None) or {}
-        payload: WorkerPayload = output.get(PAYLOAD_KEY) or {}
+        payload = cast("WorkerPayload", output.get(PAYLOAD_KEY) or {})
         self.not_run.update(str(n) for n in payload.get("not_run", ()) or ())
         self.worker_notices.extend(str(n) for n in payload.get("notices", ()) or ())
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.outcome == "rerun":  # pytest-rerunfailures: this attempt will run again
+        outcome: str = report.outcome  # pytest-rerunfailures adds "rerun" to pytest's three
+        if outcome == "rerun":  # this attempt will run again
             self.rerun.add(report.nodeid)
         rerun = report.when == "teardown" and report.nodeid in self.rerun
         if rerun:
@@ -145,7 +146,7 @@ class RunRecorder:
             self._gather(report, rerun)
 
     def _gather(self, report: pytest.TestReport, rerun: bool) -> None:
-        outcome = "skipped" if report.skipped or hasattr(report, "wasxfail") else report.outcome
+        outcome: str = "skipped" if report.skipped or hasattr(report, "wasxfail") else report.outcome
         previous = self.outcomes.get(report.nodeid)
         # A rerun attempt's outcome is not the test's: the final attempt's is.
         if outcome != "rerun" and (previous is None or _RANK.get(outcome, 2) > _RANK.get(previous, 2)):

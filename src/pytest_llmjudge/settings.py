@@ -175,7 +175,7 @@ OPTIONS: tuple[Option, ...] = tuple(
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
-MARKER_KEYS = tuple(o.name for o in OPTIONS if o.marker) + ("rubric",)
+MARKER_KEYS = (*(o.name for o in OPTIONS if o.marker), "rubric")
 
 
 class Settings(NamedTuple):

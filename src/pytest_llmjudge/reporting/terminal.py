@@ -176,10 +176,8 @@ def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = Fal
             status, relation = ("PASS", ">=") if r.get("passed") else ("FAIL", "<")
             outcome = f"{status} {r.get('score', 0):.2f} {relation} {r.get('threshold') or 0:.2f}"
         cost, latency = r.get("cost_usd"), r.get("latency_s")
-        if isinstance(cost, (int, float)):
-            price = f"${cost:.6f}"
-        else:
-            price = "cost unknown" if live_calls(r) else "no cost"
+        unknown = "cost unknown" if live_calls(r) else "no cost"
+        price = f"${cost:.6f}" if isinstance(cost, (int, float)) else unknown
         latency_text = f"{latency:.2f} s" if isinstance(latency, (int, float)) else "-"
         lines.append(
             f"{where}{outcome}  {r.get('source', '?')}  {r.get('model', '?')}  {price}  {latency_text}  "
