@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import FAKE_CONFTEST
 
 TESTS = '''
@@ -204,3 +205,65 @@ def test_cli_prune_reads_the_manifest_of_the_last_full_run(pytester, project):
     assert done.returncode == 0, done.stderr  # found the manifest in a parent directory
     assert sorted(ledgers(project)) == ["test_other.json", "test_refund.json", "test_tone.json"]
     assert cli(project, "prune").stdout.splitlines()[-1] == "nothing to remove (3 stored verdicts in use)"
+
+
+def test_cli_prune_combines_the_manifests_of_shards(pytester, project):
+    """Given a suite run in three pytest-shard shards (one test each), each shard prunes nothing and
+    leaves its own manifest; `llmjudge prune` given all removes what none used, and given one, nothing
+    of the tests the other shards ran."""
+    pytest.importorskip("pytest_shard")
+    pytester.makepyfile(test_bot=TESTS.replace("Thanks for asking!", "Thank you for asking!").split("def test_two_samples")[0])
+    before = ledgers(project)
+    for shard in ("0", "1", "2"):
+        result = pytester.runpytest("--judge-mode=auto", "--num-shards=3", f"--shard-id={shard}", "--judge-prune")
+        assert result.ret == 0
+        result.stdout.fnmatch_lines(["llmjudge prune: nothing removed: * collected tests did not run*", "*--manifest*"])
+    assert sum(len(doc["verdicts"]) for doc in ledgers(project).values()) == 6, "the shards pruned nothing"
+    shards = project / ".pytest_cache" / "v" / "llmjudge" / "shards"
+    manifests = sorted(shards.iterdir())
+    assert len(manifests) == 3
+
+    # One shard's manifest alone never touches the verdicts of the tests the other shard ran.
+    one = json.loads(manifests[0].read_text())
+    not_run = {name for name, test in one["tests"].items() if test["outcome"] == "not run"}
+    assert not_run and "test_bot.py::test_two_samples" not in one["tests"]
+    dry = cli(project, "prune", "--dry-run", "--manifest", str(manifests[0]))
+    assert dry.returncode == 0, dry.stderr
+    assert not any(f"({name}:" in dry.stdout for name in not_run), dry.stdout
+
+    both = cli(project, "prune", *(arg for path in manifests for arg in ("--manifest", str(path))))
+    assert both.returncode == 0, both.stderr
+    assert "3 manifests combined" in both.stdout
+    assert both.stdout.splitlines()[-1] == "removed 3 unused verdicts from 2 files (1 deleted); 3 kept"
+    after = ledgers(project)
+    assert sorted(after) == ["test_other.json", "test_refund.json", "test_tone.json"]
+    assert after["test_refund.json"] == before["test_refund.json"]
+    (new_key,) = after["test_tone.json"]["verdicts"]
+    assert "Thank you" in after["test_tone.json"]["verdicts"][new_key]["output"]
+    # A directory of manifests does the same; nothing is left to remove.
+    assert cli(project, "prune", "--manifest", str(shards)).stdout.splitlines()[-1] == "nothing to remove (3 stored verdicts in use)"
+    pytester.runpytest("--judge-mode=replay").assert_outcomes(passed=3)
+
+
+def test_merge_driver_installs_and_merges_through_the_cli(tmp_path):
+    """`llmjudge merge --install` sets up a repository; `llmjudge merge %O %A %B` unions by key."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    done = cli(repo, "merge", "--install")
+    assert done.returncode == 0, done.stderr
+    assert "judge_verdicts/**/*.json merge=llmjudge" in (repo / ".gitattributes").read_text()
+    config = subprocess.run(["git", "config", "merge.llmjudge.driver"], cwd=repo, capture_output=True, text=True)
+    assert config.stdout.strip() == "llmjudge merge %O %A %B"
+
+    def ledger(path: Path, *digits: str) -> Path:
+        verdicts = {d * 64: {"reply": f'{{"score": 0.{d}}}', "score": float(f"0.{d}")} for d in digits}
+        path.write_text(json.dumps({"format": 1, "test": "t.py::test_x", "verdicts": verdicts}))
+        return path
+
+    base, ours, theirs = ledger(tmp_path / "o", "1"), ledger(tmp_path / "a", "1", "2"), ledger(tmp_path / "b", "1", "3")
+    done = cli(tmp_path, "merge", str(base), str(ours), str(theirs))
+    assert done.returncode == 0, done.stderr
+    assert sorted(json.loads(ours.read_text())["verdicts"]) == ["1" * 64, "2" * 64, "3" * 64]
+    wrong = cli(tmp_path, "merge", str(base))
+    assert wrong.returncode == 2 and "BASE OURS THEIRS" in wrong.stderr

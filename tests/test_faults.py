@@ -236,7 +236,7 @@ def test_e2e_gives_up_with_a_clear_failure_and_stores_nothing(pytester, openai_s
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*BackendError: InternalServerError from openai/judge-test*gave up after 3 attempts; --judge-retries=2*"])
-    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 failed, 0 unparseable, 1 judge errors*"])
+    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 0 unparseable, 1 judge errors*"])
     assert openai_server.request_count == 3
     assert verdict_files(pytester.path) == [] and cache_rows(pytester.path / "cache") == 0
 
@@ -270,7 +270,7 @@ def test_e2e_unparseable_replies_are_errors_never_scores_and_never_stored(pytest
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*VerdictParseError*"])
     result.stdout.no_fnmatch_line("*JudgmentFailed*")
-    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 failed, 1 unparseable*"])
+    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 1 unparseable*"])
     assert verdict_files(pytester.path) == [], "a parse failure is never a stored verdict"
     assert cache_rows(pytester.path / "cache") == 0, "nor a cached one"
     # Nothing was stored, so the next run asks the judge again (and this time gets a verdict).
@@ -315,7 +315,7 @@ def test_budget_stops_live_calls_once_spent(pytester, openai_server):
     result.stdout.fnmatch_lines(
         [
             "*BudgetExceeded: --judge-budget=$0.02 is spent ($0.0312 so far): no further live judge calls this run.*",
-            "llmjudge: 5 judged, 0 replayed, 2 live, 0 failed, 0 unparseable, 3 over budget, $0.0312*",
+            "llmjudge: 5 judged, 0 replayed, 2 live, 0 below threshold, 0 unparseable, 3 over budget, $0.0312*",
             "*llmjudge: --judge-budget=$0.02 reached ($0.0312 spent); later live judge calls were refused*",
         ]
     )

@@ -10,8 +10,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import FAKE_CONFTEST
 
+from helpers import FAKE_CONFTEST
 from pytest_llmjudge.reporting.html import render_html
 from pytest_llmjudge.reporting.json_report import build_report
 
@@ -118,3 +118,15 @@ def test_in_a_real_browser_the_filter_runs_and_nothing_injected_executes(html_re
     screenshot = tmp_path / "report.png"
     _run_chromium(f"--screenshot={screenshot}", "--window-size=1280,1600", html_report.as_uri())
     assert screenshot.exists() and screenshot.stat().st_size > 20_000
+
+
+def test_threshold_labels_never_overprint_however_close_the_thresholds():
+    from pytest_llmjudge.reporting.html import threshold_labels
+
+    thresholds = {0.5: 3, 0.52: 1, 0.55: 2, 0.6: 1, 0.62: 1, 0.7: 4, 0.9: 1, 0.95: 2, 1.0: 1}
+    placed = threshold_labels(thresholds, 36, 852)
+    assert len(placed) == len(thresholds)
+    for i, (_, _, row, (a, b), _) in enumerate(placed):
+        assert 36 <= a < b <= 36 + 852, "inside the plot"
+        for _, _, other_row, (c, d), _ in placed[i + 1 :]:
+            assert row != other_row or b <= c or d <= a, "two labels in one row overlap"

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from helpers import MODEL
 
 pytestmark = pytest.mark.slow
@@ -58,7 +59,7 @@ def test_200_verdicts_recorded_in_parallel_are_all_stored_once_and_replay(pytest
     pytester.makepyfile(test_many=MANY.format(n=200))
     result = pytester.runpytest(*live(openai_server), "--judge-mode=auto", "-n", str(workers), "-p", "xdist")
     result.assert_outcomes(passed=200)
-    result.stdout.fnmatch_lines(["llmjudge: 200 judged, 0 replayed, 200 live, 0 failed, 0 unparseable*"])
+    result.stdout.fnmatch_lines(["llmjudge: 200 judged, 0 replayed, 200 live, 0 below threshold, 0 unparseable*"])
     assert openai_server.request_count == 200, "one call per verdict: none repeated"
     files = verdict_files(pytester.path)
     keys = stored_keys(pytester.path)

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import Reply, reply_json
 
@@ -44,7 +45,7 @@ def test_auto_records_then_replay_uses_the_stored_verdict(pytester, openai_serve
     result = pytester.runpytest(*live_args, "--judge-mode=replay")
     result.assert_outcomes(passed=1)
     assert openai_server.request_count == 1, "replay must not call the judge"
-    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 1 replayed, 0 live, 0 failed, 0 unparseable*"])
+    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 1 replayed, 0 live, 0 below threshold, 0 unparseable*"])
 
 
 def test_auto_reuses_stored_verdict_without_calling_again(pytester, openai_server, live_args):
@@ -96,7 +97,7 @@ def test_replay_miss_names_test_key_nearest_entry_and_command(pytester, openai_s
             "*record it with a reachable judge: pytest 'test_refund.py::test_refund' --judge-mode=auto --judge-model=openai/judge-test*",
         ]
     )
-    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 failed, 0 unparseable, 1 missing*"])
+    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 0 unparseable, 1 missing*"])
 
 
 def test_ci_environment_defaults_to_replay_and_says_why(pytester, openai_server, live_args, monkeypatch):
@@ -209,7 +210,7 @@ def test_summary_counts_and_is_absent_when_nothing_is_judged(pytester, openai_se
     )
     result = pytester.runpytest(*live_args, "--judge-mode=auto")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["llmjudge: 2 judged, 0 replayed, 2 live, 1 failed, 0 unparseable, $0.0000"])
+    result.stdout.fnmatch_lines(["llmjudge: 2 judged, 0 replayed, 2 live, 1 below threshold, 0 unparseable, cost unknown"])
 
     pytester.makepyfile("def test_plain():\n    assert True\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
@@ -367,7 +368,7 @@ def test_unparseable_reply_is_its_own_error_with_the_reply_in_a_section(pytester
     failure_line = next(line for line in out.splitlines() if line.startswith("E ") and "VerdictParseError" in line)
     assert "without more context" not in failure_line, "the reply is not in the exception message"
     result.stdout.fnmatch_lines(["*llmjudge: unparseable judge reply (key *", "I cannot evaluate this without more context."])
-    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 failed, 1 unparseable*"])
+    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 1 unparseable*"])
     assert ledger_files(pytester.path) == [], "an unparseable reply is never stored"
 
 
@@ -476,12 +477,12 @@ def test_xdist_records_then_replays_with_a_correct_summary(pytester, openai_serv
     )
     result = pytester.runpytest(*live_args, "--judge-mode=auto", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=4, failed=4)
-    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 0 replayed, 8 live, 4 failed, 0 unparseable*"])
+    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 0 replayed, 8 live, 4 below threshold, 0 unparseable*"])
     assert openai_server.request_count == 8
     assert len(ledger_files(pytester.path)) == 8
     result = pytester.runpytest(*live_args, "--judge-mode=replay", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=4, failed=4)
-    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 8 replayed, 0 live, 4 failed, 0 unparseable*"])
+    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 8 replayed, 0 live, 4 below threshold, 0 unparseable*"])
     assert openai_server.request_count == 8
 
 
@@ -507,3 +508,91 @@ def test_api_key_never_reaches_files_or_output(pytester, openai_server, live_arg
         if path.is_file():
             everything += path.read_bytes().decode("utf-8", "replace")
     assert CANARY_KEY not in everything
+
+
+def test_a_test_hands_its_subprocesses_llmjudge_test_without_any_key(pytester, openai_server):
+    """Given a test, while it runs LLMJUDGE_TEST names its node id, verdict file place and settings
+    (the api base without credentials), never a key; after it, the variable is gone."""
+    pytester.makepyfile(
+        """
+        import json, os
+        from pathlib import Path
+
+        def test_env():
+            Path("seen.json").write_text(os.environ["LLMJUDGE_TEST"])
+
+        def test_after():
+            assert "LLMJUDGE_TEST" not in os.environ or json.loads(os.environ["LLMJUDGE_TEST"])["nodeid"].endswith("test_after")
+        """
+    )
+    base = openai_server.base_url.replace("http://", "http://user:secret@")
+    result = pytester.runpytest(f"--judge-model={MODEL}", f"--judge-api-base={base}", "--judge-mode=replay")
+    result.assert_outcomes(passed=2)
+    text = (pytester.path / "seen.json").read_text()
+    seen = json.loads(text)
+    assert seen["nodeid"] == "test_a_test_hands_its_subprocesses_llmjudge_test_without_any_key.py::test_env"
+    assert seen["settings"]["mode"] == "replay" and seen["settings"]["model"] == [MODEL]
+    assert seen["settings"]["api_base"] == openai_server.base_url
+    assert CANARY_KEY not in text and "secret" not in text
+    assert "LLMJUDGE_TEST" not in __import__("os").environ
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_cassettes_record_the_apps_calls_and_never_the_judges(pytester, openai_server, live_args, transport):
+    """Given pytest-recording with the user's own before_record_request, under either transport
+    LiteLLM uses, the app's request is recorded (through the user's filter) and the judge's is not."""
+    pytest.importorskip("pytest_recording")
+    httpx = pytest.importorskip("httpx")
+    del httpx
+    pytester.makeconftest(
+        f"""
+        import litellm, pytest
+
+        litellm.disable_aiohttp_transport = {transport == "httpx"}
+
+        def tag(request):
+            request.headers["X-Seen-By-User-Filter"] = "yes"
+            return request
+
+        @pytest.fixture(scope="module")
+        def vcr_config():
+            return {{"before_record_request": tag, "filter_headers": ["authorization"]}}
+        """
+    )
+    pytester.makepyfile(
+        f"""
+        import httpx, pytest
+        from pytest_llmjudge import assert_judged
+
+        @pytest.mark.vcr
+        def test_app():
+            models = httpx.get("{openai_server.base_url}/models").json()
+            assert_judged(f"Returns within 30 days. SCORE=0.9 {{len(models)}}", "Says returns are accepted within 30 days")
+        """
+    )
+    try:
+        pytester.runpytest(*live_args, "--judge-mode=auto", "--record-mode=once").assert_outcomes(passed=1)
+    finally:
+        import litellm
+
+        litellm.disable_aiohttp_transport = False
+    (cassette,) = pytester.path.rglob("cassettes/**/*.yaml")
+    text = cassette.read_text()
+    assert "/models" in text and "X-Seen-By-User-Filter" in text, "the app's call went through the user's filter"
+    assert "chat/completions" not in text, "the judge's call was recorded"
+    assert openai_server.request_count == 1
+
+
+def test_plain_vcrpy_users_wrap_their_filter_with_ignore_judge_requests():
+    import threading
+
+    from pytest_llmjudge.cassettes import JUDGE_THREAD_NAME, ignore_judge_requests
+
+    before = ignore_judge_requests(lambda request: request + " filtered")
+    assert before("app request") == "app request filtered"
+    seen = []
+    judge = threading.Thread(target=lambda: seen.append(before("judge request")), name=JUDGE_THREAD_NAME)
+    judge.start()
+    judge.join()
+    assert seen == [None], "None lets vcrpy send the judge's request unrecorded"
+    assert ignore_judge_requests()("app request") == "app request"

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
-from helpers import FAKE_CONFTEST
 
+from helpers import FAKE_CONFTEST
 
 JUDGED = '''
 import pytest
@@ -100,11 +99,11 @@ def test_each_judged_test_lists_cost_and_latency_in_rA_and_v_output(pytester):
         [
             "*_ test_good _*",
             "*- llmjudge -*",
-            "PASS 0.90 >= 0.70  live  fake-judge  cost n/a  *.** s  key *  Says returns are accepted within 30 days",
+            "PASS 0.90 >= 0.70  live  fake-judge  cost unknown  *.** s  key *  Says returns are accepted within 30 days",
         ]
     )
-    result.stdout.fnmatch_lines(["FAIL 0.20 < 0.70  live  fake-judge  cost n/a  *"])
-    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 failed, 1 unparseable, $0.0000",
+    result.stdout.fnmatch_lines(["FAIL 0.20 < 0.70  live  fake-judge  cost unknown  *"])
+    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 unparseable, cost unknown",
                                  "llmjudge: 5 live judge calls, *.** s judging (slowest *)"])
     result = pytester.runpytest("--judge-mode=replay", "-v")
     result.stdout.fnmatch_lines(["  test_refunds.py::test_bad  FAIL 0.20 < 0.70  replayed  fake-judge  $0.000000  -  key *"])
@@ -180,7 +179,7 @@ def test_xdist_report_merges_every_worker_and_keeps_their_drift(pytester, monkey
     assert [j["nodeid"] for j in document["judgments"]] == sorted(f"test_refunds.py::test_many[{n}]" for n in range(8))
     assert len({j["key"] for j in document["judgments"]}) == 8
     assert sorted(d["test"] for d in document["drift"]) == [f"test_refunds.py::test_many[{n}]" for n in (1, 4, 6)]
-    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 0 replayed, 8 live, 3 failed*"])
+    result.stdout.fnmatch_lines(["llmjudge: 8 judged, 0 replayed, 8 live, 3 below threshold*"])
     assert result.stdout.str().count("llmjudge drift:") == 3
     assert result.stdout.str().count("llmjudge: wrote JSON report") == 1
     assert sorted(p.name for p in pytester.path.iterdir() if p.suffix == ".json") == ["r.json"]
@@ -229,5 +228,86 @@ def test_summary_counts_errors_by_their_kind():
         {"error": "StoreError", "error_kind": "error"},
     ]
     assert summary_sentence(records) == (
-        "llmjudge: 4 judged, 0 replayed, 0 live, 0 failed, 1 unparseable, 1 missing, 1 over budget, 1 other errors, $0.0000"
+        "llmjudge: 4 judged, 0 replayed, 0 live, 0 below threshold, 1 unparseable, 1 missing, 1 over budget, 1 other errors, $0.0000"
     )
+
+
+def test_a_rerun_reports_each_attempts_judgments_once_marked_with_its_attempt(pytester):
+    """Given a test judged in two attempts (pytest-rerunfailures), the JSON report lists each
+    attempt's judgment once with its attempt number, and JUnit carries the final attempt's only."""
+    pytest.importorskip("pytest_rerunfailures")
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(
+        """
+        from pathlib import Path
+        from pytest_llmjudge import assert_judged
+
+        def test_flaky():
+            marker = Path(__file__).with_name("attempted")
+            assert_judged("Returns within 30 days. SCORE=0.9", "Says returns are accepted within 30 days")
+            if not marker.exists():
+                marker.write_text("1")
+                raise AssertionError("first attempt fails")
+            assert_judged("Thanks! SCORE=0.8", "Is polite")
+        """
+    )
+    result = pytester.runpytest("--judge-mode=auto", "--reruns=1", "--judge-report=r.json", "--junitxml=out.xml")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["llmjudge: 3 judged, *"])
+    judgments = json.loads((pytester.path / "r.json").read_text())["judgments"]
+    assert [(j["criteria"], j["attempt"]) for j in judgments] == [
+        ("Says returns are accepted within 30 days", 1),
+        ("Says returns are accepted within 30 days", 2),
+        ("Is polite", 2),
+    ]
+    xml = (pytester.path / "out.xml").read_text()
+    assert xml.count('name="llmjudge.score"') == 2, "the final attempt's two judgments"
+
+
+def test_cost_reads_unknown_when_unpriced_and_says_so_when_partly_priced():
+    from pytest_llmjudge.reporting.terminal import summary_sentence
+
+    priced = {"source": "live", "passed": True, "threshold": 0.5, "cost_usd": 0.001}
+    unpriced = {"source": "live", "passed": True, "threshold": 0.5, "cost_usd": None}
+    replayed = {"source": "replayed", "passed": True, "threshold": 0.5, "cost_usd": 0.0}
+    assert summary_sentence([unpriced, replayed]).endswith(", cost unknown")
+    assert summary_sentence([priced, unpriced]).endswith(", at least $0.0010 (1 of 2 live calls unpriced)")
+    assert summary_sentence([priced, replayed]).endswith(", $0.0010")
+    # The pipeline's own counts win: an unparseable reply was a live call, and it was not priced.
+    unparseable = {"error": "VerdictParseError", "error_kind": "unparseable", "live_calls": 1, "unpriced_calls": 1}
+    assert summary_sentence([priced, unparseable]).endswith(", at least $0.0010 (1 of 2 live calls unpriced)")
+
+
+def test_a_score_given_no_threshold_is_reported_as_scored_not_passed():
+    from pytest_llmjudge.reporting.json_report import judgment_status
+    from pytest_llmjudge.reporting.terminal import judgment_lines, summary_sentence
+
+    scored = {"source": "replayed", "score": 0.5, "threshold": 0.5, "passed": True, "asserted": False, "key": "ab" * 32}
+    failed = {"source": "replayed", "score": 0.2, "threshold": 0.7, "passed": False, "key": "cd" * 32}
+    assert judgment_lines([scored])[0].startswith("SCORED 0.50  replayed")
+    assert judgment_status(scored) == "scored"
+    assert summary_sentence([scored, failed]).startswith(
+        "llmjudge: 2 judged, 2 replayed, 0 live, 1 below threshold, 1 scored without a threshold, 0 unparseable"
+    )
+
+
+def test_without_a_report_the_run_keeps_counters_not_records(pytester):
+    """Given a judged run with no JSON/HTML report and no -v, the summary is complete while the
+    run holds no record: none in the recorder, none left on pytest's stored test reports."""
+    pytester.makeconftest(
+        FAKE_CONFTEST
+        + '''
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, config):
+    recorder = config.pluginmanager.get_plugin("llmjudge-recorder")
+    reports = [r for reports in terminalreporter.stats.values() for r in reports]
+    held = [r for r in reports if hasattr(r, "llmjudge")]
+    open("held.txt", "w").write(f"{len(recorder.records)} {len(held)} {len(reports)}")
+'''
+    )
+    pytester.makepyfile(JUDGED)
+    result = pytester.runpytest("--judge-mode=auto")
+    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 unparseable, cost unknown"])
+    records, held, reports = map(int, (pytester.path / "held.txt").read_text().split())
+    assert reports > 0 and (records, held) == (0, 0)

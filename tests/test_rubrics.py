@@ -394,7 +394,7 @@ def test_every_rubric_kind_records_then_replays(pytester, openai_server, live_ar
     result.assert_outcomes(passed=13, failed=2)
     result.stdout.fnmatch_lines(expected_lines)
     assert openai_server.request_count == 16, "replay must not call the judge"
-    result.stdout.fnmatch_lines(["llmjudge: 16 judged, 16 replayed, 0 live, 3 failed*"])
+    result.stdout.fnmatch_lines(["llmjudge: 16 judged, 16 replayed, 0 live, 3 below threshold*"])
 
 
 def test_library_criterion_without_its_reference_is_an_error(pytester, openai_server, live_args):

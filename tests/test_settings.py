@@ -75,3 +75,23 @@ def test_every_option_has_three_consistent_names():
         assert option.cli == f"--judge-{suffix}"
         assert option.ini == f"judge_{option.name}"
         assert option.env == f"LLMJUDGE_{option.name.upper()}"
+
+
+def test_a_run_that_sets_no_option_and_never_judges_loads_no_settings(pytester):
+    """Given a suite with no judge option anywhere, registering the options and running a plain test
+    does not load the settings, the judge or the store (start-up cost for suites that never judge)."""
+    pytester.makeconftest(
+        """
+        import sys
+
+        def pytest_unconfigure(config):
+            loaded = sorted(m for m in sys.modules if m.startswith("pytest_llmjudge"))
+            open("loaded.txt", "w").write("\\n".join(loaded))
+        """
+    )
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    loaded = (pytester.path / "loaded.txt").read_text().split()
+    assert "pytest_llmjudge.options" in loaded
+    for heavy in ("pytest_llmjudge.settings", "pytest_llmjudge.judge", "pytest_llmjudge.store", "pytest_llmjudge.prune"):
+        assert heavy not in loaded, loaded

@@ -4,12 +4,17 @@
     llmjudge reparse [PATH...] [--write]   run the current parser over every stored reply
     llmjudge show KEY [PATH...]            one stored judgment in full (a key prefix will do)
     llmjudge prune [--dry-run]             remove verdicts the last full run did not use
+    llmjudge prune --manifest A --manifest B   ... that none of several runs (shards) used
+    llmjudge merge %O %A %B                git merge driver: verdict files merge by key
+    llmjudge merge --install               install that driver (.gitattributes, git config)
 
 Ledger files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
 directories, and for any other JSON file shaped like a ledger (as `--judge-store DIR` writes
 them); version-control, tox/nox, node_modules, caches and virtual environments are skipped.
 
-Prune works from the used-keys manifest the last full run left in pytest's cache (see `prune`).
+Prune works from the used-keys manifest the last full run left in pytest's cache (see `prune`),
+or from several manifests combined: a run that ran part of what it collected (a pytest-shard or
+pytest-split shard, -k) leaves its own under `.pytest_cache/v/llmjudge/shards/`.
 Errors exit with status 2 and one line, never a traceback.
 """
 
@@ -19,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -28,7 +34,17 @@ from typing import Any
 
 from .errors import StoreError, VerdictParseError
 from .keys import messages_sha256
-from .prune import ManifestError, apply_prune, find_manifest, load_manifest, plan_prune, project_root
+from .prune import (
+    NOT_RUN,
+    ManifestError,
+    apply_prune,
+    combine_manifests,
+    find_manifest,
+    load_manifest,
+    load_manifests,
+    plan_prune,
+    project_root,
+)
 from .store import LedgerDocument
 
 SKIP_DIRS = {
@@ -147,7 +163,7 @@ def reparse_entry(entry: Mapping[str, Any]) -> Reparsed:
             return Reparsed(skipped=f"rubric {name!r} cannot be rebuilt from the stored fields")
     except VerdictParseError as exc:
         return Reparsed(error=str(exc).splitlines()[0] if str(exc) else "unparseable")
-    except Exception as exc:  # noqa: BLE001 - a parser crash is reported per entry, not fatal
+    except Exception as exc:
         return Reparsed(error=f"{exc.__class__.__name__}: {exc}"[:200])
     return Reparsed(parsed.score, parsed.verdict, parsed.confidence, parsed.reasoning)
 
@@ -169,7 +185,7 @@ def _rebuild(entry: Mapping[str, Any], name: str) -> Any:
             sha = messages_sha256(messages)
             if sha == wanted:
                 return rubric, prompt
-    except Exception:  # noqa: BLE001 - not rebuildable: fall back
+    except Exception:
         return None
     return None
 
@@ -205,8 +221,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
                 skipped += 1
     tests = len({ledger.test for ledger in ledgers})
     print(
-        f"{total} stored verdicts in {len(ledgers)} ledger files ({tests} tests), {len(unparseable)} unparseable replies"
-        + (f", {skipped} not re-checked (rubric not rebuildable)" if skipped else "")
+        f"{total} stored verdicts in {len(ledgers)} ledger files ({tests} tests), {len(unparseable)} "
+        "unparseable replies" + (f", {skipped} not re-checked (rubric not rebuildable)" if skipped else "")
     )
     for title, counts in (("by model", per_model), ("by test module", per_module), ("by rubric", per_rubric)):
         if not counts:
@@ -332,13 +348,23 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_prune(args: argparse.Namespace) -> int:
     try:
-        path = find_manifest(args.cache_dir, Path.cwd())
-        manifest = load_manifest(path)
+        if args.manifest:
+            manifests = load_manifests(Path(m) for m in args.manifest)
+            manifest = combine_manifests(manifests)
+            root = Path.cwd()
+            where = f"{len(manifests)} manifests combined"
+        else:
+            path = find_manifest(args.cache_dir, Path.cwd())
+            manifest = load_manifest(path)
+            root = project_root(path)
+            where = f"manifest {path}"
     except ManifestError as exc:
         raise CliError(str(exc)) from None
-    plan = plan_prune(manifest, root=project_root(path))
+    plan = plan_prune(manifest, root=root)
     age = time.time() - float(manifest.get("written") or 0)
-    print(f"manifest {path}, written {age / 3600:.1f} h ago by a full run of {len(manifest.get('tests') or {})} tests")
+    tests = manifest.get("tests") or {}
+    ran = sum(t.get("outcome") != NOT_RUN for t in tests.values())
+    print(f"{where}, written {age / 3600:.1f} h ago by runs of {ran} of {len(tests)} collected tests")
     for note in plan.notes:
         print(note)
     verb = "would remove" if args.dry_run else "removed"
@@ -354,6 +380,36 @@ def cmd_prune(args: argparse.Namespace) -> int:
     description = plan.describe()
     print(description.replace("removed", "would remove", 1) if args.dry_run else description)
     return 0
+
+
+# -- merge driver ------------------------------------------------------------------------------------
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from . import ledger_merge
+
+    if args.install:
+        if args.files:
+            raise CliError("merge --install takes no files")
+        repo = Path(args.repo)
+        try:
+            added = ledger_merge.install(repo, store=args.store)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            print(ledger_merge.install_instructions(args.store))
+            detail = getattr(exc, "stderr", b"") or b""
+            detail = detail.decode("utf-8", "replace").strip() if isinstance(detail, bytes) else str(detail).strip()
+            raise CliError(f"could not install the merge driver in {repo}: {detail or exc}") from None
+        for line in added:
+            print(f"added to {repo / '.gitattributes'}: {line}")
+        print(f"configured git merge driver {ledger_merge.DRIVER_NAME!r}: {ledger_merge.DRIVER_COMMAND}")
+        print(
+            "commit .gitattributes; every other clone runs `llmjudge merge --install` once (git config is not "
+            "committed)"
+        )
+        return 0
+    if len(args.files) != 3:
+        raise CliError("merge takes BASE OURS THEIRS (git passes %O %A %B), or --install")
+    return ledger_merge.main(args.files)
 
 
 # -- entry point -----------------------------------------------------------------------------------
@@ -395,7 +451,27 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument(
         "--cache-dir", metavar="DIR", help="pytest's cache directory (default: .pytest_cache here or above)"
     )
+    prune.add_argument(
+        "--manifest",
+        action="append",
+        metavar="PATH",
+        help="a used-keys manifest file, or a directory of them (the shards' manifests, pytest's cache "
+        "llmjudge/shards folder); repeat to combine: only what no run used, in folders every run covered, goes",
+    )
     prune.set_defaults(run=cmd_prune)
+
+    merge = commands.add_parser(
+        "merge",
+        help="git merge driver for verdict files (union by key; `llmjudge merge %%O %%A %%B`), "
+        "or --install it in this repository",
+    )
+    merge.add_argument("files", nargs="*", metavar="FILE", help="BASE OURS THEIRS, as git passes %%O %%A %%B")
+    merge.add_argument("--install", action="store_true", help="add the .gitattributes line and the git config settings")
+    merge.add_argument("--repo", default=".", metavar="DIR", help="the repository to install into (default: .)")
+    merge.add_argument(
+        "--store", metavar="DIR", help="with --install: also cover this --judge-store directory (relative to the repo)"
+    )
+    merge.set_defaults(run=cmd_merge)
     return parser
 
 

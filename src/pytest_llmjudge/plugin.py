@@ -8,6 +8,7 @@ a store.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,29 +18,31 @@ import pytest
 if TYPE_CHECKING:
     from .judge import Judge
     from .runtime import JudgeRuntime, TestContext
+    from .settings import Settings
 
 RUNTIME_KEY: pytest.StashKey[JudgeRuntime] = pytest.StashKey()
 CONTEXT_KEY: pytest.StashKey[TestContext] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from .settings import OPTIONS
+    from .options import OPTION_TABLE, cli_name, dest_name, env_name, ini_name
 
     group = parser.getgroup("llmjudge", "LLM-judged assertions (pytest-llmjudge)")
-    for option in OPTIONS:
-        text = f"{option.help} [ini: {option.ini}, env: {option.env}]"
-        if option.flag:
-            group.addoption(option.cli, action="store_true", dest=option.dest, default=None, help=text)
-            parser.addini(option.ini, option.help, type="bool", default=False)
+    for name, help_text, metavar, flag, _ in OPTION_TABLE:
+        ini = ini_name(name)
+        text = f"{help_text} [ini: {ini}, env: {env_name(name)}]"
+        if flag:
+            group.addoption(cli_name(name), action="store_true", dest=dest_name(name), default=None, help=text)
+            parser.addini(ini, help_text, type="bool", default=False)
         else:
-            group.addoption(option.cli, dest=option.dest, metavar=option.metavar, default=None, help=text)
-            parser.addini(option.ini, option.help, default="")
+            group.addoption(cli_name(name), dest=dest_name(name), metavar=metavar, default=None, help=text)
+            parser.addini(ini, help_text, default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from .options import OPTION_TABLE, dest_name, env_name, ini_name
     from .runtime import JudgeRuntime, activate
     from .session import RunRecorder
-    from .settings import OPTIONS, SettingError, resolve
 
     config.addinivalue_line(
         "markers",
@@ -49,20 +52,36 @@ def pytest_configure(config: pytest.Config) -> None:
     # litellm's pydantic models warn on import ("ReadOnly" qualifier); under `filterwarnings = error`
     # that warning turned every judge call into a retried connection error.
     config.addinivalue_line("filterwarnings", "ignore:.*ReadOnly.*:UserWarning")
-    cli = {o.name: config.getoption(o.dest) for o in OPTIONS}
-    ini = {o.name: config.getini(o.ini) for o in OPTIONS}
-    try:
-        settings = resolve(cli, ini)
-    except SettingError as exc:
-        raise pytest.UsageError(f"pytest-llmjudge: {exc}") from None
+    names = [name for name, *_ in OPTION_TABLE]
+    cli = {name: config.getoption(dest_name(name)) for name in names}
+    ini = {name: config.getini(ini_name(name)) for name in names}
     rootdir = Path(config.rootpath)
-    store_root = _under(rootdir, settings.store) if settings.store else None
-    runtime = JudgeRuntime(
-        settings, rootdir=rootdir, cache_dir=_cache_dir(config, settings.cache_dir), store_root=store_root
+    configured = any(value not in (None, "", False) for value in (*cli.values(), *ini.values())) or any(
+        env_name(name) in os.environ for name in names
     )
+    if configured:  # resolve now, so a bad value stops the run before it starts
+        from .settings import SettingError, resolve
+
+        try:
+            settings = resolve(cli, ini)
+        except SettingError as exc:
+            raise pytest.UsageError(f"pytest-llmjudge: {exc}") from None
+        store_root = _under(rootdir, settings.store) if settings.store else None
+        runtime = JudgeRuntime(
+            settings, rootdir=rootdir, cache_dir=_cache_dir(config, settings.cache_dir), store_root=store_root
+        )
+    else:  # nothing configured: the defaults (and CI detection) are resolved if a test judges
+        runtime = JudgeRuntime(_default_settings, rootdir=rootdir, cache_dir=_cache_dir(config, None))
+    runtime.configured = configured
     config.stash[RUNTIME_KEY] = runtime
     config.pluginmanager.register(RunRecorder(config, runtime), "llmjudge-recorder")
     activate(runtime)
+
+
+def _default_settings() -> Settings:
+    from .settings import resolve
+
+    return resolve({}, {})
 
 
 def _under(rootdir: Path, value: str) -> Path:
@@ -106,10 +125,9 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     runtime = config.stash.get(RUNTIME_KEY, None)
     if runtime is None:
         return None
-    settings = runtime.settings
-    configured = any(source != "default" for source in settings.sources.values())
-    if not configured and not any(_uses_judge(item) for item in items):
+    if not runtime.configured and not any(_uses_judge(item) for item in items):
         return None
+    settings = runtime.settings
     # The judge_backend fixture is resolved per test, later: without a model, say only that.
     judge = (
         f"judge {','.join(settings.model)}"
@@ -141,20 +159,38 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     runtime = item.config.stash.get(RUNTIME_KEY, None)
     if runtime is None:
         return (yield)
-    from .runtime import TestContext
+    from .runtime import STORED_SUFFIXES, TEST_ENV, TestContext, test_environment
 
     path = Path(item.path) if getattr(item, "path", None) is not None else None
     context = TestContext(
         nodeid=item.nodeid,
-        module_path=path if path is not None and path.suffix == ".py" else None,
+        module_path=path if path is not None and path.suffix in STORED_SUFFIXES else None,
         test_name=_test_name(item),
     )
     item.stash[CONTEXT_KEY] = context
     runtime.current = context
+    # A subprocess the test starts judges as the test would, into the test's verdict file.
+    previous = os.environ.get(TEST_ENV)
+    value = test_environment(runtime, context, _used_file(item))
+    if value is not None:
+        os.environ[TEST_ENV] = value
     try:
         return (yield)
     finally:
         runtime.current = None
+        if previous is None:
+            os.environ.pop(TEST_ENV, None)
+        else:
+            os.environ[TEST_ENV] = previous
+
+
+def _used_file(item: pytest.Item) -> Path:
+    """Where the test's subprocesses list the verdict keys they used (read back at teardown)."""
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha256(item.nodeid.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return Path(tempfile.gettempdir(), f"llmjudge-used-{os.getpid()}-{digest}")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -182,27 +218,49 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    context = item.stash.get(CONTEXT_KEY, None)
-    if context is not None and context.records and call.when == "teardown":
-        from .reporting.junit import user_properties
-
-        for record in context.records:
-            item.user_properties.extend(user_properties(record))
+    """The call report gets the judgments' report sections; the teardown report carries one attempt's
+    judgments to the controller (and, with --junitxml, as JUnit properties): a rerun
+    (pytest-rerunfailures) starts a new attempt, so nothing is sent twice."""
     report = yield
-    if context is not None:
-        if call.when == "call":
-            report.sections.extend(context.sections)
-            if context.records:  # shown by -rA / -rP and with failures: cost and latency per judgment
-                from .reporting.terminal import judgment_lines
+    context = item.stash.get(CONTEXT_KEY, None)
+    if context is None:
+        return report
+    if call.when == "call":
+        report.sections.extend(context.sections)
+        if context.records:  # shown by -rA / -rP and with failures: cost and latency per judgment
+            from .reporting.terminal import judgment_lines
 
-                report.sections.append(("llmjudge", "\n".join(judgment_lines(context.records))))
-        elif call.when == "teardown":
-            from .session import PAYLOAD_ATTRIBUTE, item_payload
+            report.sections.append(("llmjudge", "\n".join(judgment_lines(context.records))))
+    elif call.when == "teardown":
+        from .runtime import read_used_file
+        from .session import PAYLOAD_ATTRIBUTE, item_payload
 
-            payload = item_payload(context)
-            if payload:  # plain data on the report crosses the xdist wire to the controller's RunRecorder
-                setattr(report, PAYLOAD_ATTRIBUTE, payload)
+        runtime = item.config.stash.get(RUNTIME_KEY, None)
+        child_used = read_used_file(_used_file(item))
+        if child_used and runtime is not None:  # keys the test's subprocesses used: prune keeps them
+            ledger = runtime.ledger_for(context)
+            if ledger is not None:
+                ledger.used.update(child_used)
+
+        if context.records and getattr(item.config.option, "xmlpath", None):
+            from .reporting.junit import user_properties
+
+            for record in context.records:
+                report.user_properties.extend(user_properties(record))
+        payload = item_payload(context)
+        if payload:  # plain data on the report crosses the xdist wire to the controller's RunRecorder
+            setattr(report, PAYLOAD_ATTRIBUTE, payload)
+        if runtime is not None:
+            runtime.finish_attempt(context)
     return report
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+    """pytest-recording: the judge's own calls are neither recorded into nor answered from the test's cassette."""
+    from .cassettes import configure_vcr
+
+    configure_vcr(vcr)
 
 
 @pytest.fixture(autouse=True)

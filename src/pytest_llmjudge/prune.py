@@ -9,21 +9,27 @@ prune` applies it later from the manifest (`find_manifest`).  Both go through `p
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import json
+import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import StoreError
+from .runtime import STORED_SUFFIXES
 from .store import LedgerDocument, ledger_path
 
 if TYPE_CHECKING:  # the CLI imports this module too, and runs without pytest
     import pytest
 
 MANIFEST_KEY = "llmjudge/used-keys"
+SHARDS_KEY = "llmjudge/shards"  # a partial run's manifest: SHARDS_KEY/<shard_name(...)>
+NOT_RUN = "not run"  # a test's outcome in a manifest when it was collected and did not run
 MANIFEST_FORMAT = 1
 # pytest's defaults, for the CLI that runs without a pytest config: the `cache_dir` ini value, and
 # the folder under it where `config.cache.set(key, ...)` keeps values.
@@ -39,15 +45,16 @@ class ManifestError(Exception):
 
 
 def full_run_refusal(
-    config: pytest.Config, exitstatus: int | None, deselected: int, mode: str, outcomes: Mapping[str, str]
+    config: pytest.Config, exitstatus: int | None, mode: str, outcomes: Mapping[str, str]
 ) -> str | None:
-    """Why this run cannot tell which stored verdicts are unused, or None when it can.
+    """Why this run cannot say which stored verdicts it used, or None when it can.
 
-    A run counts as full when: it judged in auto, replay or refresh mode (live reads nothing); it
-    ran tests (not --collect-only) and exited 0 (no failures, errors, crashed xdist workers, or
-    interruption); nothing narrowed the selection inside a module (no -k, -m, node ids, --deselect,
-    --lf, --sw, and no plugin deselected anything).  File and directory arguments are fine: prune
-    then covers only the modules that ran.  Tests skipped or xfailed keep all their verdicts.
+    It can when: it judged in auto, replay or refresh mode (live reads nothing); it ran tests (not
+    --collect-only) and exited 0 (no failures, errors, crashed xdist workers, or interruption); and
+    it collected every test of the modules it covers (no node ids, --lf or --sw, which narrow the
+    collection itself).  File and directory arguments are fine: prune then covers only the modules
+    that ran.  Tests skipped or xfailed keep all their verdicts.  A run that collected everything
+    but ran a part of it (`narrowed` says why) still writes a partial manifest.
     """
     option = config.option
     if mode == "live":
@@ -56,16 +63,24 @@ def full_run_refusal(
         return "--collect-only ran no test"
     if exitstatus != 0:
         return f"the run did not pass (exit status {exitstatus}); prune needs a full, successful run"
-    if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
-        return "-k/-m selected a subset of the tests"
     if any("::" in str(arg) for arg in config.args):
         return "node ids selected a subset of the tests"
-    if getattr(option, "deselect", None) or getattr(option, "lf", False) or getattr(option, "stepwise", False):
-        return "--deselect/--lf/--sw selected a subset of the tests"
-    if deselected:
-        return f"{deselected} tests were deselected"
+    if getattr(option, "lf", False) or getattr(option, "stepwise", False):
+        return "--lf/--sw selected a subset of the tests"
     if not outcomes:
         return "no test ran"
+    return None
+
+
+def narrowed(config: pytest.Config, not_run: int) -> str | None:
+    """Why this run ran only part of what it collected (-k, -m, --deselect, a sharding plugin), or None."""
+    option = config.option
+    if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
+        return "-k/-m selected a subset of the tests"
+    if getattr(option, "deselect", None):
+        return "--deselect selected a subset of the tests"
+    if not_run:
+        return f"{not_run} collected tests did not run (deselected, or another shard's)"
     return None
 
 
@@ -73,65 +88,96 @@ def run_manifest(
     rootdir: Path,
     store_root: Path | None,
     outcomes: Mapping[str, str],
-    locations: Mapping[str, str],
     used: Mapping[str, Iterable[str]],
+    not_run: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """What a full run used: per test its outcome, ledger file and keys; and the directories covered."""
+    """What a run used: per test its outcome, ledger file and keys; and the verdict directories covered.
+
+    A test is filed by its node id's path (the module that collected it, `item.path`, also for a test
+    inherited from a base class in another module).  Tests collected but not run are listed with the
+    outcome "not run": prune keeps every verdict of theirs.
+    """
+    root = _resolved(rootdir)
     tests: dict[str, Any] = {}
-    dirs: set[Path] = set()
+    dirs: set[str] = set()
     module_dirs: set[Path] = set()
-    for nodeid, outcome in outcomes.items():
-        location = locations.get(nodeid)
-        if not location or "::" not in nodeid:
+    everything = [*((n, o) for n, o in outcomes.items()), *((n, NOT_RUN) for n in not_run if n not in outcomes)]
+    for nodeid, outcome in everything:
+        if "::" not in nodeid:
             continue
-        module = (rootdir / location).resolve()
-        if module.suffix != ".py":
+        location, name = nodeid.split("::", 1)
+        module = Path(os.path.normpath(root / location))
+        if module.suffix not in STORED_SUFFIXES:
             continue
-        path = ledger_path(module, nodeid.split("::", 1)[1], store_root=store_root, rootdir=rootdir)
-        dirs.add(path.parent)
+        path = ledger_path(module, name, store_root=store_root, rootdir=root)
+        ledger = _rel(path, root)
+        dirs.add(ledger.rpartition("/")[0])
         module_dirs.add(module.parent)
-        tests[nodeid] = {"outcome": outcome, "ledger": _rel(path, rootdir), "used": sorted(used.get(str(path), ()))}
+        tests[nodeid] = {"outcome": outcome, "ledger": ledger, "used": sorted(used.get(nodeid, ()))}
     if store_root is None:  # verdicts of modules that no longer exist, beside modules that ran
         for folder in module_dirs:
             verdicts = folder / "judge_verdicts"
             if verdicts.is_dir():
-                dirs.update(d for d in verdicts.iterdir() if d.is_dir() and not (folder / f"{d.name}.py").exists())
+                dirs.update(
+                    _rel(d, root)
+                    for d in verdicts.iterdir()
+                    if d.is_dir() and not any((folder / f"{d.name}{suffix}").exists() for suffix in STORED_SUFFIXES)
+                )
     return {
         "format": MANIFEST_FORMAT,
         "rootdir": str(rootdir),
         "written": time.time(),
-        "dirs": sorted(_rel(d, rootdir) for d in dirs),
+        "dirs": sorted(dirs),
         "tests": dict(sorted(tests.items())),
     }
 
 
-def _rel(path: Path, rootdir: Path) -> str:
-    resolved = path.resolve()
-    try:
-        return str(resolved.relative_to(_resolved(rootdir)))
-    except ValueError:
-        return str(resolved)
+def _rel(path: Path, root: Path) -> str:
+    """`path` relative to the (resolved) rootdir, with "/" separators; absolute when outside it.  No syscalls."""
+    text = os.path.normpath(path if path.is_absolute() else root / path)
+    prefix = str(root).rstrip(os.sep) + os.sep
+    if text.startswith(prefix):
+        text = text[len(prefix) :]
+    return text.replace(os.sep, "/")
 
 
 @functools.lru_cache(maxsize=8)
 def _resolved(rootdir: Path) -> Path:
-    """rootdir, resolved once: _rel runs for every test of a run."""
+    """rootdir, resolved once: a manifest files every test of a run under it."""
     return rootdir.resolve()
 
 
-def save_manifest(config: pytest.Config, manifest: Mapping[str, Any]) -> None:
-    """Keep the manifest in pytest's cache (nothing, with the cache provider off)."""
+def shard_name(not_run: Iterable[str]) -> str:
+    """A partial run's manifest name: the same for every run of one shard (it depends on what did not run)."""
+    digest = hashlib.sha256("\n".join(sorted(not_run)).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"shard-{digest[:12]}"
+
+
+def save_manifest(config: pytest.Config, manifest: Mapping[str, Any], *, shard: str | None = None) -> Path | None:
+    """Keep the manifest in pytest's cache (a partial run's under SHARDS_KEY/<shard>); return its file.
+
+    Nothing is kept, and None returned, with the cache provider off.
+    """
     cache = getattr(config, "cache", None)
-    if cache is not None:
-        cache.set(MANIFEST_KEY, dict(manifest))
+    if cache is None:
+        return None
+    key = MANIFEST_KEY if shard is None else f"{SHARDS_KEY}/{shard}"
+    cache.set(key, dict(manifest))
+    return manifest_file(cache_dir_of(config), key)
+
+
+def cache_dir_of(config: pytest.Config) -> Path:
+    """pytest's cache directory, as pytest finds it: the `cache_dir` ini value, against rootdir."""
+    value = os.path.expandvars(os.path.expanduser(str(config.getini("cache_dir") or PYTEST_CACHE_DIR)))
+    return Path(config.rootpath) / value
 
 
 # -- finding a manifest outside pytest ---------------------------------------------------------
 
 
-def manifest_file(cache_dir: Path) -> Path:
-    """Where `config.cache.set(MANIFEST_KEY, ...)` writes the manifest in a pytest cache directory."""
-    return cache_dir / _CACHE_VALUES / MANIFEST_KEY
+def manifest_file(cache_dir: Path, key: str = MANIFEST_KEY) -> Path:
+    """Where `config.cache.set(key, ...)` writes a manifest in a pytest cache directory."""
+    return cache_dir / _CACHE_VALUES / key
 
 
 def find_manifest(cache_dir: str | Path | None, start: Path) -> Path:
@@ -171,6 +217,55 @@ def load_manifest(path: Path) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise ManifestError(f"{path}: not a used-keys manifest of format {MANIFEST_FORMAT}")
     return manifest
+
+
+def load_manifests(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """Every manifest in `paths`: files as given, directories searched for manifest files (shards' artifacts)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ManifestError(f"{path}: no such manifest file or directory")
+    if not files:
+        raise ManifestError(f"no used-keys manifest in {', '.join(map(str, paths))}")
+    return [load_manifest(f) for f in files]
+
+
+_OUTCOME_RANK = {NOT_RUN: 0, "passed": 1}  # anything else (failed, skipped) ranks above: it keeps every verdict
+
+
+def combine_manifests(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One manifest from several runs (the shards of one suite): prune then removes only what no run
+    used, in the verdict directories every run covered.
+
+    A test's keys are the union of what each run used; its outcome is "passed" only when some run ran
+    it and passed and none failed or skipped it; a test no run ran stays "not run" (all kept).  The
+    oldest run's time guards against files changed since.
+    """
+    if not manifests:
+        raise ManifestError("no used-keys manifest to combine")
+    if len(manifests) == 1:
+        return dict(manifests[0])
+    tests: dict[str, dict[str, Any]] = {}
+    for manifest in manifests:
+        for nodeid, test in (manifest.get("tests") or {}).items():
+            combined = tests.setdefault(nodeid, {"outcome": NOT_RUN, "ledger": test.get("ledger"), "used": set()})
+            combined["used"].update(test.get("used") or ())
+            outcome = str(test.get("outcome"))
+            if _OUTCOME_RANK.get(outcome, 2) > _OUTCOME_RANK.get(combined["outcome"], 2):
+                combined["outcome"] = outcome
+    covered = set.intersection(*(set(m.get("dirs") or ()) for m in manifests))
+    return {
+        "format": MANIFEST_FORMAT,
+        "rootdir": str(manifests[0].get("rootdir") or "."),
+        "written": min(float(m.get("written") or 0) for m in manifests),
+        "dirs": sorted(covered),
+        "tests": {n: {**t, "used": sorted(t["used"])} for n, t in sorted(tests.items())},
+        "combined": len(manifests),
+    }
 
 
 # -- the plan ------------------------------------------------------------------------------------
@@ -260,9 +355,7 @@ def apply_prune(plan: PrunePlan) -> None:
     for action in plan.actions:
         if action.deletes_file:
             action.path.unlink(missing_ok=True)
-            try:
+            with contextlib.suppress(OSError):
                 action.path.parent.rmdir()  # only when empty
-            except OSError:
-                pass
         else:
             LedgerDocument(action.path, action.test, action.kept).write()

@@ -14,18 +14,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import BudgetExceeded
-from .settings import Settings, resolve
-
 if TYPE_CHECKING:
     import asyncio
 
     from .backends import LoopThread
+    from .settings import Settings
     from .store import Ledger, LocalCache
     from .store.spend import SharedSpend
     from .verdict import DriftRecord, JudgmentRecord
 
 _UNSET: Any = object()
+# Files whose tests have verdict files: modules, and text files of doctests (--doctest-glob).
+STORED_SUFFIXES = (".py", ".txt", ".md", ".rst")
 
 
 class TestContext:
@@ -47,6 +47,7 @@ class TestContext:
         self.sections: list[tuple[str, str]] = []  # report sections (raw replies)
         self.ledger: Ledger | None = None  # this test's verdict file, once a judgment asked for it
         self.backend: Any = _UNSET
+        self.attempt = 1  # a rerun (pytest-rerunfailures) is attempt 2, 3, ...
 
     def judge_backend(self) -> Any:
         """The `judge_backend` fixture's value for this test (None: use LiteLLM)."""
@@ -62,15 +63,16 @@ class JudgeRuntime:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: Settings | Callable[[], Settings],
         *,
         rootdir: Path,
         cache_dir: Path | Callable[[], Path | None] | None = None,
         store_root: Path | None = None,
     ) -> None:
         """`cache_dir` may be a function giving it, called only when the cache or the spend file is needed
-        (pytest's `config.cache.mkdir` creates the directory it names)."""
-        self.settings = settings
+        (pytest's `config.cache.mkdir` creates the directory it names).  `settings` too may be a
+        function: a session configured for nothing resolves its (default) settings on first need."""
+        self._settings = settings
         self.rootdir = rootdir
         self.store_root = store_root
         self._cache_dir_source = cache_dir
@@ -78,15 +80,30 @@ class JudgeRuntime:
         self._loop: LoopThread | None = None
         self.ledgers: dict[Path, Ledger] = {}
         self.current: TestContext | None = None
+        self.configured = True  # False: the session set no option (the plugin then resolves settings lazily)
         self.spent_usd = 0.0  # this process's live calls
         self._shared_spend: SharedSpend | None = None
         self._notices: list[str] = []
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._semaphore: asyncio.Semaphore | None = None
 
+    @property
+    def settings(self) -> Settings:
+        """The session's resolved settings."""
+        settings = self._settings
+        if callable(settings):
+            settings = self._settings = settings()
+        return settings
+
+    @property
+    def settings_resolved(self) -> bool:
+        return not callable(self._settings)
+
     @classmethod
     def standalone(cls) -> JudgeRuntime:
         """A runtime outside pytest: settings from the environment, nothing committed."""
+        from .settings import resolve
+
         return cls(resolve({}, {}, os.environ), rootdir=Path.cwd())
 
     def _cache_dir(self) -> Path | None:
@@ -97,9 +114,9 @@ class JudgeRuntime:
 
     def ledger_for(self, context: TestContext | None) -> Ledger | None:
         """The test's verdict file, found once per test and shared by every judgment in it."""
-        if context is None or context.module_path is None:
+        if context is None or (context.ledger is None and context.module_path is None):
             return None
-        if context.ledger is None:
+        if context.ledger is None and context.module_path is not None:
             from .store import Ledger, ledger_path
 
             path = ledger_path(context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir)
@@ -109,6 +126,21 @@ class JudgeRuntime:
             context.ledger = ledger
         return context.ledger
 
+    def finish_attempt(self, context: TestContext) -> None:
+        """The test's attempt has been reported: forget its judgments (a rerun starts afresh) and
+        release its verdict file (the keys it used were reported; a rerun reads the file again)."""
+        context.records = []
+        context.drift = []
+        context.sections = []
+        context.attempt += 1
+        context.request = None  # a rerun's fixture binds its own; a finished test keeps no fixtures alive
+        context.backend = _UNSET
+        ledger = context.ledger
+        if ledger is not None:
+            context.ledger = None
+            if self.ledgers.get(ledger.path) is ledger:
+                del self.ledgers[ledger.path]
+
     # -- live-call plumbing, used on the background loop only --------------------------------
 
     @property
@@ -116,8 +148,9 @@ class JudgeRuntime:
         """The background loop for live calls, started on first need (asyncio stays unimported until then)."""
         if self._loop is None:
             from .backends.loop import LoopThread
+            from .cassettes import JUDGE_THREAD_NAME
 
-            self._loop = LoopThread()
+            self._loop = LoopThread(name=JUDGE_THREAD_NAME)  # vcrpy cassettes tell the judge's calls by it
         return self._loop
 
     def semaphore(self) -> asyncio.Semaphore:
@@ -176,6 +209,8 @@ class JudgeRuntime:
         budget = self.settings.budget
         if budget is None:
             return
+        from .errors import BudgetExceeded
+
         spent = self.total_spent()
         if spent >= budget:
             shared = self.shared_spend
@@ -206,7 +241,113 @@ class JudgeRuntime:
             self._cache.close()
 
 
+# -- a test's subprocess: LLMJUDGE_TEST --------------------------------------------------------
+
+TEST_ENV = "LLMJUDGE_TEST"
+# What a test's subprocess needs to judge as the test would: never a key, never a report path.
+_CHILD_SETTINGS = ("model", "mode", "threshold", "api_base", "temperature", "timeout", "retries", "samples", "budget")
+
+
+def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: Path) -> str | None:
+    """The value of LLMJUDGE_TEST while `context`'s test runs (None when the test has no verdict file).
+
+    JSON: the node id, the verdict file, the settings a child process needs (mode, model, api base
+    without credentials, sampling), the test's JSON-safe marker arguments, and a file where the child
+    lists the verdict keys it used (so prune keeps them).  No key or secret is in it.
+    """
+    if context.module_path is None:
+        return None
+    import json
+
+    marker = {}
+    for name, value in context.marker.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            continue
+        marker[name] = value
+    payload: dict[str, Any] = {
+        "nodeid": context.nodeid,
+        "test_name": context.test_name,
+        "module": str(context.module_path),
+        "store_root": str(runtime.store_root) if runtime.store_root is not None else None,
+        "rootdir": str(runtime.rootdir),
+        "marker": marker,
+        "used": str(used_file),
+    }
+    if runtime.settings_resolved:  # else nothing was configured: the child resolves the same from its environment
+        settings = runtime.settings
+        values = {name: getattr(settings, name) for name in _CHILD_SETTINGS}
+        values["api_base"] = _without_credentials(values["api_base"])
+        payload["settings"] = values
+        payload["sources"] = {name: settings.sources.get(name, "default") for name in _CHILD_SETTINGS}
+    return json.dumps(payload)
+
+
+def _without_credentials(url: str | None) -> str | None:
+    if not url or "@" not in url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=host))
+
+
+def read_used_file(path: Path) -> set[str]:
+    """The verdict keys a test's subprocesses used (one per line), the file removed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return set()
+    path.unlink(missing_ok=True)
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _from_test_environment(value: str) -> JudgeRuntime | None:
+    """The runtime of a test's subprocess: the test's settings, its verdict file, its marker."""
+    import atexit
+    import json
+
+    from .settings import Settings, resolve
+
+    try:
+        payload = json.loads(value)
+        if payload.get("settings") is None:
+            settings = resolve({}, {}, os.environ)
+        else:
+            values = dict(payload["settings"])
+            if values.get("model") is not None:
+                values["model"] = tuple(values["model"])
+            settings = Settings(
+                **values, mode_reason=f"the test's ({TEST_ENV})", sources=dict(payload.get("sources") or {})
+            )
+        nodeid, module, test_name = str(payload["nodeid"]), Path(payload["module"]), str(payload["test_name"])
+        rootdir = Path(payload["rootdir"])
+        store_root = Path(payload["store_root"]) if payload.get("store_root") else None
+    except (ValueError, KeyError, TypeError):
+        return None  # not ours to judge: fall back to settings from the environment
+    runtime = JudgeRuntime(settings, rootdir=rootdir, store_root=store_root)
+    context = TestContext(nodeid, module, test_name, marker=dict(payload.get("marker") or {}))
+    runtime.current = context
+    used_file = payload.get("used")
+
+    def finish() -> None:
+        ledger = context.ledger
+        if used_file and ledger is not None and ledger.used:
+            try:
+                with open(used_file, "a", encoding="utf-8") as handle:
+                    handle.write("".join(f"{key}\n" for key in sorted(ledger.used)))
+            except OSError:
+                pass
+        runtime.close()
+
+    atexit.register(finish)
+    return runtime
+
+
 _ACTIVE: list[JudgeRuntime] = []
+_CHILD: list[JudgeRuntime] = []  # a test's subprocess: the runtime LLMJUDGE_TEST describes, made once
 
 
 def activate(runtime: JudgeRuntime) -> None:
@@ -221,5 +362,14 @@ def deactivate(runtime: JudgeRuntime) -> None:
 
 
 def active() -> JudgeRuntime | None:
-    """The innermost running session's runtime, or None outside pytest."""
-    return _ACTIVE[-1] if _ACTIVE else None
+    """The innermost running session's runtime; in a test's subprocess (LLMJUDGE_TEST set), the
+    test's; else None (outside pytest)."""
+    if _ACTIVE:
+        return _ACTIVE[-1]
+    if not _CHILD:
+        value = os.environ.get(TEST_ENV)
+        runtime = _from_test_environment(value) if value else None
+        if runtime is None:
+            return None
+        _CHILD.append(runtime)
+    return _CHILD[0]

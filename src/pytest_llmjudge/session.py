@@ -10,39 +10,40 @@ Report modules load only when there is something to show.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the payload shapes are types only: nothing here costs a start-up that never judges
+    from typing import TypedDict
+
+    from .reporting.terminal import Tally
     from .runtime import JudgeRuntime, TestContext
     from .verdict import DriftRecord, JudgmentRecord
+
+    class UsedKeys(TypedDict):
+        """The verdict file a test read or wrote, and the keys it used there (for prune)."""
+
+        ledger: str
+        keys: list[str]
+
+    class ItemPayload(TypedDict, total=False):
+        """What one test hands the controller on its teardown report."""
+
+        records: list[JudgmentRecord]  # one per judgment, its drift attached
+        drift: list[DriftRecord]  # refresh mode: verdicts that moved against what was stored
+        used: UsedKeys
+
+    class WorkerPayload(TypedDict, total=False):
+        """What one xdist worker hands the controller when it finishes."""
+
+        not_run: list[str]  # node ids the worker collected and did not run (deselected, another shard's)
+        notices: list[str]  # cache set aside, budget reached: they would die with the worker
+
 
 PAYLOAD_ATTRIBUTE = "llmjudge"
 PAYLOAD_KEY = "llmjudge"
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}  # a test's outcome is its worst phase's
-
-
-class UsedKeys(TypedDict):
-    """The verdict file a test read or wrote, and the keys it used there (for prune)."""
-
-    ledger: str
-    keys: list[str]
-
-
-class ItemPayload(TypedDict, total=False):
-    """What one test hands the controller on its teardown report."""
-
-    records: list[JudgmentRecord]  # one per judgment, its drift attached
-    drift: list[DriftRecord]  # refresh mode: verdicts that moved against what was stored
-    used: UsedKeys
-
-
-class WorkerPayload(TypedDict, total=False):
-    """What one xdist worker hands the controller when it finishes."""
-
-    deselected: int
-    notices: list[str]  # cache set aside, budget reached: they would die with the worker
 
 
 def item_payload(context: TestContext) -> ItemPayload:
@@ -58,6 +59,8 @@ def item_payload(context: TestContext) -> ItemPayload:
             if entry is not None:
                 record["drift"] = _change(entry)
             records.append(record)
+        if context.attempt > 1:  # a rerun: say which attempt these judgments belong to
+            records = [_in_attempt(record, context.attempt) for record in records]
         payload["records"] = records
     if drift:
         payload["drift"] = drift
@@ -65,6 +68,11 @@ def item_payload(context: TestContext) -> ItemPayload:
     if ledger is not None and ledger.used:
         payload["used"] = {"ledger": str(ledger.path), "keys": sorted(ledger.used)}
     return payload
+
+
+def _in_attempt(record: JudgmentRecord, attempt: int) -> JudgmentRecord:
+    """The record, marked with the attempt (1, 2, ... under pytest-rerunfailures) it belongs to."""
+    return cast("JudgmentRecord", {**record, "attempt": attempt})
 
 
 def _change(entry: DriftRecord) -> DriftRecord:
@@ -84,12 +92,18 @@ class RunRecorder:
     def __init__(self, config: pytest.Config, runtime: JudgeRuntime) -> None:
         self.config = config
         self.runtime = runtime
-        self.records: list[tuple[str, int, JudgmentRecord]] = []  # (nodeid, index in the test, record)
+        # Every record, (nodeid, arrival, record), only when a JSON or HTML report or -v needs them;
+        # the summary's counters always.
+        self.records: list[tuple[str, int, JudgmentRecord]] = []
+        self.keep_records: bool | None = None  # decided when the first record arrives
+        self.tally: Tally | None = None
+        self.worker = hasattr(config, "workerinput")
         self.drift: list[DriftRecord] = []
-        self.used: dict[str, set[str]] = {}  # ledger path -> keys read or written this run
+        self.used: dict[str, set[str]] = {}  # nodeid -> keys read or written in its verdict file this run
         self.outcomes: dict[str, str] = {}  # nodeid -> passed / failed / skipped (worst phase wins)
-        self.locations: dict[str, str] = {}  # nodeid -> module path relative to rootdir
-        self.deselected = 0
+        self.collected: list[str] | None = None  # every collected node id, before any plugin narrowed the list
+        self.not_run: set[str] = set()  # collected and not run: prune keeps their verdicts
+        self.rerun: set[str] = set()  # node ids whose running attempt pytest-rerunfailures will run again
         self.exitstatus: int | None = None
         self.written: list[str] = []  # reports written, for the summary
         self.prune_message: str | None = None
@@ -97,38 +111,72 @@ class RunRecorder:
 
     # -- gathering -------------------------------------------------------------------------
 
-    def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        self.deselected += len(items)
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Note what was collected before -k, -m or any plugin narrows it (pytest-shard drops items
+        by reassigning the list, without `pytest_deselected`)."""
+        self.collected = [item.nodeid for item in items]
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.collected is not None:
+            running = {item.nodeid for item in session.items}
+            self.not_run.update(nodeid for nodeid in self.collected if nodeid not in running)
+            self.collected = None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist controller: a worker's payload (deselections, notices) arrives in its workeroutput."""
         output = getattr(node, "workeroutput", None) or {}
-        payload: WorkerPayload = output.get(PAYLOAD_KEY) or WorkerPayload()
-        self.deselected = max(self.deselected, int(payload.get("deselected", 0) or 0))
+        payload = cast("WorkerPayload", output.get(PAYLOAD_KEY) or {})
+        self.not_run.update(str(n) for n in payload.get("not_run", ()) or ())
         self.worker_notices.extend(str(n) for n in payload.get("notices", ()) or ())
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        outcome = "skipped" if report.skipped or hasattr(report, "wasxfail") else report.outcome
+        outcome: str = report.outcome  # pytest-rerunfailures adds "rerun" to pytest's three
+        if outcome == "rerun":  # this attempt will run again
+            self.rerun.add(report.nodeid)
+        rerun = report.when == "teardown" and report.nodeid in self.rerun
+        if rerun:
+            self.rerun.discard(report.nodeid)
+            # JUnit shows the final attempt's judgments only (the summary and the JSON/HTML reports
+            # show every attempt's, each marked with its attempt number).
+            report.user_properties = [p for p in report.user_properties if not str(p[0]).startswith("llmjudge.")]
+        if not self.worker:  # a worker's reports are gathered by the controller
+            self._gather(report, rerun)
+
+    def _gather(self, report: pytest.TestReport, rerun: bool) -> None:
+        outcome: str = "skipped" if report.skipped or hasattr(report, "wasxfail") else report.outcome
         previous = self.outcomes.get(report.nodeid)
-        if previous is None or _RANK.get(outcome, 2) > _RANK.get(previous, 2):
+        # A rerun attempt's outcome is not the test's: the final attempt's is.
+        if outcome != "rerun" and (previous is None or _RANK.get(outcome, 2) > _RANK.get(previous, 2)):
             self.outcomes[report.nodeid] = outcome
-        if report.location and report.nodeid not in self.locations:
-            self.locations[report.nodeid] = report.location[0]
         if report.when != "teardown":
             return
-        payload: ItemPayload = getattr(report, PAYLOAD_ATTRIBUTE, None) or ItemPayload()
-        for index, record in enumerate(payload.get("records", ())):
-            self.records.append((record.get("nodeid", ""), index, record))
+        payload: ItemPayload | None = getattr(report, PAYLOAD_ATTRIBUTE, None)
+        if not payload:
+            return
+        delattr(report, PAYLOAD_ATTRIBUTE)  # the report stays in pytest's stats all run: the records need not
+        records = payload.get("records", ())
+        if records and self.tally is None:
+            from .reporting.terminal import Tally
+
+            self.tally = Tally()
+            settings = self.runtime.settings
+            self.keep_records = bool(settings.report or settings.html or self.config.get_verbosity() >= 1)
+        for record in records:
+            if rerun and "attempt" not in record:
+                record = _in_attempt(record, 1)
+            assert self.tally is not None
+            self.tally.add(record)
+            if self.keep_records:
+                self.records.append((record.get("nodeid", ""), len(self.records), record))
         self.drift.extend(payload.get("drift", ()))
         used = payload.get("used")
         if used:
-            self.used.setdefault(used["ledger"], set()).update(used["keys"])
+            self.used.setdefault(report.nodeid, set()).update(used["keys"])
 
     # -- after the run -----------------------------------------------------------------------
-
-    def _is_worker(self) -> bool:
-        return hasattr(self.config, "workerinput")
 
     def _ordered_records(self) -> list[JudgmentRecord]:
         """Records in a stable order (xdist delivers them in completion order), with the test's outcome."""
@@ -141,11 +189,13 @@ class RunRecorder:
         runtime = self.runtime
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: the controller reads this in pytest_testnodedown
-            payload: WorkerPayload = {"deselected": self.deselected}
+            payload: WorkerPayload = {"not_run": sorted(self.not_run)}
             if runtime.notices:
                 payload["notices"] = list(runtime.notices)
             workeroutput[PAYLOAD_KEY] = payload
             return
+        if not (runtime.configured or self.tally or self.used or self.drift):
+            return  # no option set and nothing judged: no report, manifest or prune to write
         settings = runtime.settings
         if settings.report or settings.html:
             from .reporting.json_report import build_report, write_report
@@ -164,19 +214,34 @@ class RunRecorder:
         self._after_full_run()
 
     def _after_full_run(self) -> None:
-        """Record which stored verdicts a full run used (for `llmjudge prune`); prune them if asked."""
+        """Record which stored verdicts the run used (for `llmjudge prune`); prune them if asked.
+
+        A run that ran only part of what it collected (-k, a shard) writes a partial manifest named
+        by its shard, which `llmjudge prune --manifest` combines with the other shards'; it prunes nothing itself.
+        """
         runtime = self.runtime
         settings = runtime.settings
         if not settings.prune and not self.used:
             return  # nothing judged here: leave the manifest and the ledgers alone
         from . import prune
 
-        refusal = prune.full_run_refusal(self.config, self.exitstatus, self.deselected, settings.mode, self.outcomes)
+        refusal = prune.full_run_refusal(self.config, self.exitstatus, settings.mode, self.outcomes)
         if refusal is not None:
             if settings.prune:
                 self.prune_message = f"llmjudge prune: nothing removed: {refusal}"
             return
-        manifest = prune.run_manifest(runtime.rootdir, runtime.store_root, self.outcomes, self.locations, self.used)
+        manifest = prune.run_manifest(runtime.rootdir, runtime.store_root, self.outcomes, self.used, self.not_run)
+        partial = prune.narrowed(self.config, len(self.not_run))
+        if partial is not None:
+            path = prune.save_manifest(self.config, manifest, shard=prune.shard_name(self.not_run))
+            if settings.prune:
+                self.prune_message = f"llmjudge prune: nothing removed: {partial}"
+                if path is not None:
+                    self.prune_message += (
+                        f"\nllmjudge prune: this run's manifest is {path}; prune after all shards ran with "
+                        f"`llmjudge prune --manifest {path.parent}` (or one --manifest per shard)"
+                    )
+            return
         prune.save_manifest(self.config, manifest)
         if settings.prune:
             plan = prune.plan_prune(manifest)
@@ -184,16 +249,16 @@ class RunRecorder:
             self.prune_message = "llmjudge prune: " + plan.describe()
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self._is_worker():
+        if self.worker:
             return
-        if self.records or self.drift:
+        if self.tally is not None or self.drift:
             from .reporting import terminal
 
-            records = [record for _, _, record in self.records]
-            sentence = terminal.summary_sentence(records)
+            tally = self.tally or terminal.Tally()
+            sentence = tally.sentence()
             if sentence is not None:
                 terminalreporter.write_line(sentence)
-                details = terminal.summary_details(records)
+                details = tally.details()
                 if details:
                     terminalreporter.write_line(details)
                 if self.config.get_verbosity() >= 1:
@@ -206,7 +271,8 @@ class RunRecorder:
         for written in self.written:
             terminalreporter.write_line(f"llmjudge: wrote {written}")
         if self.prune_message:
-            terminalreporter.write_line(self.prune_message)
+            for line in self.prune_message.splitlines():
+                terminalreporter.write_line(line)
 
 
 def _output_path(config: pytest.Config, value: str, source: str | None) -> Path:

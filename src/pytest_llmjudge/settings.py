@@ -13,6 +13,8 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from .options import OPTION_TABLE, cli_name, dest_name, env_name, ini_name
+
 MODES = ("auto", "replay", "refresh", "live")
 
 # Environment variables that CI services set; the first one present and truthy names the reason
@@ -132,134 +134,48 @@ class Option(NamedTuple):
 
     @property
     def cli(self) -> str:
-        return "--judge-" + self.name.replace("_", "-")
+        return cli_name(self.name)
 
     @property
     def ini(self) -> str:
-        return "judge_" + self.name
+        return ini_name(self.name)
 
     @property
     def env(self) -> str:
-        return "LLMJUDGE_" + self.name.upper()
+        return env_name(self.name)
 
     @property
     def dest(self) -> str:
-        return "judge_" + self.name
+        return dest_name(self.name)
 
 
-OPTIONS: tuple[Option, ...] = (
-    Option(
-        "model",
-        "judge model as LiteLLM names it (e.g. gpt-4o-mini, openai/llama3); several, comma-separated, form a panel",
-        _parse_models("--judge-model"),
-        None,
-        "MODEL",
-        marker=True,
-    ),
-    Option(
-        "mode",
-        "auto: stored verdict, else judge and store; replay: stored only, a miss fails; "
-        "refresh: judge again and overwrite; live: judge, store nothing (default: replay on CI, else auto)",
-        _parse_choice("--judge-mode", MODES),
-        None,
-        "MODE",
-    ),
-    Option(
-        "threshold",
-        "score a judgment needs to pass, in [0, 1] (default 0.5)",
-        _parse_float("--judge-threshold", 0.0, 1.0),
-        0.5,
-        "SCORE",
-        marker=True,
-    ),
-    Option(
-        "api_base",
-        "base URL of the judge's API, e.g. http://127.0.0.1:8000/v1",
-        _parse_text("--judge-api-base"),
-        None,
-        "URL",
-        marker=True,
-    ),
-    Option(
-        "temperature",
-        "sampling temperature for the judge (default 0)",
-        _parse_float("--judge-temperature", 0.0, 2.0),
-        0.0,
-        "T",
-        marker=True,
-    ),
-    Option(
-        "timeout",
-        "deadline in seconds for one judgment, retries included (default 120)",
-        _parse_float("--judge-timeout", 0.0, low_open=True),
-        120.0,
-        "SECONDS",
-    ),
-    Option(
-        "retries",
-        "retries after a rate limit, server error, timeout or dropped connection (default 3)",
-        _parse_int("--judge-retries", 0),
-        3,
-        "N",
-    ),
-    Option(
-        "concurrency",
-        "judge calls in flight at once in this process (default 8)",
-        _parse_int("--judge-concurrency", 1),
-        8,
-        "N",
-    ),
-    Option(
-        "samples",
-        "judge each prompt N times and combine the samples (default 1)",
-        _parse_int("--judge-samples", 1),
-        1,
-        "N",
-        marker=True,
-    ),
-    Option(
-        "store",
-        "directory of the committed verdict files (default: judge_verdicts/ beside each test module)",
-        _parse_text("--judge-store"),
-        None,
-        "DIR",
-    ),
-    Option(
-        "cache_dir",
-        "directory of the local verdict cache (default: under pytest's cache dir)",
-        _parse_text("--judge-cache-dir"),
-        None,
-        "DIR",
-    ),
-    Option(
-        "budget",
-        "stop live judge calls once this many US dollars are spent",
-        _parse_float("--judge-budget", 0.0),
-        None,
-        "USD",
-    ),
-    Option("report", "write every judgment of the run to this JSON file", _parse_text("--judge-report"), None, "PATH"),
-    Option(
-        "html", "write a self-contained HTML report of the run to this file", _parse_text("--judge-html"), None, "PATH"
-    ),
-    Option(
-        "drift",
-        "in refresh mode, report verdicts whose score moved by more than this (default 0.1)",
-        _parse_float("--judge-drift", 0.0, 1.0),
-        0.1,
-        "DELTA",
-    ),
-    Option(
-        "prune",
-        "after a full, successful run, remove stored verdicts no test used",
-        _parse_bool("--judge-prune"),
-        False,
-        flag=True,
-    ),
+# Each option's parser and default, by name; the names, help and metavars are in `options`.
+_PARSE_AND_DEFAULT: dict[str, tuple[Callable[[Any], Any], Any]] = {
+    "model": (_parse_models("--judge-model"), None),
+    "mode": (_parse_choice("--judge-mode", MODES), None),
+    "threshold": (_parse_float("--judge-threshold", 0.0, 1.0), 0.5),
+    "api_base": (_parse_text("--judge-api-base"), None),
+    "temperature": (_parse_float("--judge-temperature", 0.0, 2.0), 0.0),
+    "timeout": (_parse_float("--judge-timeout", 0.0, low_open=True), 120.0),
+    "retries": (_parse_int("--judge-retries", 0), 3),
+    "concurrency": (_parse_int("--judge-concurrency", 1), 8),
+    "samples": (_parse_int("--judge-samples", 1), 1),
+    "store": (_parse_text("--judge-store"), None),
+    "cache_dir": (_parse_text("--judge-cache-dir"), None),
+    "budget": (_parse_float("--judge-budget", 0.0), None),
+    "report": (_parse_text("--judge-report"), None),
+    "html": (_parse_text("--judge-html"), None),
+    "drift": (_parse_float("--judge-drift", 0.0, 1.0), 0.1),
+    "prune": (_parse_bool("--judge-prune"), False),
+}
+
+OPTIONS: tuple[Option, ...] = tuple(
+    Option(name, help_text, *_PARSE_AND_DEFAULT[name], metavar, flag, marker)
+    for name, help_text, metavar, flag, marker in OPTION_TABLE
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
-MARKER_KEYS = tuple(o.name for o in OPTIONS if o.marker) + ("rubric",)
+MARKER_KEYS = (*(o.name for o in OPTIONS if o.marker), "rubric")
 
 
 class Settings(NamedTuple):

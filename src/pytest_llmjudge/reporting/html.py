@@ -18,45 +18,59 @@ from typing import Any
 
 from ..store import write_atomically
 
-STATUS_ORDER = {"error": 0, "failed": 1, "near": 2, "passed": 3}
-STATUS_LABEL = {"error": "error", "failed": "failed", "near": "near threshold", "passed": "passed"}
+STATUS_ORDER = {"error": 0, "failed": 1, "near": 2, "passed": 3, "scored": 4}
+STATUS_LABEL = {
+    "error": "error",
+    "failed": "below threshold",
+    "near": "near threshold",
+    "passed": "passed",
+    "scored": "scored (no threshold)",
+}
 BINS = 20
 
 CSS = """
 :root{--bg:#f6f7f9;--card:#fff;--ink:#1d2330;--muted:#667085;--line:#e3e6eb;--pass:#1f9d55;--fail:#d64545;
 --near:#d98e04;--err:#7c3aed;--accent:#2563eb;--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 *{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--ink);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+body{margin:0;background:var(--bg);color:var(--ink);
+font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 header{background:#111827;color:#f9fafb;padding:18px 28px}
 header h1{margin:0;font-size:19px;font-weight:600;letter-spacing:.2px}
 header .sub{color:#9ca3af;font-size:12.5px;margin-top:4px}
 main{max-width:1180px;margin:0 auto;padding:20px 28px 48px}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin-bottom:16px}
-.card{flex:1 1 84px;background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px 14px;white-space:nowrap}
+.card{flex:1 1 84px;background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px 14px;
+white-space:nowrap}
 .card.wide{flex:2 1 170px}
 .card.wide .n{font-size:20px;line-height:29px}
 .card .n{font-size:24px;font-weight:650;font-variant-numeric:tabular-nums}
 .card .n small{font-size:13px;font-weight:500;color:var(--muted);margin:0 6px 0 2px}
 .card .l{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.5px}
-.card.fail .n{color:var(--fail)}.card.pass .n{color:var(--pass)}.card.near .n{color:var(--near)}.card.err .n{color:var(--err)}
+.card.fail .n{color:var(--fail)}.card.pass .n{color:var(--pass)}.card.near .n{color:var(--near)}
+.card.err .n{color:var(--err)}
 .panel{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin-bottom:16px}
 .panel h2{font-size:14px;margin:0 0 8px;font-weight:600}
 .hist svg{width:100%;height:auto;display:block}
 .legend{display:flex;gap:16px;color:var(--muted);font-size:12px;margin-top:4px;flex-wrap:wrap}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;vertical-align:-1px}
-.toolbar{position:sticky;top:0;z-index:2;display:flex;gap:10px;align-items:center;flex-wrap:wrap;background:var(--bg);padding:10px 0}
-#q{flex:1;min-width:220px;padding:8px 12px;border:1px solid var(--line);border-radius:8px;font-size:14px;background:#fff}
+.toolbar{position:sticky;top:0;z-index:2;display:flex;gap:10px;align-items:center;flex-wrap:wrap;background:var(--bg);
+padding:10px 0}
+#q{flex:1;min-width:220px;padding:8px 12px;border:1px solid var(--line);border-radius:8px;font-size:14px;
+background:#fff}
 .seg{display:flex;border:1px solid var(--line);border-radius:8px;overflow:hidden;background:#fff}
-.seg button{border:0;background:none;padding:7px 12px;font-size:13px;cursor:pointer;color:var(--ink);border-right:1px solid var(--line)}
+.seg button{border:0;background:none;padding:7px 12px;font-size:13px;cursor:pointer;color:var(--ink);
+border-right:1px solid var(--line)}
 .seg button:last-child{border-right:0}
 .seg button[aria-pressed=true]{background:#111827;color:#fff}
 #count{color:var(--muted);font-size:12.5px;min-width:110px;text-align:right}
-.j{background:var(--card);border:1px solid var(--line);border-left:5px solid var(--pass);border-radius:10px;padding:12px 16px;margin-bottom:10px}
+.j{background:var(--card);border:1px solid var(--line);border-left:5px solid var(--pass);border-radius:10px;
+padding:12px 16px;margin-bottom:10px}
 .j[data-status=failed]{border-left-color:var(--fail)}.j[data-status=near]{border-left-color:var(--near)}
 .j[data-status=error]{border-left-color:var(--err)}
 .j[hidden]{display:none}
 .top{display:flex;gap:12px;align-items:center;flex-wrap:wrap}
-.badge{font-size:11px;font-weight:700;text-transform:uppercase;letter-spacing:.5px;padding:2px 8px;border-radius:999px;color:#fff;background:var(--pass)}
+.badge{font-size:11px;font-weight:700;text-transform:uppercase;letter-spacing:.5px;padding:2px 8px;
+border-radius:999px;color:#fff;background:var(--pass)}
 .badge.failed{background:var(--fail)}.badge.near{background:var(--near)}.badge.error{background:var(--err)}
 .badge.drift{background:#0e7490}
 .score{font:600 15px var(--mono);font-variant-numeric:tabular-nums}
@@ -67,10 +81,12 @@ main{max-width:1180px;margin:0 auto;padding:20px 28px 48px}
 .node{font:12.5px var(--mono);color:var(--muted);word-break:break-all;margin-left:auto}
 .crit{font-weight:600;margin:8px 0 4px}
 .reason{margin:0 0 6px;white-space:pre-wrap}
-.msg{font:12.5px/1.5 var(--mono);white-space:pre-wrap;background:#faf5ff;border:1px solid #e9d5ff;border-radius:6px;padding:8px 10px;margin:6px 0}
+.msg{font:12.5px/1.5 var(--mono);white-space:pre-wrap;background:#faf5ff;border:1px solid #e9d5ff;border-radius:6px;
+padding:8px 10px;margin:6px 0}
 details{margin-top:4px}
 summary{cursor:pointer;color:var(--accent);font-size:12.5px}
-pre.out{font:12.5px/1.5 var(--mono);white-space:pre-wrap;word-break:break-word;background:#f8fafc;border:1px solid var(--line);border-radius:6px;padding:8px 10px;max-height:320px;overflow:auto;margin:6px 0}
+pre.out{font:12.5px/1.5 var(--mono);white-space:pre-wrap;word-break:break-word;background:#f8fafc;
+border:1px solid var(--line);border-radius:6px;padding:8px 10px;max-height:320px;overflow:auto;margin:6px 0}
 table{border-collapse:collapse;font-size:12.5px;margin:6px 0}
 td,th{border-bottom:1px solid var(--line);padding:4px 10px 4px 0;text-align:left;vertical-align:top}
 th{color:var(--muted);font-weight:500}
@@ -137,9 +153,11 @@ def _histogram(judgments: list[Mapping[str, Any]]) -> str:
         t = j.get("threshold")
         if isinstance(t, (int, float)):
             thresholds[round(float(t), 4)] = thresholds.get(round(float(t), 4), 0) + 1
-    labels = min(len(thresholds), 4)
-    width, height, left, right, bottom = 900, 210 + 14 * labels, 36, 12, 30
-    top = 10 + 14 * labels  # threshold labels sit above the bars, one row each
+    width, left, right, bottom = 900, 36, 12, 30
+    placed = threshold_labels(thresholds, left, width - left - right)
+    labels = 1 + max((row for _, _, row, _, _ in placed), default=-1)
+    height = 210 + LABEL_ROW * labels
+    top = 10 + LABEL_ROW * labels  # threshold labels sit above the bars, packed in rows that never overlap
     plot_w, plot_h = width - left - right, height - top - bottom
     bins = [{"passed": 0, "near": 0, "failed": 0} for _ in range(BINS)]
     for j in scored:
@@ -167,7 +185,8 @@ def _histogram(judgments: list[Mapping[str, Any]]) -> str:
             y -= h
             lo, hi = i / BINS, (i + 1) / BINS
             parts.append(
-                f'<rect x="{left + i * bar_w + 1.5:.1f}" y="{y:.1f}" width="{bar_w - 3:.1f}" height="{h:.1f}" rx="2" fill="{colour}">'
+                f'<rect x="{left + i * bar_w + 1.5:.1f}" y="{y:.1f}" width="{bar_w - 3:.1f}" height="{h:.1f}" '
+                f'rx="2" fill="{colour}">'
                 f"<title>{n} {STATUS_LABEL[status]}, score {lo:.2f}–{hi:.2f}</title></rect>"
             )
     base = top + plot_h
@@ -176,22 +195,54 @@ def _histogram(judgments: list[Mapping[str, Any]]) -> str:
         x = left + plot_w * k / 10
         parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" stroke="#98a2b3"/>')
         parts.append(f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle" fill="#667085">{k / 10:.1f}</text>')
-    for n, (t, used) in enumerate(sorted(thresholds.items())):
-        x = left + plot_w * min(1.0, max(0.0, t))
-        row = min(n, labels - 1)
-        y_label = 12 + 14 * row
+    for _, x, row, (start, end), text in placed:
+        y_label = 12 + LABEL_ROW * row
+        # The dashed line starts below the label rows, so no line crosses another threshold's label.
         parts.append(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y_label + 3}" y2="{base}" stroke="#111827" stroke-width="1.5" stroke-dasharray="4 3"/>'
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top - 4}" y2="{base}" stroke="#111827" stroke-width="1.5" '
+            'stroke-dasharray="4 3"/>'
         )
-        anchor = "end" if t > 0.8 else "start"
-        dx = -5 if anchor == "end" else 5
+        anchor_x, anchor = (start, "start") if start >= x - 0.5 else (end, "end")
         parts.append(
-            f'<text x="{x + dx:.1f}" y="{y_label + 4}" text-anchor="{anchor}" fill="#111827" font-weight="600">'
-            f'threshold {t:g} <tspan fill="#667085" font-weight="400">· {used} judgment{"s" if used != 1 else ""}</tspan></text>'
+            f'<text x="{anchor_x:.1f}" y="{y_label + 4}" text-anchor="{anchor}" fill="#111827" font-weight="600">'
+            f"{_e(text)}</text>"
         )
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 2}" text-anchor="middle" fill="#667085">score</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+LABEL_ROW = 14  # px per row of threshold labels
+LABEL_CHAR = 6.6  # px per character at the labels' 11 px font, generously (system-ui digits are ~6.1)
+
+
+def threshold_labels(
+    thresholds: Mapping[float, int], left: float, plot_w: float
+) -> list[tuple[float, float, int, tuple[float, float], str]]:
+    """Where each threshold's label goes: (threshold, line x, row, (label start x, end x), text).
+
+    Labels are packed into rows so that no two overlap (with a gap), whatever the thresholds: a
+    label sits to the right of its line, or to its left near the right edge, in the first row
+    where it fits.
+    """
+    placed: list[tuple[float, float, int, tuple[float, float], str]] = []
+    rows: list[list[tuple[float, float]]] = []
+    gap = 8.0
+    for t, used in sorted(thresholds.items()):
+        x = left + plot_w * min(1.0, max(0.0, t))
+        text = f"threshold {t:g} · {used} judgment{'s' if used != 1 else ''}"
+        width = LABEL_CHAR * len(text)
+        start = x + 5
+        if start + width > left + plot_w:
+            start = x - 5 - width
+        span = (start, start + width)
+        fits = (r for r, taken in enumerate(rows) if all(span[1] + gap <= a or span[0] >= b + gap for a, b in taken))
+        row = next(fits, len(rows))
+        if row == len(rows):
+            rows.append([])
+        rows[row].append(span)
+        placed.append((t, x, row, span, text))
+    return placed
 
 
 def _sort_key(j: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -206,7 +257,10 @@ def _score_block(j: Mapping[str, Any]) -> str:
         return f'<span class="score">– / {_num(threshold)}</span>'
     fill = max(0.0, min(1.0, float(score))) * 100
     tick = max(0.0, min(1.0, float(threshold))) * 100 if isinstance(threshold, (int, float)) else None
-    bar = f'<span class="bar" title="score {_num(score)}, threshold {_num(threshold)}"><span class="fill" style="width:{fill:.1f}%"></span>'
+    bar = (
+        f'<span class="bar" title="score {_num(score)}, threshold {_num(threshold)}">'
+        f'<span class="fill" style="width:{fill:.1f}%"></span>'
+    )
     if tick is not None:
         bar += f'<span class="th" style="left:calc({tick:.1f}% - 1px)"></span>'
     bar += "</span>"
@@ -215,7 +269,8 @@ def _score_block(j: Mapping[str, Any]) -> str:
 
 def _samples_table(samples: Iterable[Mapping[str, Any]]) -> str:
     rows = "".join(
-        f'<tr><td class="mono">{_e(s.get("model"))}</td><td>#{_e(s.get("sample"))}</td><td class="mono">{_num(s.get("score"))}</td>'
+        f'<tr><td class="mono">{_e(s.get("model"))}</td><td>#{_e(s.get("sample"))}</td><td '
+        f'class="mono">{_num(s.get("score"))}</td>'
         f"<td>{_e(s.get('source'))}</td><td>{_e(s.get('reasoning'))}</td></tr>"
         for s in samples
     )
@@ -240,7 +295,8 @@ def _card(j: Mapping[str, Any]) -> str:
         parts.append(f'<p class="reason">{_e(j.get("reasoning"))}</p>')
     open_attr = " open" if status in ("failed", "error") else ""
     parts.append(
-        f'<details{open_attr}><summary>output under test</summary><pre class="out">{_e(j.get("output"))}</pre></details>'
+        f"<details{open_attr}><summary>output under test</summary><pre "
+        f'class="out">{_e(j.get("output"))}</pre></details>'
     )
     samples = j.get("samples") or []
     if len(samples) > 1:
@@ -256,7 +312,7 @@ def _card(j: Mapping[str, Any]) -> str:
         ("rubric", j.get("rubric")),
         ("verdict", j.get("verdict")),
         ("confidence", j.get("confidence")),
-        ("cost", _num(j.get("cost_usd"), "${:.6f}", "n/a") if status != "error" else None),
+        ("cost", _num(j.get("cost_usd"), "${:.6f}", "unknown" if j.get("live_calls") else "none")),
         ("latency", _num(j.get("latency_s"), "{:.2f} s", "replayed") if status != "error" else None),
         ("test", j.get("test_outcome")),
         ("key", str(j.get("key") or "")[:12]),
@@ -275,7 +331,8 @@ def _drift_table(drift: list[Mapping[str, Any]]) -> str:
         return ""
     rows = "".join(
         f'<tr><td class="mono">{_e(d.get("test"))}</td><td class="mono">{_e(str(d.get("key", ""))[:12])}</td>'
-        f'<td class="mono">{_num(d.get("old"))} → {_num(d.get("new"))}</td><td>{"yes" if d.get("flipped") else ""}</td></tr>'
+        f'<td class="mono">{_num(d.get("old"))} → {_num(d.get("new"))}</td>'
+        f"<td>{'yes' if d.get('flipped') else ''}</td></tr>"
         for d in drift
     )
     return (
@@ -293,7 +350,7 @@ def render_html(document: Mapping[str, Any]) -> str:
     cards = [
         ("judged", totals.get("judged", len(judgments)), ""),
         ("passed", totals.get("passed", 0), "pass"),
-        ("failed", totals.get("failed", 0), "fail"),
+        ("below threshold", totals.get("failed", 0), "fail"),
         ("errors", totals.get("errors", 0), "err"),
         ("near threshold", totals.get("near_threshold", 0), "near"),
         ("drifted", totals.get("drifted", 0), ""),
@@ -308,13 +365,22 @@ def render_html(document: Mapping[str, Any]) -> str:
     card_html += (
         f'<div class="card wide"><div class="n">{sources}</div><div class="l">where verdicts came from</div></div>'
     )
-    spent = _e(_num(totals.get("cost_usd"), "${:.4f}", "$0"))
-    took = _e(_num(totals.get("latency_s"), "{:.1f} s", "0 s"))
     calls = int(totals.get("live_calls", 0) or 0)
-    card_html += f'<div class="card wide"><div class="n">{spent}<small>·</small>{took}</div><div class="l">cost · judge time, {calls} live calls</div></div>'
+    unpriced = int(totals.get("unpriced_calls", 0) or 0)
+    spent = _e(_num(totals.get("cost_usd"), "${:.4f}", "$0"))
+    if unpriced and unpriced >= calls and not totals.get("cost_usd"):
+        spent = "cost unknown"
+    elif unpriced:
+        spent = f"≥ {spent}<small>({unpriced} of {calls} calls unpriced)</small>"
+    took = _e(_num(totals.get("latency_s"), "{:.1f} s", "0 s"))
+    card_html += (
+        f'<div class="card wide"><div class="n">{spent}<small>·</small>{took}</div>'
+        f'<div class="l">cost · judge time, {calls} live calls</div></div>'
+    )
     models = ", ".join(settings.get("model") or []) or "custom / per test"
     sub = (
-        f"{_e(document.get('created', ''))} · mode {_e(settings.get('mode', '?'))} ({_e(settings.get('mode_reason', ''))}) · "
+        f"{_e(document.get('created', ''))} · mode {_e(settings.get('mode', '?'))} "
+        f"({_e(settings.get('mode_reason', ''))}) · "
         f"judge {_e(models)} · pytest exit status {_e(document.get('exitstatus'))}"
     )
     buttons = "".join(
@@ -329,7 +395,10 @@ def render_html(document: Mapping[str, Any]) -> str:
         )
     )
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
-    csp = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; img-src data:; base-uri 'none'; form-action 'none'"
+    csp = (
+        f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; img-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
     body = "".join(_card(j) for j in judgments)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -340,12 +409,16 @@ def render_html(document: Mapping[str, Any]) -> str:
         f'<header><h1>pytest-llmjudge report</h1><div class="sub">{sub}</div></header><main>'
         f'<section class="cards">{card_html}</section>'
         f'<section class="panel hist"><h2>Scores against thresholds</h2>{_histogram(judgments)}'
-        '<div class="legend"><span><i style="background:#d64545"></i>failed</span><span><i style="background:#d98e04"></i>passed, near threshold</span>'
-        '<span><i style="background:#1f9d55"></i>passed</span><span>- - - threshold (judgments using it)</span></div></section>'
+        '<div class="legend"><span><i style="background:#d64545"></i>below threshold</span><span><i '
+        'style="background:#d98e04"></i>passed, near threshold</span>'
+        '<span><i style="background:#1f9d55"></i>passed</span><span>- - - threshold (judgments using '
+        "it)</span></div></section>"
         f"{_drift_table(drift)}"
-        f'<div class="toolbar"><input id="q" type="search" placeholder="Filter by test, criteria, output, reasoning, model, key…" autocomplete="off">'
+        '<div class="toolbar"><input id="q" type="search" placeholder="Filter by test, criteria, output, '
+        'reasoning, model, key…" autocomplete="off">'
         f'<div class="seg" role="group" aria-label="status">{buttons}</div><span id="count"></span></div>'
-        f'<section id="judgments">{body}<div id="none" class="empty" hidden>No judgment matches the filter.</div></section>'
+        f'<section id="judgments">{body}<div id="none" class="empty" hidden>No judgment matches the '
+        "filter.</div></section>"
         "<footer>Written by pytest-llmjudge. Self-contained: no network access, all text escaped.</footer>"
         f"</main><script>{SCRIPT}</script></body></html>\n"
     )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..store import write_atomically
 from ..verdict import DriftRecord, JudgmentRecord
-from .terminal import live_calls
+from .terminal import is_scored_only, live_calls, unpriced_calls
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -53,9 +53,12 @@ JUDGMENT_FIELDS = (
 
 
 def judgment_status(record: JudgmentRecord) -> str:
-    """error, failed, near (passed within NEAR_THRESHOLD of the threshold) or passed."""
+    """error, scored (a `judge.score` given no threshold: no pass/fail of its own), failed (below its
+    threshold), near (passed within NEAR_THRESHOLD of the threshold) or passed."""
     if "error" in record:
         return "error"
+    if is_scored_only(record):
+        return "scored"
     if not record.get("passed"):
         return "failed"
     score, threshold = record.get("score"), record.get("threshold")
@@ -80,6 +83,7 @@ def build_report(
     exitstatus: int | None = None,
 ) -> dict[str, Any]:
     """The report document: format, when, settings, totals, judgments (sorted by nodeid), drift."""
+    records = list(records)
     judgments = [_judgment(r) for r in records]
     drifted = [dict(d) for d in drift]
     verdicts = [j for j in judgments if j["status"] != "error"]
@@ -98,8 +102,11 @@ def build_report(
         "replayed": sum(j.get("source") == "replayed" for j in verdicts),
         "cached": sum(j.get("source") == "cached" for j in verdicts),
         "live": sum(j.get("source") == "live" for j in verdicts),
-        "live_calls": sum(j["live_calls"] for j in verdicts),
-        "cost_usd": round(sum(j.get("cost_usd") or 0.0 for j in verdicts), 8),
+        "scored": sum(j["status"] == "scored" for j in judgments),
+        "live_calls": sum(j["live_calls"] for j in judgments),
+        # the sum of the priced calls; `unpriced_calls` says how many live calls had no known price
+        "cost_usd": round(sum(j.get("cost_usd") or 0.0 for j in judgments), 8),
+        "unpriced_calls": sum(unpriced_calls(r) for r in records),
         "latency_s": round(sum(latencies), 4),
     }
     totals["drifted"] = len(drifted)

@@ -26,49 +26,138 @@ def format_usd(cost: float) -> str:
     return f"${cost:.4f}"
 
 
-def summary_sentence(records: Iterable[JudgmentRecord]) -> str | None:
-    """`llmjudge: 14 judged, 11 replayed, 3 live, 1 failed, 0 unparseable, $0.0031`, or None if nothing was judged."""
-    records = list(records)
-    if not records:
-        return None
-    verdicts = [r for r in records if "error" not in r]
-    kinds = [error_kind(r) for r in records if "error" in r]
-    by_source = {s: sum(r.get("source") == s for r in verdicts) for s in ("replayed", "cached", "live")}
-    parts = [f"{len(records)} judged", f"{by_source['replayed']} replayed"]
-    if by_source["cached"]:
-        parts.append(f"{by_source['cached']} cached")
-    parts.append(f"{by_source['live']} live")
-    parts.append(f"{sum(not r.get('passed') for r in verdicts)} failed")
-    parts.append(f"{kinds.count('unparseable')} unparseable")
-    parts.extend(f"{kinds.count(kind)} {label}" for kind, label in _KIND_LABELS if kind in kinds)
-    others = len(kinds) - kinds.count("unparseable") - sum(kinds.count(kind) for kind, _ in _KIND_LABELS)
-    if others:
-        parts.append(f"{others} other errors")
-    parts.append(format_usd(sum(r.get("cost_usd") or 0.0 for r in verdicts)))
-    return "llmjudge: " + ", ".join(parts)
+def is_scored_only(record: JudgmentRecord) -> bool:
+    """A `judge.score(...)` given no threshold: it scored, and passed or failed nothing of its own."""
+    fields: dict[str, object] = dict(record)
+    return fields.get("asserted") is False or ("error" not in record and record.get("threshold") is None)
+
+
+def below_threshold(record: JudgmentRecord) -> bool:
+    """A judgment whose score fell below its threshold (a passing test may hold some)."""
+    return "error" not in record and not is_scored_only(record) and not record.get("passed")
 
 
 def live_calls(record: JudgmentRecord) -> int:
-    """Judge calls a judgment made over the network (a panel or samples make several)."""
+    """Judge calls a judgment made over the network, unparseable replies included (a panel or
+    samples make several): the pipeline's own count where the record has it."""
+    fields: dict[str, object] = dict(record)
+    counted = fields.get("live_calls")
+    if isinstance(counted, int) and not isinstance(counted, bool):
+        return counted
     samples = record.get("samples") or []
     if samples:
         return sum(s.get("source") == "live" for s in samples)
     return 1 if record.get("source") == "live" else 0
 
 
+def unpriced_calls(record: JudgmentRecord) -> int:
+    """Live calls of a judgment whose price is unknown (LiteLLM does not price every model)."""
+    fields: dict[str, object] = dict(record)
+    counted = fields.get("unpriced_calls")
+    if isinstance(counted, int) and not isinstance(counted, bool):
+        return counted
+    return live_calls(record) if record.get("cost_usd") is None else 0
+
+
+class Tally:
+    """What the summary needs of a run's judgments, counted as they arrive: a run that writes no JSON
+    or HTML report keeps these counters, not every record."""
+
+    def __init__(self) -> None:
+        self.judged = 0
+        self.sources = {"replayed": 0, "cached": 0, "live": 0}
+        self.below = 0
+        self.scored = 0
+        self.kinds: dict[str, int] = {}
+        self.priced_usd = 0.0
+        self.calls = 0
+        self.unpriced = 0
+        self.timed = 0
+        self.latency_s = 0.0
+        self.slowest: tuple[float, str] | None = None
+
+    @classmethod
+    def of(cls, records: Iterable[JudgmentRecord]) -> Tally:
+        tally = cls()
+        for record in records:
+            tally.add(record)
+        return tally
+
+    def add(self, record: JudgmentRecord) -> None:
+        self.judged += 1
+        self.calls += live_calls(record)
+        self.unpriced += unpriced_calls(record)
+        cost = record.get("cost_usd")
+        if isinstance(cost, (int, float)):
+            self.priced_usd += cost
+        latency = record.get("latency_s")
+        if isinstance(latency, (int, float)):
+            self.timed += 1
+            self.latency_s += latency
+            if self.slowest is None or latency > self.slowest[0]:
+                self.slowest = (latency, record.get("nodeid", "?"))
+        if "error" in record:
+            kind = error_kind(record)
+            self.kinds[kind] = self.kinds.get(kind, 0) + 1
+            return
+        source = record.get("source")
+        if source in self.sources:
+            self.sources[str(source)] += 1
+        self.below += below_threshold(record)
+        self.scored += is_scored_only(record)
+
+    def cost_text(self) -> str:
+        if not self.unpriced:
+            return format_usd(self.priced_usd)
+        if self.unpriced >= self.calls and not self.priced_usd:
+            return "cost unknown"
+        return f"at least {format_usd(self.priced_usd)} ({self.unpriced} of {self.calls} live calls unpriced)"
+
+    def sentence(self) -> str | None:
+        if not self.judged:
+            return None
+        kinds, by_source = self.kinds, self.sources
+        parts = [f"{self.judged} judged", f"{by_source['replayed']} replayed"]
+        if by_source["cached"]:
+            parts.append(f"{by_source['cached']} cached")
+        parts.append(f"{by_source['live']} live")
+        parts.append(f"{self.below} below threshold")
+        if self.scored:
+            parts.append(f"{self.scored} scored without a threshold")
+        parts.append(f"{kinds.get('unparseable', 0)} unparseable")
+        parts.extend(f"{kinds[kind]} {label}" for kind, label in _KIND_LABELS if kind in kinds)
+        others = sum(kinds.values()) - kinds.get("unparseable", 0) - sum(kinds.get(k, 0) for k, _ in _KIND_LABELS)
+        if others:
+            parts.append(f"{others} other errors")
+        parts.append(self.cost_text())
+        return "llmjudge: " + ", ".join(parts)
+
+    def details(self) -> str | None:
+        if not self.calls and not self.timed:
+            return None
+        calls = self.calls
+        text = f"llmjudge: {calls} live judge call{'s' if calls != 1 else ''}, {self.latency_s:.2f} s judging"
+        if self.slowest is not None:
+            text += f" (slowest {self.slowest[0]:.2f} s, {self.slowest[1]})"
+        return text
+
+
+def cost_text(records: Iterable[JudgmentRecord]) -> str:
+    """`$0.0031`; `cost unknown` when no live call was priced; `at least $0.0031 (2 of 5 live calls
+    unpriced)` when some were."""
+    return Tally.of(records).cost_text()
+
+
+def summary_sentence(records: Iterable[JudgmentRecord]) -> str | None:
+    """`llmjudge: 14 judged, 11 replayed, 3 live, 1 below threshold, 0 unparseable, $0.0031`, or None
+    if nothing was judged.  "below threshold" counts judgments, not tests: a passing test may hold one."""
+    return Tally.of(records).sentence()
+
+
 def summary_details(records: Iterable[JudgmentRecord]) -> str | None:
-    """`llmjudge: 3 live judge calls, 1.82 s judging (slowest 0.71 s, tests/test_a.py::test_x)`, when anything went live."""
-    verdicts = [r for r in records if "error" not in r]
-    calls = sum(live_calls(r) for r in verdicts)
-    timed = [(latency, r) for r in verdicts if isinstance(latency := r.get("latency_s"), (int, float))]
-    if not calls and not timed:
-        return None
-    total = sum(latency for latency, _ in timed)
-    text = f"llmjudge: {calls} live judge call{'s' if calls != 1 else ''}, {total:.2f} s judging"
-    if timed:
-        slowest, record = max(timed, key=lambda pair: pair[0])
-        text += f" (slowest {slowest:.2f} s, {record.get('nodeid', '?')})"
-    return text
+    """`llmjudge: 3 live judge calls, 1.82 s judging (slowest 0.71 s, tests/test_a.py::test_x)`, when
+    anything went live (calls whose reply did not parse count: they were made)."""
+    return Tally.of(records).details()
 
 
 def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = False) -> list[str]:
@@ -81,13 +170,18 @@ def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = Fal
         if "error" in r:
             lines.append(f"{where}ERROR {r['error']}  key {key}  {criteria}")
             continue
-        status, relation = ("PASS", ">=") if r.get("passed") else ("FAIL", "<")
+        if is_scored_only(r):  # no threshold of its own: neither PASS nor FAIL
+            outcome = f"SCORED {r.get('score', 0):.2f}"
+        else:
+            status, relation = ("PASS", ">=") if r.get("passed") else ("FAIL", "<")
+            outcome = f"{status} {r.get('score', 0):.2f} {relation} {r.get('threshold') or 0:.2f}"
         cost, latency = r.get("cost_usd"), r.get("latency_s")
-        cost_text = f"${cost:.6f}" if isinstance(cost, (int, float)) else "cost n/a"
+        unknown = "cost unknown" if live_calls(r) else "no cost"
+        price = f"${cost:.6f}" if isinstance(cost, (int, float)) else unknown
         latency_text = f"{latency:.2f} s" if isinstance(latency, (int, float)) else "-"
         lines.append(
-            f"{where}{status} {r.get('score', 0):.2f} {relation} {r.get('threshold') or 0:.2f}  {r.get('source', '?')}  "
-            f"{r.get('model', '?')}  {cost_text}  {latency_text}  key {key}  {criteria}"
+            f"{where}{outcome}  {r.get('source', '?')}  {r.get('model', '?')}  {price}  {latency_text}  "
+            f"key {key}  {criteria}"
         )
     return lines
 
