@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from .errors import StoreError, VerdictParseError
-from .keys import messages_sha256
 from .prune import (
     NOT_RUN,
     ManifestError,
@@ -139,55 +138,20 @@ class Reparsed:
 
 
 def reparse_entry(entry: Mapping[str, Any]) -> Reparsed:
-    """Parse a stored reply with today's parser, through its own rubric where it can be rebuilt.
+    """A stored reply read with today's parser, decided exactly as replay decides it (`score_stored`):
+    through its own rubric where the stored prompt hash lets it be rebuilt, else (the default kind)
+    the plain parser on 0-1; other rubrics are skipped rather than misread on the wrong scale."""
+    from .rubrics import score_stored
 
-    The rubric is rebuilt from its name with default arguments, and trusted only when it renders a
-    prompt whose hash equals the stored `messages_sha256` (so the scale is the one used).  Failing
-    that, the default `score` rubric falls back to the plain parser on (0, 1); other rubrics are
-    skipped rather than misread on the wrong scale.
-    """
-    from .rubrics import Reply
-
-    name = str(entry.get("rubric") or "score")
-    reply = Reply(str(entry.get("reply", "")), entry.get("logprobs"))
-    rubric_prompt = _rebuild(entry, name)
     try:
-        if rubric_prompt is not None:
-            rubric, prompt = rubric_prompt
-            parsed = rubric.parse(prompt, reply)
-        elif name == "score":
-            from .parsing import parse_verdict
-
-            parsed = parse_verdict(reply.text, scale=(0, 1))
-        else:
-            return Reparsed(skipped=f"rubric {name!r} cannot be rebuilt from the stored fields")
+        parsed = score_stored(entry)
     except VerdictParseError as exc:
         return Reparsed(error=str(exc).splitlines()[0] if str(exc) else "unparseable")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a parser crash is reported per entry, not fatal
         return Reparsed(error=f"{exc.__class__.__name__}: {exc}"[:200])
+    if parsed is None:
+        return Reparsed(skipped=f"rubric {entry.get('rubric')!r} cannot be rebuilt from the stored fields")
     return Reparsed(parsed.score, parsed.verdict, parsed.confidence, parsed.reasoning)
-
-
-def _rebuild(entry: Mapping[str, Any], name: str) -> Any:
-    from .rubrics import rubric_kinds
-
-    cls = rubric_kinds().get(name)
-    wanted = entry.get("messages_sha256")
-    if cls is None or not wanted:
-        return None
-    try:
-        from .case import Case
-
-        rubric = cls()
-        case = Case.build(entry.get("output"), entry.get("criteria"), entry.get("input"), entry.get("expected"))
-        for prompt in rubric.prompts(case):
-            messages = [dict(m) for m in prompt.messages]
-            sha = messages_sha256(messages)
-            if sha == wanted:
-                return rubric, prompt
-    except Exception:
-        return None
-    return None
 
 
 # -- commands -----------------------------------------------------------------------------------
@@ -472,6 +436,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--store", metavar="DIR", help="with --install: also cover this --judge-store directory (relative to the repo)"
     )
     merge.set_defaults(run=cmd_merge)
+
+    from .calibration import command as calibrate_command
+
+    calibrate_command.add_parser(commands)
     return parser
 
 
