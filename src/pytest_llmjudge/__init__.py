@@ -43,10 +43,12 @@ _LAZY = {
     "Score": "rubrics",
     "Template": "rubrics",
     "RubricError": "rubrics",
+    "assert_judge_agrees": "calibration",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
     from .assertions import assert_better, assert_judged, assert_judged_async
+    from .calibration import assert_judge_agrees
     from .judge import Judge
     from .parsing import ParsedVerdict, parse_verdict
     from .rubrics import Checklist, Comparison, Dimensions, Likert, PassFail, Questions, RubricError, Score, Template
@@ -76,6 +78,7 @@ __all__ = [
     "assert_better",
     "assert_judged",
     "assert_judged_async",
+    "assert_judge_agrees",
     "parse_verdict",
 ]
 
