@@ -73,8 +73,10 @@ def test_json_report_has_every_judgment_with_its_fields(pytester):
     assert {s["sample"] for s in samples["samples"]} == {0, 1}
 
     totals = document["totals"]
-    assert totals == {**totals, "judged": 5, "passed": 3, "near_threshold": 1, "failed": 1, "errors": 1,
-                      "live": 4, "live_calls": 5, "replayed": 0, "cached": 0, "drifted": 0}
+    # judge.score with no threshold is scored, not passed; the unparseable reply was a live call too.
+    assert samples["status"] == "scored"
+    assert totals == {**totals, "judged": 5, "passed": 2, "scored": 1, "near_threshold": 1, "failed": 1, "errors": 1,
+                      "live": 4, "live_calls": 6, "replayed": 0, "cached": 0, "drifted": 0}
     assert totals["errors_by_type"] == {"VerdictParseError": 1}
     assert not [p for p in path.parent.iterdir() if p.name != "report.json"], "no temporary file is left behind"
 
@@ -103,8 +105,8 @@ def test_each_judged_test_lists_cost_and_latency_in_rA_and_v_output(pytester):
         ]
     )
     result.stdout.fnmatch_lines(["FAIL 0.20 < 0.70  live  fake-judge  cost unknown  *"])
-    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 unparseable, cost unknown",
-                                 "llmjudge: 5 live judge calls, *.** s judging (slowest *)"])
+    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 scored without a threshold, 1 unparseable, cost unknown",
+                                 "llmjudge: 6 live judge calls, *.** s judging (slowest *)"])
     result = pytester.runpytest("--judge-mode=replay", "-v")
     result.stdout.fnmatch_lines(["  test_refunds.py::test_bad  FAIL 0.20 < 0.70  replayed  fake-judge  $0.000000  -  key *"])
     assert "live judge call" not in result.stdout.str(), "nothing went live: no timing line"
@@ -308,6 +310,6 @@ def pytest_terminal_summary(terminalreporter, config):
     )
     pytester.makepyfile(JUDGED)
     result = pytester.runpytest("--judge-mode=auto")
-    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 unparseable, cost unknown"])
+    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 scored without a threshold, 1 unparseable, cost unknown"])
     records, held, reports = map(int, (pytester.path / "held.txt").read_text().split())
     assert reports > 0 and (records, held) == (0, 0)
