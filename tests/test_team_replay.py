@@ -63,6 +63,26 @@ def test_a_shard_prunes_nothing_of_the_other_shards(pytester, openai_server, liv
     assert len(ledger_files(pytester.path)) == 8
 
 
+def test_a_pytest_split_group_prunes_nothing_of_the_other_group(pytester, openai_server, live_args):
+    """Given eight judged tests recorded in full, when one pytest-split group runs with --judge-prune
+    (pytest-split deselects the other group), then a full replay still finds every verdict."""
+    pytester.makepyfile(
+        """
+        import pytest
+        from pytest_llmjudge import assert_judged
+
+        @pytest.mark.parametrize("n", range(8))
+        def test_answer(n):
+            assert_judged(f"Returns within 30 days, case {n}. SCORE=0.9", "Says returns are accepted within 30 days")
+        """
+    )
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=8)
+    group = pytester.runpytest(*live_args, "--judge-mode=replay", "--splits=2", "--group=1", "--judge-prune")
+    assert group.ret == 0
+    pytester.runpytest(*live_args, "--judge-mode=replay").assert_outcomes(passed=8)
+    assert len(ledger_files(pytester.path)) == 8
+
+
 def test_an_inherited_test_keeps_its_verdict_file_through_prune(pytester, openai_server, live_args):
     """Given a test class inherited from a base class in another module, prune keeps its file."""
     pytester.makepyfile(
