@@ -8,7 +8,21 @@ plugin does with a real server's real replies, whatever they are: a verdict is s
 offline, or the failure is a clear error; nothing crashes inside the plugin.  What the server
 returned is printed at the end of the run ("real model observations").
 
-OBSERVED:
+Observed with llama-cpp-python 0.3.36 and SmolLM2-135M-Instruct (Q4_1), temperature 0:
+
+- Score rubric (default): the model paraphrases the instructions back ("The score is 0.0 (fails the
+  criteria entirely) to 1.0 (meets them fully) ..."); the prose parser reads that as a score of 0.0,
+  so a verdict is stored (and replays with the server stopped, 0 live calls) but it is a silent low
+  score taken from the echoed scale: see the non-strict xfail below.
+- Likert rubric: the reply echoes the instructions without a score: VerdictParseError with the reply
+  shown in its own section, nothing stored.  Two refresh runs give the same reply word for word.
+- Logprobs: returned through LiteLLM in the OpenAI shape (token, logprob, top_logprobs; bytes null).
+  On a reply constrained by the server's json_object+schema extension, Likert(logprobs=True) weighted
+  the real top_logprobs of the score token (G-Eval): raw 1, expected about 2.5.
+- response_format: json_schema is refused by the server's request validation (HTTP 500 through
+  LiteLLM, InternalServerError); json_object alone gives valid JSON of any shape; json_object with a
+  "schema" (llama-cpp-python's extension) gives {"reasoning": ..., "score": ...}.
+- The examples judged live: 3 failed (VerdictParseError) and the deliberate xfail; nothing stored.
 """
 
 from __future__ import annotations
