@@ -271,3 +271,33 @@ def test_a_command_records_into_its_own_verdict_file(tmp_path):
     assert session.verdict_file == tmp_path.resolve() / "stored" / "calibration" / "set.json"
     document = json.loads(session.verdict_file.read_text())
     assert document["test"] == "calibration::data/set.jsonl" and len(document["verdicts"]) == 1
+
+
+def test_reports_show_a_calibration_run_with_its_figures_and_disagreements(pytester):
+    """Given a test that calibrates the judge against labels, the JSON and HTML reports of the run
+    carry the figures, the confusion matrix and each disagreement."""
+    from helpers import FAKE_CONFTEST
+
+    pytester.makeconftest(FAKE_CONFTEST)
+    rows = [
+        {"id": "good", "output": "Within 30 days. SCORE=0.9", "criteria": "Says 30 days", "label": "pass"},
+        {"id": "bad", "output": "Never. SCORE=0.1", "criteria": "Says 30 days", "label": "fail"},
+        {"id": "missed", "output": "A month. SCORE=0.2", "criteria": "Says 30 days", "label": "pass"},
+    ]
+    (pytester.path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pytester.makepyfile(
+        """
+        from pytest_llmjudge import assert_judge_agrees
+
+        def test_calibration():
+            assert_judge_agrees("labels.jsonl", min_accuracy=0.5, threshold=0.5)
+        """
+    )
+    result = pytester.runpytest("--judge-mode=auto", "--judge-report=report.json", "--judge-html=report.html")
+    result.assert_outcomes(passed=1)
+    (run,) = json.loads((pytester.path / "report.json").read_text())["calibrations"]
+    assert run["source"] == "labels.jsonl" and run["passed"] is True and run["n"] == 3
+    assert run["confusion"] == {"tp": 1, "fp": 0, "tn": 1, "fn": 1}
+    assert [d["id"] for d in run["disagreements"]] == ["missed"]
+    html = (pytester.path / "report.html").read_text()
+    assert "Calibration: labels.jsonl (cleared its bar)" in html and ">missed<" in html

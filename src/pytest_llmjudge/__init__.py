@@ -76,9 +76,9 @@ __all__ = [
     "Verdict",
     "VerdictParseError",
     "assert_better",
+    "assert_judge_agrees",
     "assert_judged",
     "assert_judged_async",
-    "assert_judge_agrees",
     "parse_verdict",
 ]
 

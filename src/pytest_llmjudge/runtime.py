@@ -44,6 +44,7 @@ class TestContext:
         self.request: Any = None  # the test's FixtureRequest, bound by a fixture: resolves `judge_backend`
         self.records: list[JudgmentRecord] = []  # one per judgment, for reports
         self.drift: list[DriftRecord] = []  # refresh mode: verdicts that moved against what was stored
+        self.calibrations: list[dict[str, Any]] = []  # assert_judge_agrees' figures, for the reports
         self.sections: list[tuple[str, str]] = []  # report sections (raw replies)
         self.ledger: Ledger | None = None  # this test's verdict file, once a judgment asked for it
         self.backend: Any = _UNSET

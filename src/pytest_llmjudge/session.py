@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the payload shapes are types only: nothing here costs a sta
 
         records: list[JudgmentRecord]  # one per judgment, its drift attached
         drift: list[DriftRecord]  # refresh mode: verdicts that moved against what was stored
+        calibrations: list[dict[str, Any]]  # assert_judge_agrees' figures
         used: UsedKeys
 
     class WorkerPayload(TypedDict, total=False):
@@ -64,6 +65,8 @@ def item_payload(context: TestContext) -> ItemPayload:
         payload["records"] = records
     if drift:
         payload["drift"] = drift
+    if context.calibrations:
+        payload["calibrations"] = [dict(c) for c in context.calibrations]
     ledger = context.ledger  # None unless this test judged something
     if ledger is not None and ledger.used:
         payload["used"] = {"ledger": str(ledger.path), "keys": sorted(ledger.used)}
@@ -99,6 +102,7 @@ class RunRecorder:
         self.tally: Tally | None = None
         self.worker = hasattr(config, "workerinput")
         self.drift: list[DriftRecord] = []
+        self.calibrations: list[dict[str, Any]] = []
         self.used: dict[str, set[str]] = {}  # nodeid -> keys read or written in its verdict file this run
         self.outcomes: dict[str, str] = {}  # nodeid -> passed / failed / skipped (worst phase wins)
         self.collected: list[str] | None = None  # every collected node id, before any plugin narrowed the list
@@ -172,6 +176,7 @@ class RunRecorder:
             if self.keep_records:
                 self.records.append((record.get("nodeid", ""), len(self.records), record))
         self.drift.extend(payload.get("drift", ()))
+        self.calibrations.extend(payload.get("calibrations", ()))
         used = payload.get("used")
         if used:
             self.used.setdefault(report.nodeid, set()).update(used["keys"])
@@ -200,7 +205,13 @@ class RunRecorder:
         if settings.report or settings.html:
             from .reporting.json_report import build_report, write_report
 
-            document = build_report(self._ordered_records(), self.drift, settings=settings, exitstatus=self.exitstatus)
+            document = build_report(
+                self._ordered_records(),
+                self.drift,
+                settings=settings,
+                exitstatus=self.exitstatus,
+                calibrations=self.calibrations,
+            )
             if settings.report:
                 path = _output_path(self.config, settings.report, settings.sources.get("report"))
                 write_report(path, document)

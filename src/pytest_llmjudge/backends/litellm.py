@@ -144,7 +144,7 @@ def _cost_of(litellm: Any, response: Any) -> float | None:
     if cost is None:
         try:
             cost = litellm.completion_cost(completion_response=response)
-        except Exception:
+        except Exception:  # noqa: BLE001 - unknown models raise a plain Exception; cost is optional
             return None
     try:
         return float(cost)
@@ -169,7 +169,7 @@ def missing_keys(request: CallRequest) -> list[str]:
     litellm = import_litellm()
     try:
         found = litellm.validate_environment(model=request.model, api_base=request.api_base)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a hint only: LiteLLM's check failing must not fail the call
         return []
     names = [str(n) for n in (found or {}).get("missing_keys") or [] if re.search(r"KEY|TOKEN|CREDENTIAL", str(n))]
     own = key_variable(request.model)

@@ -67,7 +67,7 @@ def plan_request(request: CallRequest) -> SentRequest:
     )
     try:
         bare, provider, _, _ = litellm.get_llm_provider(request.model, api_base=request.api_base)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a model LiteLLM cannot place is sent as given
         bare, provider = request.model, None
     probe = _Probe(litellm, bare, provider)
     params: dict[str, Any] = {}
@@ -152,7 +152,7 @@ class _Probe:
             )
         except self.litellm.UnsupportedParamsError:
             result = None
-        except Exception:
+        except Exception:  # noqa: BLE001 - LiteLLM's mapping failing means: send the parameter as given
             result = dict(params)
         if key is not None:
             with _VERDICTS_LOCK:

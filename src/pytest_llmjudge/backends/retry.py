@@ -177,7 +177,7 @@ async def call_with_retries(
             if isinstance(exc, VerdictParseError):
                 raise  # a reply that holds no verdict (a safety block): not the judge being unreachable
             failure = exc
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - classified below: nothing escapes unexplained
             if isinstance(exc, TimeoutError) and time.monotonic() >= deadline - 1e-3:
                 if limiter is not None and slot is not None:
                     limiter.release(slot)

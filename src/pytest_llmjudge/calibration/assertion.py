@@ -11,6 +11,7 @@ judge for our criteria?", and a plain run replays it offline.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -150,6 +151,21 @@ def failure_message(result: CalibrationResult, shortfalls: Sequence[str]) -> str
     return "\n".join(lines)
 
 
+def _note_for_reports(result: CalibrationResult, source: object, *, passed: bool) -> None:
+    """Hand the figures to the running test, so the JSON and HTML reports show this calibration."""
+    from ..runtime import active
+
+    runtime = active()
+    context = runtime.current if runtime is not None else None
+    if context is None:
+        return
+    name = str(source) if isinstance(source, (str, os.PathLike)) else f"{result.n} rows given"
+    figures = result.to_json()
+    for row in figures.get("disagreements") or []:  # the judge's words go into reports: keys kept out
+        row["reasoning"] = redact(str(row.get("reasoning") or ""))
+    context.calibrations.append({"nodeid": context.nodeid, "source": name, "passed": passed, **figures})
+
+
 def assert_judge_agrees(
     path_or_rows: Source,
     *,
@@ -179,6 +195,7 @@ def assert_judge_agrees(
     except JudgeError as exc:
         raise exc.with_traceback(None) from None  # shown where the test called, not inside the plugin
     shortfalls = _shortfalls(result, kappa_bar, accuracy_bar)
+    _note_for_reports(result, path_or_rows, passed=not shortfalls)
     if shortfalls:
         raise CalibrationFailed(failure_message(result, shortfalls), result)
     return result

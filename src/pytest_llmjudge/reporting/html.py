@@ -341,6 +341,43 @@ def _drift_table(drift: list[Mapping[str, Any]]) -> str:
     )
 
 
+def _calibration_panels(runs: list[Mapping[str, Any]]) -> str:
+    """One panel per calibration run: its figures, the confusion matrix, and the disagreements."""
+    panels = []
+    for run in runs:
+        confusion = run.get("confusion") or {}
+        kappa_ci = run.get("kappa_ci") or [None, None]
+        figures = (
+            f"accuracy {_e(_num(run.get('accuracy'), '{:.2f}', '-'))}"
+            f" · kappa {_e(_num(run.get('kappa'), '{:.2f}', '-'))}"
+            f" (95% CI {_e(_num(kappa_ci[0], '{:.2f}', '-'))} to {_e(_num(kappa_ci[1], '{:.2f}', '-'))})"
+            f" · {_e(run.get('n'))} examples · threshold {_e(_num(run.get('threshold'), '{:.2f}', '-'))},"
+            f" best {_e(_num(run.get('best_threshold'), '{:.2f}', '-'))}"
+        )
+        matrix = (
+            "<table><tr><th></th><th>judge pass</th><th>judge fail</th></tr>"
+            f"<tr><th>human pass</th><td>{_e(confusion.get('tp'))}</td><td>{_e(confusion.get('fn'))}</td></tr>"
+            f"<tr><th>human fail</th><td>{_e(confusion.get('fp'))}</td><td>{_e(confusion.get('tn'))}</td></tr></table>"
+        )
+        rows = "".join(
+            f"<tr><td>{_e(d.get('id'))}</td><td>{_e(d.get('label'))}</td><td>{_e(_num(d.get('score'), '{:.2f}', '-'))}"
+            f"</td><td>{_e(d.get('criteria'))}</td><td>{_e(d.get('reasoning'))}</td></tr>"
+            for d in run.get("disagreements") or []
+        )
+        disagreements = (
+            "<table><tr><th>example</th><th>human</th><th>judge</th><th>criteria</th><th>reasoning</th></tr>"
+            f"{rows}</table>"
+            if rows
+            else "<p>No disagreements.</p>"
+        )
+        verdict = "cleared its bar" if run.get("passed") else "below its bar"
+        panels.append(
+            f'<section class="panel"><h2>Calibration: {_e(run.get("source"))} ({verdict})</h2>'
+            f'<div class="sub">{_e(run.get("nodeid"))} · {figures}</div>{matrix}{disagreements}</section>'
+        )
+    return "".join(panels)
+
+
 def render_html(document: Mapping[str, Any]) -> str:
     """The report document (see json_report.build_report) as one self-contained HTML page."""
     judgments = sorted(document.get("judgments") or [], key=_sort_key)
@@ -414,6 +451,7 @@ def render_html(document: Mapping[str, Any]) -> str:
         '<span><i style="background:#1f9d55"></i>passed</span><span>- - - threshold (judgments using '
         "it)</span></div></section>"
         f"{_drift_table(drift)}"
+        f"{_calibration_panels(document.get('calibrations') or [])}"
         '<div class="toolbar"><input id="q" type="search" placeholder="Filter by test, criteria, output, '
         'reasoning, model, key…" autocomplete="off">'
         f'<div class="seg" role="group" aria-label="status">{buttons}</div><span id="count"></span></div>'

@@ -81,8 +81,10 @@ def build_report(
     *,
     settings: Settings | None = None,
     exitstatus: int | None = None,
+    calibrations: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The report document: format, when, settings, totals, judgments (sorted by nodeid), drift."""
+    """The report document: format, when, settings, totals, judgments (sorted by nodeid), drift, and
+    the calibration runs (`assert_judge_agrees`) with their figures, confusion matrix and disagreements."""
     records = list(records)
     judgments = [_judgment(r) for r in records]
     drifted = [dict(d) for d in drift]
@@ -120,6 +122,9 @@ def build_report(
         "judgments": judgments,
         "drift": sorted(drifted, key=lambda d: (str(d.get("test", "")), str(d.get("key", "")))),
     }
+    runs = sorted((dict(c) for c in calibrations), key=lambda c: (str(c.get("nodeid", "")), str(c.get("source", ""))))
+    if runs:
+        document["calibrations"] = runs
     return document
 
 
