@@ -14,18 +14,15 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
-    BackendError,
-    BudgetExceeded,
-    JudgeError,
-    JudgmentFailed,
-    ReplayMiss,
-    StoreError,
-    VerdictParseError,
-)
-
 # public name -> the module that defines it
 _LAZY = {
+    "BackendError": "errors",
+    "BudgetExceeded": "errors",
+    "JudgeError": "errors",
+    "JudgmentFailed": "errors",
+    "ReplayMiss": "errors",
+    "StoreError": "errors",
+    "VerdictParseError": "errors",
     "assert_judged": "assertions",
     "assert_judged_async": "assertions",
     "Judge": "judge",
@@ -49,6 +46,15 @@ _LAZY = {
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
     from .assertions import assert_better, assert_judged, assert_judged_async
     from .calibration import assert_judge_agrees
+    from .errors import (
+        BackendError,
+        BudgetExceeded,
+        JudgeError,
+        JudgmentFailed,
+        ReplayMiss,
+        StoreError,
+        VerdictParseError,
+    )
     from .judge import Judge
     from .parsing import ParsedVerdict, parse_verdict
     from .rubrics import Checklist, Comparison, Dimensions, Likert, PassFail, Questions, RubricError, Score, Template
