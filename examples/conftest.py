@@ -17,7 +17,24 @@ import re
 
 import pytest
 
-STOPWORDS = {"says", "that", "with", "from", "this", "into", "every", "each", "mentions", "names", "their", "within", "should", "does", "have", "calls"}
+STOPWORDS = {
+    "says",
+    "that",
+    "with",
+    "from",
+    "this",
+    "into",
+    "every",
+    "each",
+    "mentions",
+    "names",
+    "their",
+    "within",
+    "should",
+    "does",
+    "have",
+    "calls",
+}
 
 
 def _between_tags(text: str, name: str) -> str:

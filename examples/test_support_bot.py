@@ -1,9 +1,9 @@
 """Judged assertions on a support bot's answers: ordinary pytest tests."""
 
 import pytest
+from support_bot import answer, refund_tool_call, summarize_meeting
 
 from pytest_llmjudge import assert_judged
-from support_bot import answer, refund_tool_call, summarize_meeting
 
 MEETING_NOTES = """Billing fix ships Friday. Action items: Dana updates the changelog;
 Lee emails affected customers."""

@@ -12,10 +12,10 @@ import email.utils
 import time
 
 import pytest
+
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import Reply
 from helpers.providers import AnthropicServer, GeminiServer, OllamaServer, ReasoningServer, Turn
-
 from pytest_llmjudge.backends import (
     CallRequest,
     LiteLLMBackend,

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import FAKE_CONFTEST
 
-TESTS = '''
+TESTS = """
 from pytest_llmjudge import assert_judged
 
 def test_refund():
@@ -22,18 +22,20 @@ def test_tone():
 
 def test_two_samples(judge):
     assert judge.score("Action items: a, b. SCORE=0.7", "Mentions every action item", samples=2).passed
-'''
+"""
 
-OTHER = '''
+OTHER = """
 from pytest_llmjudge import assert_judged
 
 def test_other():
     assert_judged("Hello. SCORE=0.6", "Greets the user")
-'''
+"""
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_llmjudge", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_llmjudge", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def ledgers(root: Path) -> dict[str, dict]:
@@ -50,7 +52,7 @@ def project(pytester: pytest.Pytester) -> Path:
 
 def _one_entry(path: Path) -> tuple[str, dict, dict]:
     document = json.loads(path.read_text())
-    (key, entry), = document["verdicts"].items()
+    ((key, entry),) = document["verdicts"].items()
     return key, entry, document
 
 
@@ -69,7 +71,9 @@ def test_stats_counts_per_model_and_module_and_finds_unparseable_replies(project
     # The same through the console script, on an explicit path.
     script = Path(sys.executable).with_name("llmjudge")
     if script.exists():
-        other = subprocess.run([str(script), "stats", "judge_verdicts/test_other"], cwd=project, capture_output=True, text=True)
+        other = subprocess.run(
+            [str(script), "stats", "judge_verdicts/test_other"], cwd=project, capture_output=True, text=True
+        )
         assert other.stdout.splitlines()[0] == "1 stored verdicts in 1 ledger files (1 tests), 0 unparseable replies"
 
 
@@ -83,7 +87,10 @@ def test_reparse_lists_changed_scores_and_write_updates_them(project):
     result = cli(project, "reparse")
     assert result.returncode == 0
     assert f"key {key[:12]}  (test_bot.py::test_tone): score 0.10 -> 0.80" in result.stdout
-    assert result.stdout.splitlines()[-1] == "reparsed 5 stored replies: 1 scores changed, 0 unparseable; run with --write to update the stored scores"
+    assert (
+        result.stdout.splitlines()[-1]
+        == "reparsed 5 stored replies: 1 scores changed, 0 unparseable; run with --write to update the stored scores"
+    )
     assert cli(project, "reparse", "--check").returncode == 1
     assert json.loads(tone.read_text())["verdicts"][key]["score"] == 0.1, "no --write: nothing changes"
 
@@ -119,9 +126,16 @@ def test_errors_are_one_line_with_exit_status_2(project):
     folder = project / "judge_verdicts" / "test_bot"
     for name, prefix in (("test_ambiguous_a.json", "abcd1"), ("test_ambiguous_b.json", "abcd2")):
         key = prefix + "0" * 59
-        document = {"format": 1, "test": f"test_bot.py::{name[:-5]}", "verdicts": {key: {"reply": '{"score": 1}', "score": 1.0}}}
+        document = {
+            "format": 1,
+            "test": f"test_bot.py::{name[:-5]}",
+            "verdicts": {key: {"reply": '{"score": 1}', "score": 1.0}},
+        }
         (folder / name).write_text(json.dumps(document))
-    check(cli(project, "show", "abcd"), "key prefix abcd is ambiguous, 2 verdicts match: abcd100000000000 (test_bot.py::test_ambiguous_a); abcd200000000000")
+    check(
+        cli(project, "show", "abcd"),
+        "key prefix abcd is ambiguous, 2 verdicts match: abcd100000000000 (test_bot.py::test_ambiguous_a); abcd200000000000",
+    )
 
     (folder / "test_broken.json").write_text('{"format": 1, "test": "x", "verdicts": {')
     check(cli(project, "stats"), "test_broken.json: the verdict file is not valid JSON")
@@ -149,7 +163,8 @@ def test_pytest_judge_prune_removes_unused_verdicts_after_a_full_successful_run(
     # test_tone now judges a different output (new key), test_two_samples is gone, test_other skips.
     pytester.makepyfile(
         test_bot=TESTS.replace("Thanks for asking!", "Thank you for asking!").split("def test_two_samples")[0],
-        test_other="import pytest\n" + OTHER.replace("def test_other", "@pytest.mark.skip(reason='later')\ndef test_other"),
+        test_other="import pytest\n"
+        + OTHER.replace("def test_other", "@pytest.mark.skip(reason='later')\ndef test_other"),
     )
     refused = pytester.runpytest("--judge-mode=auto", "--judge-prune", "-k", "refund or tone")
     refused.stdout.fnmatch_lines(["llmjudge prune: nothing removed: -k/-m selected a subset of the tests"])
@@ -196,7 +211,10 @@ def test_cli_prune_reads_the_manifest_of_the_last_full_run(pytester, project):
     pytester.runpytest("--judge-mode=replay").assert_outcomes(passed=3)
     dry = cli(project, "prune", "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "would remove the whole file: " in dry.stdout and "test_two_samples.json (test_bot.py::test_two_samples: its test no longer exists)" in dry.stdout
+    assert (
+        "would remove the whole file: " in dry.stdout
+        and "test_two_samples.json (test_bot.py::test_two_samples: its test no longer exists)" in dry.stdout
+    )
     assert dry.stdout.splitlines()[-1] == "would remove 2 unused verdicts from 1 file (1 deleted); 3 kept"
     assert "test_two_samples.json" in ledgers(project)
 
@@ -212,7 +230,9 @@ def test_cli_prune_combines_the_manifests_of_shards(pytester, project):
     leaves its own manifest; `llmjudge prune` given all removes what none used, and given one, nothing
     of the tests the other shards ran."""
     pytest.importorskip("pytest_shard")
-    pytester.makepyfile(test_bot=TESTS.replace("Thanks for asking!", "Thank you for asking!").split("def test_two_samples")[0])
+    pytester.makepyfile(
+        test_bot=TESTS.replace("Thanks for asking!", "Thank you for asking!").split("def test_two_samples")[0]
+    )
     before = ledgers(project)
     for shard in ("0", "1", "2"):
         result = pytester.runpytest("--judge-mode=auto", "--num-shards=3", f"--shard-id={shard}", "--judge-prune")
@@ -241,7 +261,10 @@ def test_cli_prune_combines_the_manifests_of_shards(pytester, project):
     (new_key,) = after["test_tone.json"]["verdicts"]
     assert "Thank you" in after["test_tone.json"]["verdicts"][new_key]["output"]
     # A directory of manifests does the same; nothing is left to remove.
-    assert cli(project, "prune", "--manifest", str(shards)).stdout.splitlines()[-1] == "nothing to remove (3 stored verdicts in use)"
+    assert (
+        cli(project, "prune", "--manifest", str(shards)).stdout.splitlines()[-1]
+        == "nothing to remove (3 stored verdicts in use)"
+    )
     pytester.runpytest("--judge-mode=replay").assert_outcomes(passed=3)
 
 

@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 
 import pytest
+
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import Reply, reply_json
-
 from pytest_llmjudge.backends import CallRequest, LiteLLMBackend, LoopThread, backoff_delay, call_with_retries
 from pytest_llmjudge.backends import retry as backends
 from pytest_llmjudge.errors import BackendError
 from pytest_llmjudge.runtime import JudgeRuntime
-from pytest_llmjudge.store.spend import SharedSpend
 from pytest_llmjudge.settings import resolve
+from pytest_llmjudge.store.spend import SharedSpend
 
 PRICED_MODEL = "openai/gpt-4o-mini"  # priced by LiteLLM by name, whatever the api_base
 # 100k prompt + 1k completion tokens of gpt-4o-mini: $0.015 + $0.0006 per call.
@@ -90,7 +90,9 @@ def test_retryable_fault_is_retried_then_succeeds(loop, openai_server, fast_back
     assert json.loads(result.text)["score"] == 0.9
 
 
-@pytest.mark.parametrize("fault", [RETRYABLE[k] for k in ("429", "503", "dropped-connection")], ids=["429", "503", "drop"])
+@pytest.mark.parametrize(
+    "fault", [RETRYABLE[k] for k in ("429", "503", "dropped-connection")], ids=["429", "503", "drop"]
+)
 def test_retryable_fault_gives_up_after_judge_retries(loop, openai_server, fast_backoff, fault):
     openai_server.enqueue(*[fault] * 5)
     error = fail(loop, openai_server, retries=2)
@@ -164,12 +166,18 @@ def test_retries_stop_at_the_deadline_not_at_the_count(loop, openai_server, fast
 
 CONTEXT = "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."
 FATAL = {
-    "400": (Reply(status=400), ["rejected the request (HTTP 400, not retried", "'openai/judge-test' as sent to LiteLLM"]),
+    "400": (
+        Reply(status=400),
+        ["rejected the request (HTTP 400, not retried", "'openai/judge-test' as sent to LiteLLM"],
+    ),
     "422": (Reply(status=422), ["rejected the request (HTTP 422"]),
     "401": (Reply(status=401), ["refused the credentials", "Set OPENAI_API_KEY"]),
     "403": (Reply(status=403), ["OPENAI_API_KEY is not allowed to use model 'openai/judge-test'"]),
     "404": (Reply(status=404), ["model 'openai/judge-test' (as sent to LiteLLM) was not found", "--judge-model"]),
-    "context-window": (Reply(status=400, error_message=CONTEXT), ["too long for openai/judge-test: 5010 characters (about 1252 tokens)"]),
+    "context-window": (
+        Reply(status=400, error_message=CONTEXT),
+        ["too long for openai/judge-test: 5010 characters (about 1252 tokens)"],
+    ),
 }
 
 
@@ -222,7 +230,9 @@ def verdict_files(root: Path) -> list[Path]:
 def test_e2e_retries_then_records(pytester, openai_server, fast_backoff):
     openai_server.enqueue(Reply(status=503), Reply(drop=True))
     pytester.makepyfile(test_x=JUDGED)
-    result = pytester.runpytest(f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=2")
+    result = pytester.runpytest(
+        f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=2"
+    )
     result.assert_outcomes(passed=1)
     assert openai_server.request_count == 3
     assert len(verdict_files(pytester.path)) == 1
@@ -232,11 +242,18 @@ def test_e2e_gives_up_with_a_clear_failure_and_stores_nothing(pytester, openai_s
     openai_server.enqueue(*[Reply(status=500)] * 5)
     pytester.makepyfile(test_x=JUDGED)
     result = pytester.runpytest(
-        f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=2", "--judge-cache-dir=cache"
+        f"--judge-model={MODEL}",
+        f"--judge-api-base={openai_server.base_url}",
+        "--judge-retries=2",
+        "--judge-cache-dir=cache",
     )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*BackendError: InternalServerError from openai/judge-test*gave up after 3 attempts; --judge-retries=2*"])
-    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 0 unparseable, 1 judge errors*"])
+    result.stdout.fnmatch_lines(
+        ["*BackendError: InternalServerError from openai/judge-test*gave up after 3 attempts; --judge-retries=2*"]
+    )
+    result.stdout.fnmatch_lines(
+        ["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 0 unparseable, 1 judge errors*"]
+    )
     assert openai_server.request_count == 3
     assert verdict_files(pytester.path) == [] and cache_rows(pytester.path / "cache") == 0
 
@@ -244,7 +261,9 @@ def test_e2e_gives_up_with_a_clear_failure_and_stores_nothing(pytester, openai_s
 def test_e2e_bad_key_fails_after_one_request(pytester, openai_server, fast_backoff):
     openai_server.enqueue(Reply(status=401, error_message="bad key {api_key}"))
     pytester.makepyfile(test_x=JUDGED)
-    result = pytester.runpytest(f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=3")
+    result = pytester.runpytest(
+        f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=3"
+    )
     result.assert_outcomes(failed=1)
     assert openai_server.request_count == 1
     result.stdout.fnmatch_lines(["*Set OPENAI_API_KEY to a valid key*"])
@@ -252,7 +271,9 @@ def test_e2e_bad_key_fails_after_one_request(pytester, openai_server, fast_backo
 
 
 UNPARSEABLE = {
-    "cut-off-at-max-tokens": Reply(content='{"reasoning": "The answer covers the refund policy and', finish_reason="length"),
+    "cut-off-at-max-tokens": Reply(
+        content='{"reasoning": "The answer covers the refund policy and', finish_reason="length"
+    ),
     "cut-off-but-parseable": Reply(content='{"reasoning": "fine", "score": 0.9', finish_reason="length"),
     "empty-reply": Reply(content=""),
     "whitespace-reply": Reply(content="  \n "),
@@ -307,7 +328,11 @@ def test_budget_stops_live_calls_once_spent(pytester, openai_server):
     openai_server.set_responder(expensive)
     pytester.makepyfile(test_x=BUDGETED.format(n=5))
     result = pytester.runpytest(
-        f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0.02", "-p", "no:randomly"
+        f"--judge-model={PRICED_MODEL}",
+        f"--judge-api-base={openai_server.base_url}",
+        "--judge-budget=0.02",
+        "-p",
+        "no:randomly",
     )
     # $0.0156 spent after the first call (< $0.02): the second goes; after it ($0.0312) none does.
     result.assert_outcomes(passed=2, failed=3)
@@ -320,14 +345,18 @@ def test_budget_stops_live_calls_once_spent(pytester, openai_server):
         ]
     )
     # Stored verdicts cost nothing: a second run replays the two and judges the rest.
-    result = pytester.runpytest(f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0.04")
+    result = pytester.runpytest(
+        f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0.04"
+    )
     result.assert_outcomes(passed=5)
     assert openai_server.request_count == 5
 
 
 def test_budget_of_zero_makes_no_live_call(pytester, openai_server):
     pytester.makepyfile(test_x=BUDGETED.format(n=2))
-    result = pytester.runpytest(f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0")
+    result = pytester.runpytest(
+        f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0"
+    )
     result.assert_outcomes(failed=2)
     assert openai_server.request_count == 0
 
@@ -339,8 +368,14 @@ def test_budget_holds_across_xdist_workers(pytester, openai_server):
     openai_server.latency_s = 0.2
     pytester.makepyfile(test_x=BUDGETED.format(n=8))
     result = pytester.runpytest(
-        f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0.02",
-        "--judge-cache-dir=cache", "-n", "2", "-p", "xdist",
+        f"--judge-model={PRICED_MODEL}",
+        f"--judge-api-base={openai_server.base_url}",
+        "--judge-budget=0.02",
+        "--judge-cache-dir=cache",
+        "-n",
+        "2",
+        "-p",
+        "xdist",
     )
     outcomes = result.parseoutcomes()
     assert 2 <= openai_server.request_count <= 3, result.stdout.str()
@@ -372,5 +407,7 @@ def test_budget_message_and_notice_from_the_runtime(tmp_path):
     runtime.spend(0.007)
     with pytest.raises(Exception, match=r"--judge-budget=\$0.01 is spent \(\$0.0110 so far\)"):
         runtime.check_budget()
-    assert runtime.notices == ["llmjudge: --judge-budget=$0.01 reached ($0.0110 spent); later live judge calls were refused"]
+    assert runtime.notices == [
+        "llmjudge: --judge-budget=$0.01 reached ($0.0110 spent); later live judge calls were refused"
+    ]
     runtime.close()

@@ -21,7 +21,7 @@ HOSTILE = (
     "\"'><svg onload=\"document.body.setAttribute('data-pwned','2')\"></svg>"
 )
 
-BODY = f'''
+BODY = f"""
 import pytest
 from pytest_llmjudge import assert_judged
 
@@ -36,7 +36,7 @@ def test_hostile_output():
 
 def test_unreadable():
     assert_judged("GARBLE", "Is readable")
-'''
+"""
 
 
 @pytest.fixture
@@ -58,7 +58,9 @@ def test_html_is_self_contained_and_escapes_everything(html_report):
     assert text.count("<script") == 1
     assert re.search(r"script-src 'sha256-[A-Za-z0-9+/=]+'", text) and "default-src 'none'" in text
     # The hostile output and criteria appear only escaped.
-    assert "<script>document.title" not in text and "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in text
+    assert (
+        "<script>document.title" not in text and "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in text
+    )
     assert "<img src=x" not in text and "<svg onload" not in text
     assert "Is polite &lt;/article&gt;&lt;b&gt;bold&lt;/b&gt;" in text
     assert text.count("<article") == 7
@@ -74,9 +76,23 @@ def test_html_puts_failures_and_errors_first_then_near_threshold(html_report):
 
 def test_drift_is_shown_with_a_badge_and_a_table():
     records = [
-        {"nodeid": "t.py::test_a", "criteria": "c", "rubric": "score", "score": 0.3, "threshold": 0.7, "passed": False,
-         "reasoning": "r", "model": "m", "source": "live", "key": "ab" * 32, "samples": [], "cost_usd": 0.001, "latency_s": 0.2,
-         "output": "o", "drift": {"old": 0.9, "new": 0.3, "flipped": True}},
+        {
+            "nodeid": "t.py::test_a",
+            "criteria": "c",
+            "rubric": "score",
+            "score": 0.3,
+            "threshold": 0.7,
+            "passed": False,
+            "reasoning": "r",
+            "model": "m",
+            "source": "live",
+            "key": "ab" * 32,
+            "samples": [],
+            "cost_usd": 0.001,
+            "latency_s": 0.2,
+            "output": "o",
+            "drift": {"old": 0.9, "new": 0.3, "flipped": True},
+        },
     ]
     drift = [{"test": "t.py::test_a", "key": "ab" * 32, "old": 0.9, "new": 0.3, "flipped": True}]
     text = render_html(build_report(records, drift))
@@ -93,9 +109,21 @@ def _run_chromium(*args: str) -> str:
     assert browser is not None
     with tempfile.TemporaryDirectory() as profile:
         completed = subprocess.run(
-            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args],
-            capture_output=True, text=True, timeout=120,
+            [
+                browser,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                f"--user-data-dir={profile}",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     return completed.stdout
 
@@ -106,7 +134,9 @@ def test_in_a_real_browser_the_filter_runs_and_nothing_injected_executes(html_re
     body = re.search(r"<body[^>]*>", dom).group(0)
     assert 'data-ready="1"' in body, "the report's script ran"
     assert "data-pwned" not in body, "an injected handler ran"
-    assert "<img" not in dom and "<svg onload" not in dom and "&lt;img src=x onerror" in dom, "injected markup became elements"
+    assert "<img" not in dom and "<svg onload" not in dom and "&lt;img src=x onerror" in dom, (
+        "injected markup became elements"
+    )
     assert "<title>llmjudge report: 3 failed of 7</title>" in dom, "an injected script changed the title"
     visible = re.findall(r'<article class="j" data-status="(\w+)" data-drift="\d">', dom)  # no hidden attribute
     assert visible == ["failed", "failed"], "status=failed and text 'refund' leave the two failed refund tests"

@@ -7,9 +7,9 @@ import heapq
 import itertools
 
 import pytest
+
 from helpers import MODEL
 from helpers.openai_server import Reply
-
 from pytest_llmjudge.backends import AdaptiveLimiter, CallRequest, LiteLLMBackend, LoopThread, call_with_retries
 from pytest_llmjudge.backends.limiter import Slot
 from pytest_llmjudge.errors import BackendError

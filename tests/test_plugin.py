@@ -97,7 +97,9 @@ def test_replay_miss_names_test_key_nearest_entry_and_command(pytester, openai_s
             "*record it with a reachable judge: pytest 'test_refund.py::test_refund' --judge-mode=auto --judge-model=openai/judge-test*",
         ]
     )
-    result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 0 unparseable, 1 missing*"])
+    result.stdout.fnmatch_lines(
+        ["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 0 unparseable, 1 missing*"]
+    )
 
 
 def test_ci_environment_defaults_to_replay_and_says_why(pytester, openai_server, live_args, monkeypatch):
@@ -210,7 +212,9 @@ def test_summary_counts_and_is_absent_when_nothing_is_judged(pytester, openai_se
     )
     result = pytester.runpytest(*live_args, "--judge-mode=auto")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["llmjudge: 2 judged, 0 replayed, 2 live, 1 below threshold, 0 unparseable, cost unknown"])
+    result.stdout.fnmatch_lines(
+        ["llmjudge: 2 judged, 0 replayed, 2 live, 1 below threshold, 0 unparseable, cost unknown"]
+    )
 
     pytester.makepyfile("def test_plain():\n    assert True\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
@@ -367,7 +371,9 @@ def test_unparseable_reply_is_its_own_error_with_the_reply_in_a_section(pytester
     assert "VerdictParseError" in out and "key " in out
     failure_line = next(line for line in out.splitlines() if line.startswith("E ") and "VerdictParseError" in line)
     assert "without more context" not in failure_line, "the reply is not in the exception message"
-    result.stdout.fnmatch_lines(["*llmjudge: unparseable judge reply (key *", "I cannot evaluate this without more context."])
+    result.stdout.fnmatch_lines(
+        ["*llmjudge: unparseable judge reply (key *", "I cannot evaluate this without more context."]
+    )
     result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 1 unparseable*"])
     assert ledger_files(pytester.path) == [], "an unparseable reply is never stored"
 
@@ -377,7 +383,9 @@ def test_reply_cut_off_at_max_tokens_is_a_parse_failure(pytester, openai_server,
     pytester.makepyfile(test_refund=JUDGED)
     result = pytester.runpytest(*live_args, "--judge-mode=auto")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*VerdictParseError: the judge's reply was cut off at max_tokens (finish_reason=length)*"])
+    result.stdout.fnmatch_lines(
+        ["*VerdictParseError: the judge's reply was cut off at max_tokens (finish_reason=length)*"]
+    )
     assert ledger_files(pytester.path) == []
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import litellm
 import pytest
+
+import pytest_llmjudge.rubrics  # noqa: F401 - the outer session owns it, so in-process runs share one Likert class
 from helpers import CANARY_KEY
 from helpers.providers import (
     PRESENT,
@@ -27,8 +29,6 @@ from helpers.providers import (
     Received,
     Turn,
 )
-
-import pytest_llmjudge.rubrics  # noqa: F401 - the outer session owns it, so in-process runs share one Likert class
 
 OUTPUT = "Returns are accepted within 30 days."
 CRITERIA = "Says returns are accepted within 30 days"

@@ -9,7 +9,7 @@ import pytest
 
 from helpers import FAKE_CONFTEST
 
-JUDGED = '''
+JUDGED = """
 import pytest
 from pytest_llmjudge import assert_judged
 
@@ -31,10 +31,28 @@ def test_samples(judge):
 
 def test_plain():
     assert True
-'''
+"""
 
-FIELDS = ("nodeid", "criteria", "rubric", "score", "threshold", "passed", "verdict", "confidence", "reasoning",
-          "model", "source", "key", "samples", "cost_usd", "latency_s", "status", "drift", "test_outcome")
+FIELDS = (
+    "nodeid",
+    "criteria",
+    "rubric",
+    "score",
+    "threshold",
+    "passed",
+    "verdict",
+    "confidence",
+    "reasoning",
+    "model",
+    "source",
+    "key",
+    "samples",
+    "cost_usd",
+    "latency_s",
+    "status",
+    "drift",
+    "test_outcome",
+)
 
 
 def _setup(pytester: pytest.Pytester, body: str = JUDGED) -> None:
@@ -75,8 +93,20 @@ def test_json_report_has_every_judgment_with_its_fields(pytester):
     totals = document["totals"]
     # judge.score with no threshold is scored, not passed; the unparseable reply was a live call too.
     assert samples["status"] == "scored"
-    assert totals == {**totals, "judged": 5, "passed": 2, "scored": 1, "near_threshold": 1, "failed": 1, "errors": 1,
-                      "live": 4, "live_calls": 6, "replayed": 0, "cached": 0, "drifted": 0}
+    assert totals == {
+        **totals,
+        "judged": 5,
+        "passed": 2,
+        "scored": 1,
+        "near_threshold": 1,
+        "failed": 1,
+        "errors": 1,
+        "live": 4,
+        "live_calls": 6,
+        "replayed": 0,
+        "cached": 0,
+        "drifted": 0,
+    }
     assert totals["errors_by_type"] == {"VerdictParseError": 1}
     assert not [p for p in path.parent.iterdir() if p.name != "report.json"], "no temporary file is left behind"
 
@@ -105,10 +135,16 @@ def test_each_judged_test_lists_cost_and_latency_in_rA_and_v_output(pytester):
         ]
     )
     result.stdout.fnmatch_lines(["FAIL 0.20 < 0.70  live  fake-judge  cost unknown  *"])
-    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 scored without a threshold, 1 unparseable, cost unknown",
-                                 "llmjudge: 6 live judge calls, *.** s judging (slowest *)"])
+    result.stdout.fnmatch_lines(
+        [
+            "llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 scored without a threshold, 1 unparseable, cost unknown",
+            "llmjudge: 6 live judge calls, *.** s judging (slowest *)",
+        ]
+    )
     result = pytester.runpytest("--judge-mode=replay", "-v")
-    result.stdout.fnmatch_lines(["  test_refunds.py::test_bad  FAIL 0.20 < 0.70  replayed  fake-judge  $0.000000  -  key *"])
+    result.stdout.fnmatch_lines(
+        ["  test_refunds.py::test_bad  FAIL 0.20 < 0.70  replayed  fake-judge  $0.000000  -  key *"]
+    )
     assert "live judge call" not in result.stdout.str(), "nothing went live: no timing line"
 
 
@@ -123,7 +159,9 @@ def test_report_from_ini_is_written_relative_to_rootdir(pytester):
     _setup(pytester)
     pytester.makeini("[pytest]\njudge_report = reports/judged.json\n")
     sub = pytester.mkdir("elsewhere")
-    result = pytester.runpytest("--judge-mode=auto", f"--rootdir={pytester.path}", str(pytester.path), "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--judge-mode=auto", f"--rootdir={pytester.path}", str(pytester.path), "-p", "no:cacheprovider"
+    )
     assert (pytester.path / "reports" / "judged.json").exists(), result.stdout.str()
     assert not (sub / "reports").exists()
 
@@ -159,7 +197,10 @@ def test_steady():
     )
     assert "test_moves_within_drift key" not in result.stdout.str() and "test_steady key" not in result.stdout.str()
     document = json.loads((pytester.path / "r.json").read_text())
-    assert [(d["test"].split("::")[1], d["flipped"]) for d in document["drift"]] == [("test_moves_a_little", False), ("test_moves_and_flips", True)]
+    assert [(d["test"].split("::")[1], d["flipped"]) for d in document["drift"]] == [
+        ("test_moves_a_little", False),
+        ("test_moves_and_flips", True),
+    ]
     by_test = {j["nodeid"].split("::")[1]: j for j in document["judgments"]}
     assert by_test["test_moves_and_flips"]["drift"] == {"old": 0.9, "new": 0.3, "flipped": True}
     assert by_test["test_steady"]["drift"] is None
@@ -168,8 +209,14 @@ def test_steady():
 
 def test_xdist_report_merges_every_worker_and_keeps_their_drift(pytester, monkeypatch):
     body = "\n".join(
-        ["import pytest", "from pytest_llmjudge import assert_judged", "", "@pytest.mark.parametrize('n', range(8))",
-         "def test_many(n):", "    assert_judged(f'WORD=w{n} SCORE=0.9', f'criteria {n}', threshold=0.5)"]
+        [
+            "import pytest",
+            "from pytest_llmjudge import assert_judged",
+            "",
+            "@pytest.mark.parametrize('n', range(8))",
+            "def test_many(n):",
+            "    assert_judged(f'WORD=w{n} SCORE=0.9', f'criteria {n}', threshold=0.5)",
+        ]
     )
     _setup(pytester, body)
     pytester.runpytest_subprocess("-n", "2", "--judge-mode=auto").assert_outcomes(passed=8)
@@ -214,7 +261,15 @@ def test_worker_notices_reach_the_summary_under_xdist(pytester, openai_server, l
         """
     )
     result = pytester.runpytest(
-        *live_args, "--judge-mode=auto", f"--judge-cache-dir={cache}", "-n", "2", "-p", "xdist", "-W", "ignore::UserWarning"
+        *live_args,
+        "--judge-mode=auto",
+        f"--judge-cache-dir={cache}",
+        "-n",
+        "2",
+        "-p",
+        "xdist",
+        "-W",
+        "ignore::UserWarning",
     )
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["llmjudge: 4 judged*", "llmjudge: local cache *judge-cache* was unusable*"])
@@ -298,7 +353,7 @@ def test_without_a_report_the_run_keeps_counters_not_records(pytester):
     run holds no record: none in the recorder, none left on pytest's stored test reports."""
     pytester.makeconftest(
         FAKE_CONFTEST
-        + '''
+        + """
 
 @pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter, config):
@@ -306,10 +361,14 @@ def pytest_terminal_summary(terminalreporter, config):
     reports = [r for reports in terminalreporter.stats.values() for r in reports]
     held = [r for r in reports if hasattr(r, "llmjudge")]
     open("held.txt", "w").write(f"{len(recorder.records)} {len(held)} {len(reports)}")
-'''
+"""
     )
     pytester.makepyfile(JUDGED)
     result = pytester.runpytest("--judge-mode=auto")
-    result.stdout.fnmatch_lines(["llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 scored without a threshold, 1 unparseable, cost unknown"])
+    result.stdout.fnmatch_lines(
+        [
+            "llmjudge: 5 judged, 0 replayed, 4 live, 1 below threshold, 1 scored without a threshold, 1 unparseable, cost unknown"
+        ]
+    )
     records, held, reports = map(int, (pytester.path / "held.txt").read_text().split())
     assert reports > 0 and (records, held) == (0, 0)

@@ -6,8 +6,8 @@ import json
 import math
 
 import pytest
-from helpers.openai_server import Reply
 
+from helpers.openai_server import Reply
 from pytest_llmjudge import criteria
 from pytest_llmjudge.case import Case
 from pytest_llmjudge.errors import JudgeError, VerdictParseError
@@ -394,7 +394,9 @@ def test_every_rubric_kind_records_then_replays(pytester, openai_server, live_ar
     result.assert_outcomes(passed=13, failed=2)
     result.stdout.fnmatch_lines(expected_lines)
     assert openai_server.request_count == 16, "replay must not call the judge"
-    result.stdout.fnmatch_lines(["llmjudge: 16 judged, 16 replayed, 0 live, 2 below threshold, 2 scored without a threshold*"])
+    result.stdout.fnmatch_lines(
+        ["llmjudge: 16 judged, 16 replayed, 0 live, 2 below threshold, 2 scored without a threshold*"]
+    )
 
 
 def test_library_criterion_without_its_reference_is_an_error(pytester, openai_server, live_args):

@@ -36,8 +36,16 @@ def test_models_split_on_commas_for_panels():
     assert resolve({"model": "a, b ,c"}, {}, {}).model == ("a", "b", "c")
 
 
-@pytest.mark.parametrize("environ, expected", [({"CI": "true"}, "CI"), ({"CI": "false"}, None), ({"CI": "0"}, None),
-                                                ({"GITHUB_ACTIONS": "true"}, "GITHUB_ACTIONS"), ({}, None)])
+@pytest.mark.parametrize(
+    "environ, expected",
+    [
+        ({"CI": "true"}, "CI"),
+        ({"CI": "false"}, None),
+        ({"CI": "0"}, None),
+        ({"GITHUB_ACTIONS": "true"}, "GITHUB_ACTIONS"),
+        ({}, None),
+    ],
+)
 def test_ci_detection(environ, expected):
     assert detect_ci(environ) == expected
 
@@ -93,5 +101,10 @@ def test_a_run_that_sets_no_option_and_never_judges_loads_no_settings(pytester):
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     loaded = (pytester.path / "loaded.txt").read_text().split()
     assert "pytest_llmjudge.options" in loaded
-    for heavy in ("pytest_llmjudge.settings", "pytest_llmjudge.judge", "pytest_llmjudge.store", "pytest_llmjudge.prune"):
+    for heavy in (
+        "pytest_llmjudge.settings",
+        "pytest_llmjudge.judge",
+        "pytest_llmjudge.store",
+        "pytest_llmjudge.prune",
+    ):
         assert heavy not in loaded, loaded

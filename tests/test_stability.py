@@ -296,11 +296,15 @@ def test_records_count_every_live_call_and_a_score_without_a_threshold_has_none(
     from helpers.openai_server import score_from_prompt
 
     openai_server.set_responder(
-        lambda request: "I cannot say." if "NOSCORE" in request["messages"][-1]["content"] else score_from_prompt(request)
+        lambda request: (
+            "I cannot say." if "NOSCORE" in request["messages"][-1]["content"] else score_from_prompt(request)
+        )
     )
     result = pytester.runpytest(*live_args, "--judge-mode=auto", "--judge-report=report.json")
     result.assert_outcomes(passed=3)
-    judgments = {j["nodeid"].split("::")[1]: j for j in json.loads((pytester.path / "report.json").read_text())["judgments"]}
+    judgments = {
+        j["nodeid"].split("::")[1]: j for j in json.loads((pytester.path / "report.json").read_text())["judgments"]
+    }
     assert judgments["test_scored"]["threshold"] is None
     assert judgments["test_asserted"]["threshold"] == 0.5
     assert [judgments[t]["live_calls"] for t in ("test_scored", "test_asserted", "test_unparseable")] == [1, 1, 1]

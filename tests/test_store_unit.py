@@ -225,8 +225,7 @@ def test_recorders_writing_one_file_at_once_keep_every_entry(tmp_path):
     path = tmp_path / "judge_verdicts" / "test_m" / "t.x.json"
     start = time.time() + 1.5
     procs = [
-        subprocess.Popen([sys.executable, "-c", _RECORDER, str(path), who, str(start)])
-        for who in ("a", "b", "c", "d")
+        subprocess.Popen([sys.executable, "-c", _RECORDER, str(path), who, str(start)]) for who in ("a", "b", "c", "d")
     ]
     assert [proc.wait(60) for proc in procs] == [0, 0, 0, 0]
     entries = read_ledger_file(path)
