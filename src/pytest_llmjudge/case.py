@@ -8,6 +8,7 @@ to do so it would have to contain the hash of itself.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Any
@@ -48,9 +49,12 @@ class Case:
             expected=None if expected is None else judged_text(expected, "expected"),
         )
 
-    @property
+    @functools.cached_property
     def nonce(self) -> str:
-        """12 hex digits derived from the fenced texts: stable for a case, unguessable by its output."""
+        """12 hex digits derived from the fenced texts: stable for a case, unguessable by its output.
+
+        Computed once per case (the system prompt and the user message both use it).
+        """
         digest = hashlib.sha256()
         for part in (self.output, self.input or "", self.expected or ""):
             digest.update(part.encode("utf-8"))

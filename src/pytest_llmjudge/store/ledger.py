@@ -18,6 +18,7 @@ stored as `[redacted]`.  The key was computed from the real content before, so r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -54,6 +55,7 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 _KEY = re.compile(r"[0-9a-f]{64}")
 
 
+@functools.lru_cache(maxsize=4096)
 def ledger_filename(test_name: str) -> str:
     """A file name for a test (`TestX::test_y[a/b]`), unique even where characters were replaced."""
     cleaned = _UNSAFE_NAME.sub("_", test_name.replace("::", "."))
@@ -71,12 +73,18 @@ def ledger_path(module_path: Path, test_name: str, *, store_root: Path | None, r
     in `DIR/<module path relative to rootdir>/<test>.json`.
     """
     if store_root is None:
-        return module_path.parent.joinpath("judge_verdicts", module_path.stem, ledger_filename(test_name))
+        return _beside_module(module_path, test_name)
     try:
         relative = module_path.resolve().relative_to(rootdir.resolve())
     except ValueError:
         relative = Path(module_path.name)
     return store_root.joinpath(relative.with_suffix(""), ledger_filename(test_name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _beside_module(module_path: Path, test_name: str) -> Path:
+    # Pure path arithmetic (no file system): asked twice per test (the judgment, the used-keys record).
+    return module_path.parent.joinpath("judge_verdicts", module_path.stem, ledger_filename(test_name))
 
 
 def _validate_entry(path: Path, key: str, entry: object) -> dict[str, Any]:
