@@ -213,7 +213,9 @@ def loop():
 
 
 def test_call_with_retries_reports_to_the_limiter(loop, openai_server):
-    limiter = AdaptiveLimiter(8)
+    # A hold longer than the test can take: the success below lands inside it however slow the
+    # machine (with the default 1 s hold, a cold LiteLLM import plus a 500's backoff outlasted it).
+    limiter = AdaptiveLimiter(8, hold_s=60.0, max_hold_s=60.0)
     openai_server.enqueue(Reply(status=429, retry_after=0), Reply(status=500))
     request = CallRequest(
         model=MODEL, messages=[{"role": "user", "content": "SCORE=0.9"}], api_base=openai_server.base_url
