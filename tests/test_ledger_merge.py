@@ -357,11 +357,3 @@ def test_without_the_driver_git_conflicts_and_union_writes_invalid_json(repo, tm
     git(repo, "merge-file", "--union", str(ours), str(base), str(theirs))
     with pytest.raises(ValueError):
         json.loads(ours.read_text())
-
-
-def test_the_old_module_name_still_imports_the_driver():
-    """The driver lives in the store; `pytest_llmjudge.ledger_merge` stays importable for configured commands."""
-    from pytest_llmjudge import ledger_merge
-    from pytest_llmjudge.store import merge
-
-    assert ledger_merge.main is merge.main and ledger_merge.merge_ledgers is merge.merge_ledgers

@@ -350,22 +350,22 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from . import ledger_merge
+    from .store import merge
 
     if args.install:
         if args.files:
             raise CliError("merge --install takes no files")
         repo = Path(args.repo)
         try:
-            added = ledger_merge.install(repo, store=args.store)
+            added = merge.install(repo, store=args.store)
         except (OSError, subprocess.CalledProcessError) as exc:
-            print(ledger_merge.install_instructions(args.store))
+            print(merge.install_instructions(args.store))
             detail = getattr(exc, "stderr", b"") or b""
             detail = detail.decode("utf-8", "replace").strip() if isinstance(detail, bytes) else str(detail).strip()
             raise CliError(f"could not install the merge driver in {repo}: {detail or exc}") from None
         for line in added:
             print(f"added to {repo / '.gitattributes'}: {line}")
-        print(f"configured git merge driver {ledger_merge.DRIVER_NAME!r}: {ledger_merge.DRIVER_COMMAND}")
+        print(f"configured git merge driver {merge.DRIVER_NAME!r}: {merge.DRIVER_COMMAND}")
         print(
             "commit .gitattributes; every other clone runs `llmjudge merge --install` once (git config is not "
             "committed)"
@@ -373,7 +373,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         return 0
     if len(args.files) != 3:
         raise CliError("merge takes BASE OURS THEIRS (git passes %O %A %B), or --install")
-    return ledger_merge.main(args.files)
+    return merge.main(args.files)
 
 
 # -- entry point -----------------------------------------------------------------------------------
