@@ -37,22 +37,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_llmjudge.settings import CI_VARIABLES  # the children must not inherit a CI's replay default
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
 PY = sys.executable
 MODEL = "openai/judge-test"
-CI_VARIABLES = (
-    "CI",
-    "GITHUB_ACTIONS",
-    "GITLAB_CI",
-    "BUILDKITE",
-    "CIRCLECI",
-    "JENKINS_URL",
-    "TF_BUILD",
-    "TEAMCITY_VERSION",
-    "TRAVIS",
-    "BITBUCKET_BUILD_NUMBER",
-)
 
 
 def _server_module() -> Any:
