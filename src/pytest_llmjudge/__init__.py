@@ -41,10 +41,12 @@ _LAZY = {
     "Template": "rubrics",
     "RubricError": "rubrics",
     "assert_judge_agrees": "calibration",
+    "generate_questions": "assessment",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
     from .assertions import assert_better, assert_judged, assert_judged_async
+    from .assessment import generate_questions
     from .calibration import assert_judge_agrees
     from .errors import (
         BackendError,
@@ -85,6 +87,7 @@ __all__ = [
     "assert_judge_agrees",
     "assert_judged",
     "assert_judged_async",
+    "generate_questions",
     "parse_verdict",
 ]
 

@@ -7,6 +7,7 @@
     llmjudge prune --manifest A --manifest B   ... that none of several runs (shards) used
     llmjudge merge %O %A %B                git merge driver: verdict files merge by key
     llmjudge merge --install               install that driver (.gitattributes, git config)
+    llmjudge questions --spec FILE         the judge model writes assessment questions (see --help)
 
 Ledger files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
 directories, and for any other JSON file shaped like a ledger (as `--judge-store DIR` writes
@@ -376,6 +377,40 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return merge.main(args.files)
 
 
+# -- questions -------------------------------------------------------------------------------------
+
+
+def cmd_questions(args: argparse.Namespace) -> int:
+    from .assessment import generate_question_set
+    from .errors import JudgeError
+    from .settings import SettingError
+    from .standalone import judge_cli_values, load_settings
+
+    spec = Path(args.spec)
+    out = Path(args.out) if args.out else spec.with_name(f"{spec.stem}.questions.json")
+    try:
+        settings = load_settings(judge_cli_values(args)).settings
+        result = generate_question_set(spec, args.n, args.focus, args.kind, out=out, settings=settings)
+    except (JudgeError, SettingError) as exc:
+        raise CliError(str(exc)) from None
+    for note in result.notes:
+        print(note)
+    if result.source == "recorded":
+        print(f"{out}: {len(result.questions)} questions recorded for this spec and these options; no call made")
+    else:
+        print(f"wrote {len(result.questions)} questions to {out} ({result.model}, key {result.key[:12]})")
+    for i, question in enumerate(result.questions, 1):
+        print(f"  {i}. {question}")
+    if len(result.questions) < result.asked:
+        print(f"the model wrote {len(result.questions)} usable questions of the {result.asked} asked for")
+    if result.dropped:
+        print(f"dropped {len(result.dropped)} malformed or repeated questions:")
+        for dropped in result.dropped:
+            print(f"  - {dropped.question[:200]!r}: {dropped.reason}")
+    print(f"review the file, then: Questions.from_file({str(out)!r})")
+    return 0
+
+
 # -- entry point -----------------------------------------------------------------------------------
 
 
@@ -436,6 +471,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--store", metavar="DIR", help="with --install: also cover this --judge-store directory (relative to the repo)"
     )
     merge.set_defaults(run=cmd_merge)
+
+    from .standalone import add_judge_options
+
+    questions = commands.add_parser(
+        "questions",
+        help="have the judge model write assessment questions from a specification, into a reviewable file",
+        description="Have the judge model write N single-focus assessment questions about a specification, "
+        "each with its pass criterion: binary '<question>? (Pass = ..., Fail = ...)', scaled "
+        "'<question>? (1 = ..., 5 = ...)' or multiple-choice '<question>? (A = ..., B = ...; Pass = A)'. "
+        "Malformed and repeated questions are dropped and counted. The file holds the questions, the model's "
+        "raw reply, the call's key and what was dropped: re-running with the same spec and options makes no "
+        "call; on CI (replay) a missing record fails. Load it with Questions.from_file(FILE). Takes the same "
+        "judge options, ini file and environment as a pytest run.",
+    )
+    questions.add_argument("--spec", required=True, metavar="FILE", help="the specification (any text file)")
+    questions.add_argument("--focus", metavar="TEXT", help='what every question is about, e.g. "hallucinations"')
+    questions.add_argument("-n", type=int, default=10, metavar="N", help="how many questions (default 10)")
+    questions.add_argument(
+        "--kind", choices=("binary", "scaled", "multiple-choice"), default="binary", help="the form (default binary)"
+    )
+    questions.add_argument(
+        "--out",
+        metavar="FILE",
+        help="the questions file, .json (or .yaml/.yml with PyYAML) (default: <spec stem>.questions.json beside it)",
+    )
+    add_judge_options(questions.add_argument_group("judge options (as for pytest)"))
+    questions.set_defaults(run=cmd_questions)
 
     from .calibration import command as calibrate_command
 

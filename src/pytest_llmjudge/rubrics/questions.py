@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Sequence
 from typing import Any
@@ -40,6 +41,20 @@ class Questions(Rubric):
         if unit_score(pass_at) is None or isinstance(pass_at, str):
             raise RubricError(f"Questions(pass_at=...) must be a number in [0, 1], got {pass_at!r}")
         self.aggregate, self.pass_at = aggregate, float(pass_at)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], aggregate: str = "mean", *, pass_at: float = 0.5) -> Questions:
+        """The questions in a file `llmjudge questions` wrote (or a JSON/YAML list of question strings).
+
+        The file is parsed, never executed; a missing or malformed file is a `RubricError` naming it.
+        """
+        from ..assessment.record import read_questions_file
+
+        loaded = read_questions_file(path)
+        try:
+            return cls(loaded.questions, aggregate, pass_at=pass_at)
+        except RubricError as exc:
+            raise RubricError(f"{loaded.path}: {exc}") from None
 
     def parameters(self) -> dict[str, Any]:
         return {"questions": list(self.questions), "aggregate": self.aggregate, "pass_at": self.pass_at}
