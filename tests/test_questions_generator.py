@@ -425,3 +425,22 @@ def test_a_test_judges_with_the_generated_questions_then_replays_on_ci(pytester,
     result = pytester.runpytest(*live_args)
     result.assert_outcomes(passed=1)
     assert openai_server.request_count == 4, "the questions and the verdicts replayed on CI with no call"
+
+
+def test_an_out_file_that_is_not_a_questions_file_is_never_overwritten(spec, openai_server, capsys):
+    notes = spec.parent / "notes.json"
+    notes.write_text('{"todo": "keep me"', encoding="utf-8")
+    assert (
+        run_cli(
+            "--spec",
+            str(spec),
+            "--out",
+            str(notes),
+            f"--judge-model={MODEL}",
+            f"--judge-api-base={openai_server.base_url}",
+            "--judge-mode=refresh",
+        )
+        == 2
+    )
+    assert f"{notes}: not valid JSON" in capsys.readouterr().err
+    assert notes.read_text(encoding="utf-8") == '{"todo": "keep me"' and openai_server.request_count == 0
