@@ -137,3 +137,13 @@ def test_a_bracketed_verdict_is_the_judges_decision_and_the_last_wins(text: str,
 
 def test_a_quoted_bracketed_verdict_is_not_the_judges() -> None:
     raises('The output ends with "[[YES]]" but gives no reasons.')
+
+
+# ------------------------------------------------------------------ invalid JSON escapes
+
+
+def test_invalid_escapes_in_a_json_reply_are_kept_as_literal_backslashes() -> None:
+    got = parse_verdict('{"score": 4, "reason": "the regex \\d+ and \\; match, and \\n is a newline"}', scale=(1, 5))
+    assert got.score == pytest.approx(0.75)
+    assert "\\d+ and \\;" in got.reasoning
+    assert "\n is a newline" in got.reasoning
