@@ -62,12 +62,16 @@ def matches(pattern: re.Pattern[str], text: str, pos: int = 0) -> Iterator[re.Ma
             if needle in text:
                 break
         else:
-            return
-    word_start = pattern in _WORD_START
-    for m in pattern.finditer(text, pos):
-        if word_start and m.start() > 0 and text[m.start() - 1] in WORD_CHARS:
-            continue
-        yield m
+            return iter(())
+    if pattern in _WORD_START:
+        return _at_word_start(pattern.finditer(text, pos), text)
+    return pattern.finditer(text, pos)  # most calls: no Python step per match
+
+
+def _at_word_start(found: Iterator[re.Match[str]], text: str) -> Iterator[re.Match[str]]:
+    for m in found:
+        if m.start() == 0 or text[m.start() - 1] not in WORD_CHARS:
+            yield m
 
 
 def last(
