@@ -8,7 +8,8 @@ Two corpora are measured separately:
   or its folder); read, never copied, and skipped with a message when absent;
 * ours: ``benchmarks/corpus/judge_replies.jsonl`` (or ``--ours``), replies from other sources.
 
-For each: accuracy overall and by style, the ``policy`` cases, the expected errors, every failing case,
+For each: accuracy overall, by part (a ``part`` field marks replies added later and held out from
+tuning) and by style, the ``policy`` cases, the expected errors, every failing case,
 and the **silent wrong** ones listed by id (a score returned where another score or an error was
 expected: the worst outcome).  Then throughput (median of 5 runs) and the time of each 1 MB adversarial
 reply.
@@ -96,6 +97,7 @@ def throughput(cases: list[dict[str, Any]]) -> float:
 
 def measure(cases: list[dict[str, Any]]) -> dict[str, Any]:
     by_style: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    by_part: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     policy = [0, 0]
     hard = [0, 0]
     errors_expected = [0, 0]
@@ -108,6 +110,8 @@ def measure(cases: list[dict[str, Any]]) -> dict[str, Any]:
         passed += ok
         by_style[case["style"]][0] += ok
         by_style[case["style"]][1] += 1
+        by_part[case.get("part", "first collection")][0] += ok
+        by_part[case.get("part", "first collection")][1] += 1
         if case.get("policy"):
             policy[0] += ok
             policy[1] += 1
@@ -127,6 +131,7 @@ def measure(cases: list[dict[str, Any]]) -> dict[str, Any]:
         "accuracy": round(passed / len(cases), 4) if cases else 0.0,
         "silent_wrong": silent,
         "by_style": {k: {"passed": v[0], "total": v[1]} for k, v in sorted(by_style.items())},
+        "by_part": {k: {"passed": v[0], "total": v[1]} for k, v in by_part.items()},
         "policy": {"passed": policy[0], "total": policy[1]},
         "hard_negatives": {"passed": hard[0], "total": hard[1]},
         "expected_errors": {"raised": errors_expected[0], "total": errors_expected[1]},
@@ -164,6 +169,10 @@ def print_corpus(name: str, path: Path, r: dict[str, Any]) -> None:
     print(
         f"silent wrong: {len(r['silent_wrong'])}" + (f" ({', '.join(r['silent_wrong'])})" if r["silent_wrong"] else "")
     )
+    if len(r["by_part"]) > 1:  # replies added later are held out: measured apart from the first collection
+        print("by part:")
+        for part, row in r["by_part"].items():
+            print(f"  {part:18s} {row['passed']:3d}/{row['total']:<3d}")
     print("by style:")
     for style, row in r["by_style"].items():
         print(f"  {style:18s} {row['passed']:3d}/{row['total']:<3d}")

@@ -23,8 +23,14 @@ VALUE = (
     r"(?:\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?)(?![\d]))?"
     r"(?P<pct>\s{0,2}%)?"
 )
-# "Score: 1-10", "from 1 to 10", "a 3 or 4": a range or alternatives after a number.
-RANGE_AFTER = re.compile(r"[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}\d")
+# "Score: 1-10", "from 1 to 10", "a 3 or 4", "0.0 (poor) to 1.0 (good)": a range or alternatives after a
+# number, with at most one short parenthetical (what the range end means) between.
+RANGE_AFTER = re.compile(r"(?:[ \t]{0,2}\([^()\n]{0,80}\))?[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}[-+]?\.?\d")
+
+
+def range_follows(text: str, end: int) -> bool:
+    """Is the number ending at ``end`` the first end of a range or of alternatives ("0.0 (poor) to 1.0")?"""
+    return RANGE_AFTER.match(text, end) is not None
 
 
 @dataclass
@@ -78,7 +84,7 @@ def value_after(text: str, m: re.Match[str]) -> bool:
     c = text[end]
     if c.isalnum() or c == "_":
         return False
-    if not m.group("den") and not m.group("pct") and RANGE_AFTER.match(text, end):
+    if not m.group("den") and not m.group("pct") and range_follows(text, end):
         return False  # "Score: 1-10", "score 1 to 5": the scale, not a score
     return not (c == "." and end + 1 < len(text) and text[end + 1].isdigit())  # "1.5.2"
 

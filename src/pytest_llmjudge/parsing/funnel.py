@@ -23,6 +23,7 @@ from .labels import confidence_word, marker_score, marker_verdict
 from .prepare import ascii_lower, blank_spans, prepare, strip_fences
 from .prose import bare_first, bare_last, prose_score
 from .quotes import LazyQuotes
+from .search import retracted_after
 
 __all__ = ["ParsedVerdict", "parse_json_object", "parse_verdict", "reasoning_from"]
 
@@ -194,6 +195,8 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
         strategy = "bare-number"
     if score is not None:
         found, span = score
+        if retracted_after(low, span[1]):
+            raise VerdictParseError("the judge takes its score back for another number: no single score")
         if found.verdict is None and strong:
             # Only a labelled verdict joins a score: a stray "FAIL" in the prose
             # ("the old version would FAIL") is not the judge's decision.

@@ -215,11 +215,13 @@ def marker_score(
     g = last(_GRADE, low, lambda c: (len(c.group("g")) > 1 or text[c.start("g")].isupper()) and skip.accept(c))
     if g is not None or not has_digit:
         return _grade(g)
-    for _, cs in found[2:]:
-        own = [c for c in cs if c[0] == PLAIN]
-        if own:
-            own.sort(key=lambda c: c[2])
-            return own[0][1], own[0][2]
+    bare = [c for c in found[2][1] if c[0] == PLAIN]
+    if bare:  # bare [[n]]: the first wins (later ones are hypothetical, "would earn [[10]]")
+        return bare[0][1], bare[0][2]
+    for name, cs in found[3:]:
+        own = sorted((c for c in cs if c[0] == PLAIN), key=lambda c: c[2])
+        if own:  # "Score: 3 ... Score: 7": nothing ranks one of them, so they must agree
+            return _agreeing(own, name, scale)
     subs = sorted((c for _, cs in found for c in cs if c[0] == SUB), key=lambda c: c[2])
     if subs:
         return _agreeing(subs, "per-criterion scores", scale)
@@ -264,18 +266,22 @@ _FINAL_LETTER = re.compile(r"(?:^|[.!?:;\n])\s{0,8}" + _DECOR + r"(?P<v>[YN])" +
 _FINAL_WORD_LINE = re.compile(
     r"(?:^|\n)" + _DECOR + r"(?P<v>yes|no|correct|incorrect)" + _DECOR + r"[.!]?" + _DECOR + r"\s*$"
 )
-# "Answer: Yes", "Verdict: N": a yes/no value that ends its line.
+# "Answer: Yes", "Verdict: N": a yes/no value that ends its line or its tag, or is followed by its reason
+# ("Judgement: No because ...", "Verdict: no, the proof omits steps").  "Answer: no idea" is no verdict.
 _YES_NO_LABEL = gated(
     re.compile(
         r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|answer|meets[ \t]criteria)"
         + _SEP
         + r"[:=：]"
         + _SEP
-        + r"(?P<v>yes|no|y|n)[ \t*_.!]{0,4}(?=\n|$)",
+        + r"(?:(?P<v>yes|no|y|n)[ \t*_.!]{0,4}(?=\n|$|</)"
+        + r"|(?P<w>yes|no)(?:[ \t*_]{0,4}[,;:\-\u2013\u2014][ \t]|[ \t]{1,2}(?:because|since|as)(?![A-Za-z])))",
     ),
     ("verdict", "decision", "judgment", "judgement", "answer", "meets"),
     word_start=True,
 )
+# A verdict in double brackets, as criteria graders ask for it: "[[YES]]", "[[NO]]", "[[PASS]]".
+_BRACKET_VERDICT = gated(re.compile(r"\[\[[ \t]{0,3}(?P<v>yes|no|pass|fail)[ \t]{0,3}\]\]"), ("[[",))
 _FINAL_VERDICTS = {"y": "pass", "yes": "pass", "correct": "pass", "n": "fail", "no": "fail", "incorrect": "fail"}
 
 
@@ -303,10 +309,11 @@ def marker_verdict(text: str, low: str, skip: Skip) -> tuple[str | None, bool, t
     Quoted tags, labels and words (``skip``) are not candidates; a verdict alone on its
     line may wear quotes as decoration.
     """
-    for pattern in (_ANSWER_TAG, _VERDICT_LABEL, _YES_NO_LABEL):
+    for pattern in (_ANSWER_TAG, _BRACKET_VERDICT, _VERDICT_LABEL, _YES_NO_LABEL):
         m = last(pattern, low, skip.accept)
         if m is not None:
-            v = _FINAL_VERDICTS.get(m.group("v").lower(), m.group("v").lower())
+            word = (m.group("v") or m.group("w")).lower()
+            v = _FINAL_VERDICTS.get(word, word)
             if v == "partial":
                 return None, True, m.span(), True
             return v, False, m.span(), True

@@ -10,7 +10,7 @@ import re
 
 from ..errors import VerdictParseError
 from .attribution import Skip
-from .candidate import RANGE_AFTER, VALUE, Found, found_from_value, inside_word, value_after
+from .candidate import VALUE, Found, found_from_value, inside_word, range_follows, value_after
 from .prepare import DIGIT
 from .search import NEGATION, gated, matches, negated_before
 
@@ -103,7 +103,7 @@ def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
         v = _PROSE_VALUE.match(text, start)
         if v is None or not value_after(text, v) or inside_word(text, start):
             continue
-        if not v.group("den") and not v.group("pct") and RANGE_AFTER.match(text, v.end()):
+        if not v.group("den") and not v.group("pct") and range_follows(text, v.end()):
             continue  # "from 1 to 10", "a 3 or 4": a range or alternatives
         if _DEFINING.match(text, v.end()):
             continue

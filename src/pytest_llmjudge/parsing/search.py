@@ -23,6 +23,19 @@ _REFERENCE = re.compile(r"(?<![A-Za-z])(?:reference|example|e\.g)(?![A-Za-z])")
 _CLAUSE_END = re.compile(r"[.!?;\n](?!\d)")
 FIELD_CLAUSE_END = re.compile(r"[.!?;,:\n](?!\d)")
 
+# Right after a score, on its line: a retraction ("No,", "Actually,", "wait,") that leads to another
+# number ("The score is 5. No, it is 6."): the judge takes the score back, so it is not the answer.
+_RETRACTION = re.compile(
+    r"[ \t*_.;,!)\]\-\u2013\u2014]{0,6}(?:no|nope|actually|wait|correction|sorry|i[ \t]mean)[ \t]{0,2}"
+    r"[,:!\-\u2013\u2014][^\n.!?]{0,40}?(?<![A-Za-z0-9_.])\d"
+)
+
+
+def retracted_after(low: str, end: int) -> bool:
+    """Does the judge take back the score that ends at ``end`` for another number?"""
+    return _RETRACTION.match(low, end) is not None
+
+
 # Words a pattern cannot match without (checked with `in`, ~1 ms per megabyte), and the
 # patterns that must start at a word boundary.  Patterns run on the lowered text.
 _NEEDLES: dict[re.Pattern[str], tuple[str, ...]] = {}
@@ -49,12 +62,16 @@ def matches(pattern: re.Pattern[str], text: str, pos: int = 0) -> Iterator[re.Ma
             if needle in text:
                 break
         else:
-            return
-    word_start = pattern in _WORD_START
-    for m in pattern.finditer(text, pos):
-        if word_start and m.start() > 0 and text[m.start() - 1] in WORD_CHARS:
-            continue
-        yield m
+            return iter(())
+    if pattern in _WORD_START:
+        return _at_word_start(pattern.finditer(text, pos), text)
+    return pattern.finditer(text, pos)  # most calls: no Python step per match
+
+
+def _at_word_start(found: Iterator[re.Match[str]], text: str) -> Iterator[re.Match[str]]:
+    for m in found:
+        if m.start() == 0 or text[m.start() - 1] not in WORD_CHARS:
+            yield m
 
 
 def last(
