@@ -137,8 +137,10 @@ import sys
 from pathlib import Path
 from pytest_llmjudge.store import Ledger
 ledger = Ledger(Path(sys.argv[1]), "test_x")
+i = 1
+ledger.put(format(i, "064x"), {"reply": "x" * 20000, "score": 0.5})
+# Ready once one entry is on disk: on a loaded machine the kill may come before a second put.
 print("ready", flush=True)
-i = 0
 while True:
     i += 1
     ledger.put(format(i, "064x"), {"reply": "x" * 20000, "score": 0.5})
