@@ -32,6 +32,7 @@ from .redact import redact
 from .replay_miss import replay_miss
 from .rubrics import Outcome, Prompt, Reply, Rubric, read_reply, resolve_rubric
 from .settings import MARKER_KEYS, SettingError, Settings
+from .structured import structured_backend, structured_prompts
 from .verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict, error_record, verdict_record
 
 if TYPE_CHECKING:
@@ -142,8 +143,8 @@ def plan(
     rubric = resolve_rubric(
         options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
     )
-    chosen = choose_backend(backend, context)
-    prompts = rubric.prompts(case)
+    chosen, structured = structured_backend(choose_backend(backend, context), settings.structured)
+    prompts = structured_prompts(rubric, rubric.prompts(case), structured)
     api_base = settings.api_base if isinstance(chosen, LiteLLMBackend) else None
     described = rubric.describe()
     ledger = runtime.ledger_for(context)
