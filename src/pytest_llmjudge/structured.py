@@ -81,8 +81,9 @@ def structured_of(entries: Iterable[Mapping[str, Any]]) -> str | None:
 
 
 def structured_line(used: Iterable[str | None]) -> str | None:
-    """`llmjudge: structured output: 12 json_schema, 3 json_object`, over the calls that asked; None if none."""
-    counts = Counter(u for u in used if u in USED)
+    """`llmjudge: structured output: 12 json_schema, 3 json_object`: what the judgments' calls used (their
+    records' `structured`), counted by judgment; None where none asked for a schema."""
+    counts = Counter(part for u in used for part in set((u or "").split(",")) if part in USED)
     if not counts:
         return None
     return "llmjudge: structured output: " + ", ".join(f"{counts[u]} {u}" for u in USED if counts[u])
