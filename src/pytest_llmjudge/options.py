@@ -56,6 +56,21 @@ OPTION_TABLE: tuple[tuple[str, str, str, bool, bool], ...] = (
         False,
     ),
     ("prune", "after a full, successful run, remove stored verdicts no test used", "VALUE", True, False),
+    (
+        "structured",
+        "ask the judge for a JSON reply through response_format: auto (where the model takes it, falling back "
+        "where the server refuses it), on (always ask for the rubric's JSON schema), off (default auto)",
+        "MODE",
+        False,
+        True,
+    ),
+    (
+        "parse_retries",
+        "on a live reply that holds no verdict, ask again for the required format this many times (default 1, 0: off)",
+        "N",
+        False,
+        False,
+    ),
 )
 
 

@@ -28,10 +28,12 @@ from .backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLM
 from .case import Case
 from .errors import JudgeError, JudgmentFailed, StoreError, VerdictParseError
 from .keys import KEY_VERSION, judgment_key, messages_sha256
+from .reask import combined, reask_request
 from .redact import redact
 from .replay_miss import replay_miss
 from .rubrics import Outcome, Prompt, Reply, Rubric, read_reply, resolve_rubric
 from .settings import MARKER_KEYS, SettingError, Settings
+from .structured import format_used, structured_backend, structured_of, structured_prompts
 from .verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict, error_record, verdict_record
 
 if TYPE_CHECKING:
@@ -142,8 +144,8 @@ def plan(
     rubric = resolve_rubric(
         options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
     )
-    chosen = choose_backend(backend, context)
-    prompts = rubric.prompts(case)
+    chosen, structured = structured_backend(choose_backend(backend, context), settings.structured)
+    prompts = structured_prompts(rubric, rubric.prompts(case), structured)
     api_base = settings.api_base if isinstance(chosen, LiteLLMBackend) else None
     described = rubric.describe()
     ledger = runtime.ledger_for(context)
@@ -353,6 +355,7 @@ class Answer:
     source: str  # "replayed" (ledger), "cached" (local cache) or "live"
     stored: Mapping[str, Any] | None = None  # the ledger entry a replayed reply came from
     result: CallResult | None = None  # a live call's result (its cost)
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # stored beside a new reply (see reply_extra)
 
 
 def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[Call]]:
@@ -381,7 +384,7 @@ def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[C
         cache = runtime.cache if mode == "auto" else None
         value = cache.get(call.key) if cache is not None else None
         if value is not None:
-            answers[call.key] = Answer(Reply(value["reply"], value.get("logprobs")), "cached")
+            answers[call.key] = Answer(Reply(value["reply"], value.get("logprobs")), "cached", extra=reply_extra(value))
             continue
         missing.append(call)
     return answers, missing
@@ -464,7 +467,7 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
             if settings.mode == "auto" and cache is not None:
                 value = await asyncio.to_thread(cache.get, call.key)
                 if value is not None:  # another worker paid for it while we waited
-                    return Answer(Reply(value["reply"], value.get("logprobs")), "cached")
+                    return Answer(Reply(value["reply"], value.get("logprobs")), "cached", extra=reply_extra(value))
             runtime.check_budget()
             remaining = max(0.001, deadline - time.monotonic())
             result = await call_with_retries(
@@ -472,27 +475,64 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
             )
             plan.live_calls[0] += 1  # paid for, whether or not its reply parses
             runtime.spend(result.cost_usd)
+            result, earlier = await _until_parsed(plan, runtime, call, result, deadline)
             reply = Reply(result.text, result.logprobs)
-            if result.finish_reason == "length":
-                raise VerdictParseError(
-                    f"the judge's reply was cut off at max_tokens (finish_reason=length), key {call.key[:12]}; "
-                    "allow the judge more tokens. Nothing was stored.",
-                    result.text,
-                    key=call.key,
-                )
-            parse(plan.rubric, call, reply)  # an unparseable reply is never stored
+            extra = reply_extra(
+                {"structured": format_used(call.request.params, result.sent), "retried_from": earlier or None}
+            )
             if cache is not None:
                 value = {
                     "reply": result.text,
                     "logprobs": result.logprobs,
                     "model": call.model_id,
                     "cost_usd": result.cost_usd,
+                    **extra,
                 }
                 await asyncio.to_thread(cache.set, call.key, {k: v for k, v in value.items() if v is not None})
-            return Answer(reply, "live", result=result)
+            return Answer(reply, "live", result=result, extra=extra)
         finally:
             if cache is not None and handle is not None:
                 cache.release(handle)
+
+
+async def _until_parsed(
+    plan: Plan, runtime: JudgeRuntime, call: Call, result: CallResult, deadline: float
+) -> tuple[CallResult, list[str]]:
+    """The live result whose reply parses, asking again in the same conversation up to
+    --judge-parse-retries times (see `reask`); with the earlier replies.  A reply cut off at
+    max_tokens is not asked again (the same cap would cut it again); an unparseable reply is never stored."""
+    earlier: list[str] = []
+    request = call.request
+    while True:
+        if result.finish_reason == "length":
+            raise VerdictParseError(
+                f"the judge's reply was cut off at max_tokens (finish_reason=length), key {call.key[:12]}; "
+                "allow the judge more tokens. Nothing was stored.",
+                result.text,
+                key=call.key,
+            )
+        try:
+            parse(plan.rubric, call, Reply(result.text, result.logprobs))
+        except VerdictParseError:
+            if len(earlier) >= plan.settings.parse_retries:
+                raise
+        else:
+            return result, earlier
+        earlier.append(result.text)
+        request = reask_request(request, result.text)
+        runtime.check_budget()
+        remaining = max(0.001, deadline - time.monotonic())
+        again = await call_with_retries(
+            plan.backend, request, retries=plan.settings.retries, timeout=remaining, limit_s=plan.settings.timeout
+        )
+        plan.live_calls[0] += 1
+        runtime.spend(again.cost_usd)
+        result = combined(result, again)
+
+
+def reply_extra(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """What is stored beside a new reply: the response_format used, and earlier replies asked again."""
+    return {k: fields[k] for k in ("structured", "retried_from") if fields.get(k) is not None}
 
 
 # -- finish ------------------------------------------------------------------------------------
@@ -551,6 +591,7 @@ def write_back(
             "verdict": result.verdict,
             "confidence": result.confidence,
             "reasoning": result.reasoning,
+            **answer.extra,
         }
         old = previous.get(call.key)
         if old is not None and isinstance(old.get("score"), (int, float)):
@@ -666,6 +707,7 @@ def verdict_of(plan: Plan, samples: Sequence[Sample], answers: Mapping[str, Answ
         undecided=is_undecided,
         details=details,
         notes=tuple(plan.rubric.failure_details(outcome)),
+        structured=structured_of(answers[c.key].extra or answers[c.key].stored or {} for c in plan.calls),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from .options import OPTION_TABLE, cli_name, dest_name, env_name, ini_name
 
 MODES = ("auto", "replay", "refresh", "live")
+STRUCTURED_MODES = ("auto", "on", "off")  # --judge-structured: see `structured`
 
 # Environment variables that CI services set; the first one present and truthy names the reason
 # replay becomes the default mode.
@@ -167,6 +168,8 @@ _PARSE_AND_DEFAULT: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "html": (_parse_text("--judge-html"), None),
     "drift": (_parse_float("--judge-drift", 0.0, 1.0), 0.1),
     "prune": (_parse_bool("--judge-prune"), False),
+    "structured": (_parse_choice("--judge-structured", STRUCTURED_MODES), "auto"),
+    "parse_retries": (_parse_int("--judge-parse-retries", 0), 1),
 }
 
 OPTIONS: tuple[Option, ...] = tuple(
@@ -201,6 +204,8 @@ class Settings(NamedTuple):
     html: str | None = None
     drift: float = 0.1
     prune: bool = False
+    structured: str = "auto"
+    parse_retries: int = 1
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
 

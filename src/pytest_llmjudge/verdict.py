@@ -76,6 +76,9 @@ class Verdict:
     undecided: bool = False
     details: Mapping[str, Any] = field(default_factory=dict, repr=False)
     notes: tuple[str, ...] = field(default=(), repr=False)  # the rubric's failure details (failed constraints, ...)
+    # response_format the judge calls used: "json_schema", "json_object", "none" (comma-joined if they
+    # differ); None where no call asked for a schema (--judge-structured=off, a custom backend or rubric)
+    structured: str | None = field(default=None, repr=False)
 
     @property
     def per_model(self) -> dict[str, float]:
@@ -162,6 +165,7 @@ class JudgmentRecord(TypedDict, total=False):
     undecided: bool
     cost_usd: float | None
     latency_s: float | None
+    structured: str  # response_format used (see `Verdict.structured`); absent where no schema was asked for
     # an error
     error: str  # the exception's class name, as shown to people
     error_kind: str  # what reports count it as: `JudgeError.kind` ("unparseable", "missing", ...)
@@ -190,7 +194,7 @@ def verdict_record(
         }
         for s in verdict.samples
     ]
-    return {
+    record: JudgmentRecord = {
         "nodeid": nodeid,
         "criteria": verdict.criteria,
         "rubric": verdict.rubric,
@@ -212,6 +216,9 @@ def verdict_record(
         "output": redact(output[:4000]),
         "live_calls": live_calls,
     }
+    if verdict.structured is not None:
+        record["structured"] = verdict.structured
+    return record
 
 
 def error_record(

@@ -62,7 +62,10 @@ __all__ = [
     "Reply",
     "Responder",
     "load_script",
+    "refuse_json_schema",
+    "refusing",
     "reply_json",
+    "response_format_type",
     "score_from_prompt",
     "serve_in_subprocess",
     "stop_subprocess",
@@ -155,7 +158,31 @@ def score_from_prompt(request: dict) -> str:
     return reply_json(score, f"fake judge: found {' '.join(found)} in the output", **extra)
 
 
-RESPONDERS: dict[str, Responder] = {"score_from_prompt": score_from_prompt}
+def response_format_type(request: dict) -> str | None:
+    """The ``response_format`` type a request asked for ("json_schema", "json_object"), or None."""
+    value = request.get("response_format")
+    return value.get("type") if isinstance(value, dict) else None
+
+
+def refusing(*refused: str, status: int = 400, answer: Responder = score_from_prompt) -> Responder:
+    """A responder that answers `status` to a request whose ``response_format`` type is in `refused`
+    (an error naming it, as vLLM-style servers do), and `answer` otherwise."""
+
+    def respond(request: dict) -> Reply | str:
+        kind = response_format_type(request)
+        if kind in refused:
+            return Reply(status=status, error_message=f"response_format type {kind!r} is not supported by this server")
+        return answer(request)
+
+    return respond
+
+
+def refuse_json_schema(request: dict) -> Reply | str:
+    """Refuses ``json_schema`` with HTTP 500 (as some servers do), accepts ``json_object``; see `refusing`."""
+    return refusing("json_schema", status=500)(request)
+
+
+RESPONDERS: dict[str, Responder] = {"score_from_prompt": score_from_prompt, "refuse_json_schema": refuse_json_schema}
 
 
 def _resolve_responder(spec: str) -> Responder:

@@ -8,6 +8,7 @@ boundary (`Any`): only the few attributes read here are relied on.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import os
 import re
@@ -17,6 +18,7 @@ from urllib.parse import urlsplit
 
 from ..errors import BackendError, VerdictParseError
 from ..redact import redact
+from .formats import FormatMemory, first_format, schema_format, sent_value
 from .plan import plan_request
 from .protocol import CallRequest, CallResult, UnsupportedParamError
 from .retry import RETRYABLE_STATUS, error_detail, retry_after
@@ -68,14 +70,33 @@ def import_litellm() -> Any:
     return litellm
 
 
+# What each model and api base accepted as response_format, for the process (see `formats`).
+FORMAT_MEMORY = FormatMemory()
+
+
 class LiteLLMBackend:
-    """Calls any provider LiteLLM supports; the key comes from the provider's usual variable."""
+    """Calls any provider LiteLLM supports; the key comes from the provider's usual variable.
+
+    `structured` is `--judge-structured` ("auto" or "on"): how a call whose parameters ask for a
+    JSON schema (`response_format`) sends it; see `formats`.
+    """
 
     name: str | None = None  # the configured model names the judge
 
+    def __init__(self, structured: str = "auto") -> None:
+        self.structured = structured
+
     async def attempt(self, request: CallRequest, timeout: float) -> CallResult:
-        """One `litellm.acompletion` of what `plan_request` sends, with LiteLLM's and the SDK's retries off."""
+        """One `litellm.acompletion` of what `plan_request` sends, with LiteLLM's and the SDK's retries off.
+
+        A schema asked for as `response_format` is sent as `formats` decides (a refusal is asked again
+        at once, one format down); `CallResult.sent` says what went.
+        """
         litellm = import_litellm()
+        schema = schema_format((request.params or {}).get("response_format"))
+        if schema is not None:  # sent as `formats` decides, never refused up front by the parameter plan
+            params = {k: v for k, v in (request.params or {}).items() if k != "response_format"}
+            request = dataclasses.replace(request, params=params)
         plan = plan_request(request)
         for name, why in plan.refused.items():
             raise UnsupportedParamError(
@@ -95,7 +116,21 @@ class LiteLLMBackend:
         }
         if request.api_base:
             kwargs["api_base"] = request.api_base
-        response = await litellm.acompletion(**kwargs)
+        sent = dict(plan.params)
+        if schema is not None:
+
+            async def send(fmt: str) -> Any:
+                value = sent_value(fmt, schema)
+                return await litellm.acompletion(**kwargs, **({"response_format": value} if value else {}))
+
+            start = first_format(self.structured, litellm, request.model, plan.provider)
+            key = (request.model, request.api_base)
+            response, fmt = await FORMAT_MEMORY.send(key, self.structured, start, send)
+            value = sent_value(fmt, schema)
+            if value is not None:
+                sent["response_format"] = value
+        else:
+            response = await litellm.acompletion(**kwargs)
         choice = response.choices[0]
         logprobs = getattr(choice, "logprobs", None)
         if logprobs is not None and hasattr(logprobs, "model_dump"):
@@ -116,7 +151,7 @@ class LiteLLMBackend:
             cost_usd=_cost_of(litellm, response),
             prompt_tokens=_count(getattr(usage, "prompt_tokens", None)),
             completion_tokens=_count(getattr(usage, "completion_tokens", None)),
-            sent=dict(plan.params),
+            sent=sent,
             dropped=dict(plan.dropped),
         )
 

@@ -22,6 +22,8 @@ from ..parsing import ParsedVerdict, parse_verdict
 __all__ = [
     "DEFAULT_KIND",
     "EVALUATOR",
+    "NUMBER",
+    "REASONING",
     "Message",
     "Outcome",
     "Prompt",
@@ -33,6 +35,7 @@ __all__ = [
     "details_of",
     "parse_failure",
     "register_rubric",
+    "reply_object",
     "resolve_rubric",
     "rubric_kinds",
     "system_prompt",
@@ -112,6 +115,16 @@ class Rubric(ABC):
     @abstractmethod
     def prompts(self, case: Case) -> list[Prompt]:
         """The judge calls this case needs, each with its messages (the case's texts fenced as data)."""
+
+    def reply_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of one reply, as the prompt asks for it, or None (no structured output).
+
+        Sent as `response_format` where the judge takes it (see `--judge-structured`), and part of
+        every key then.  It must describe what the prompt asks for and `parse` reads: a schema is a
+        request to the judge, and the reply is parsed all the same.  A kind of your own gets no
+        structured output unless it declares one (`reply_object` builds the usual shape).
+        """
+        return None
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         """Read one reply; raise `VerdictParseError` (see `parse_failure`) if it holds no answer."""
@@ -196,6 +209,24 @@ def system_prompt(case: Case, instructions: str) -> str:
 def chat(system: str, user: str) -> tuple[Message, ...]:
     """The messages of one judge call: a system message, then a user message."""
     return ({"role": "system", "content": system}, {"role": "user", "content": user})
+
+
+def reply_object(**properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON schema of a reply object with these properties, in this order, all required, no others.
+
+    The shape strict structured output needs (OpenAI's `strict` mode).  Properties come in the order
+    the prompt asks for them: a judge writes its reasoning before its score.
+    """
+    return {
+        "type": "object",
+        "properties": {name: dict(schema) for name, schema in properties.items()},
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+REASONING: Mapping[str, Any] = MappingProxyType({"type": "string"})
+NUMBER: Mapping[str, Any] = MappingProxyType({"type": "number"})
 
 
 def parse_failure(message: str, reply: Reply) -> VerdictParseError:

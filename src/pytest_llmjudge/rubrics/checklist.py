@@ -8,6 +8,7 @@ from typing import Any
 from ..case import Case, render_case
 from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
 from .base import (
+    REASONING,
     Outcome,
     Prompt,
     Reply,
@@ -16,6 +17,7 @@ from .base import (
     chat,
     parse_failure,
     register_rubric,
+    reply_object,
     system_prompt,
     text_items,
 )
@@ -65,6 +67,12 @@ class Checklist(Rubric):
         numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(self.constraints, 1))
         user = render_case(case, criteria=f"{case.criteria}\n\nConstraints:\n{numbered}")
         return [Prompt(messages=chat(system_prompt(case, CHECKLIST_INSTRUCTIONS), user))]
+
+    def reply_schema(self) -> dict[str, Any]:
+        item = reply_object(
+            id={"type": "integer"}, reasoning=REASONING, verdict={"type": "string", "enum": ["PASS", "FAIL"]}
+        )
+        return reply_object(results={"type": "array", "items": item})
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         obj = parse_json_object(reply.text)

@@ -10,6 +10,8 @@ from typing import Any
 from ..case import Case, render_case
 from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
 from .base import (
+    NUMBER,
+    REASONING,
     Outcome,
     Prompt,
     Reply,
@@ -19,6 +21,7 @@ from .base import (
     chat,
     parse_failure,
     register_rubric,
+    reply_object,
     system_prompt,
     unit_score,
 )
@@ -95,6 +98,9 @@ class Dimensions(Rubric):
         fields = ", ".join(f'"{d}": <0.0-1.0>' for d in self.weights)
         system = system_prompt(case, DIMENSIONS_INSTRUCTIONS.format(dimensions=dims, fields=fields))
         return [Prompt(messages=chat(system, render_case(case)))]
+
+    def reply_schema(self) -> dict[str, Any]:
+        return reply_object(reasoning=REASONING, scores=reply_object(**dict.fromkeys(self.weights, NUMBER)))
 
     def label(self, score: float) -> str:
         for name, bound in self.labels.items():

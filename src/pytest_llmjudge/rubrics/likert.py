@@ -10,7 +10,19 @@ from typing import Any
 from ..case import Case, render_case
 from ..errors import VerdictParseError
 from ..parsing import ParsedVerdict, parse_verdict
-from .base import Prompt, Reply, Rubric, RubricError, RubricParse, chat, parse_failure, register_rubric, system_prompt
+from .base import (
+    REASONING,
+    Prompt,
+    Reply,
+    Rubric,
+    RubricError,
+    RubricParse,
+    chat,
+    parse_failure,
+    register_rubric,
+    reply_object,
+    system_prompt,
+)
 
 __all__ = ["LIKERT_INSTRUCTIONS", "Likert", "score_distribution", "score_token"]
 
@@ -56,6 +68,9 @@ class Likert(Rubric):
         system = system_prompt(case, LIKERT_INSTRUCTIONS.format(low=self.low, high=self.high))
         params = {"logprobs": True, "top_logprobs": self.top_logprobs} if self.logprobs else {}
         return [Prompt(messages=chat(system, render_case(case)), scale=(self.low, self.high), params=params)]
+
+    def reply_schema(self) -> dict[str, Any]:
+        return reply_object(reasoning=REASONING, score={"type": "integer"})
 
     @classmethod
     def from_stored(cls, entry: Mapping[str, Any]) -> list[Rubric]:

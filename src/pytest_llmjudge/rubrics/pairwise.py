@@ -20,7 +20,19 @@ from typing import TYPE_CHECKING, Any
 from ..case import Case, data_rules, fence
 from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
 from ..redact import redact
-from .base import Outcome, Prompt, Reply, Rubric, RubricParse, chat, details_of, parse_failure, register_rubric
+from .base import (
+    REASONING,
+    Outcome,
+    Prompt,
+    Reply,
+    Rubric,
+    RubricParse,
+    chat,
+    details_of,
+    parse_failure,
+    register_rubric,
+    reply_object,
+)
 
 if TYPE_CHECKING:
     from ..verdict import Verdict
@@ -71,6 +83,9 @@ class Pairwise(Rubric):
             parts.append("Response B:\n" + fence("response_b", second, case.nonce))
             prompts.append(Prompt(messages=chat(system, "\n\n".join(parts)), name=order))
         return prompts
+
+    def reply_schema(self) -> dict[str, Any]:
+        return reply_object(reasoning=REASONING, winner={"type": "string", "enum": ["A", "B", "tie"]})
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         text = _ECHO.sub("", reply.text)  # an echoed response cannot vote

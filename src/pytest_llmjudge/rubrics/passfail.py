@@ -8,6 +8,7 @@ from typing import Any
 from ..case import Case, render_case
 from ..parsing import ParsedVerdict, parse_verdict
 from .base import (
+    REASONING,
     Prompt,
     Reply,
     Rubric,
@@ -16,6 +17,7 @@ from .base import (
     chat,
     parse_failure,
     register_rubric,
+    reply_object,
     system_prompt,
     unit_score,
 )
@@ -68,6 +70,13 @@ class PassFail(Rubric):
 
     def prompts(self, case: Case) -> list[Prompt]:
         return [Prompt(messages=chat(system_prompt(case, PASS_FAIL_INSTRUCTIONS), render_case(case)))]
+
+    def reply_schema(self) -> dict[str, Any]:
+        return reply_object(
+            reasoning=REASONING,
+            verdict={"type": "string", "enum": ["pass", "fail"]},
+            confidence={"type": "string", "enum": ["high", "medium", "low"]},
+        )
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         parsed = parse_verdict(reply.text)

@@ -9,7 +9,20 @@ from typing import Any
 
 from ..case import Case, render_case
 from ..parsing import ParsedVerdict
-from .base import Outcome, Prompt, Rubric, RubricError, chat, register_rubric, system_prompt, text_items, unit_score
+from .base import (
+    NUMBER,
+    REASONING,
+    Outcome,
+    Prompt,
+    Rubric,
+    RubricError,
+    chat,
+    register_rubric,
+    reply_object,
+    system_prompt,
+    text_items,
+    unit_score,
+)
 
 __all__ = ["QUESTION_AGGREGATES", "QUESTION_INSTRUCTIONS", "Questions"]
 
@@ -66,6 +79,9 @@ class Questions(Rubric):
             user = render_case(case, criteria=f"{case.criteria}\n\nQuestion: {question}")
             prompts.append(Prompt(messages=chat(system, user), name=f"q{i}"))
         return prompts
+
+    def reply_schema(self) -> dict[str, Any]:
+        return reply_object(reasoning=REASONING, score=NUMBER)
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
         answers: list[dict[str, Any]] = [

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..case import Case, render_case
-from .base import Prompt, Rubric, chat, register_rubric, system_prompt
+from .base import NUMBER, REASONING, Prompt, Rubric, chat, register_rubric, reply_object, system_prompt
 
 __all__ = ["SCORE_INSTRUCTIONS", "Score"]
 
@@ -22,3 +24,6 @@ class Score(Rubric):
 
     def prompts(self, case: Case) -> list[Prompt]:
         return [Prompt(messages=chat(system_prompt(case, SCORE_INSTRUCTIONS), render_case(case)))]
+
+    def reply_schema(self) -> dict[str, Any]:
+        return reply_object(reasoning=REASONING, score=NUMBER)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..case import Case, fence
 from ..errors import JudgeError
-from .base import Prompt, Rubric, RubricError, chat, register_rubric, system_prompt
+from .base import NUMBER, REASONING, Prompt, Rubric, RubricError, chat, register_rubric, reply_object, system_prompt
 
 __all__ = ["TEMPLATE_FIELDS", "TEMPLATE_INSTRUCTIONS", "Template"]
 
@@ -73,3 +73,6 @@ class Template(Rubric):
             values[name] = fence(name, value, case.nonce)
         system = system_prompt(case, TEMPLATE_INSTRUCTIONS.format(low=self.scale[0], high=self.scale[1]))
         return [Prompt(messages=chat(system, self.text.format(**values)), scale=self.scale)]
+
+    def reply_schema(self) -> dict[str, Any]:
+        return reply_object(reasoning=REASONING, score=NUMBER)

@@ -1,0 +1,178 @@
+"""Structured output, the sending side: which `response_format` a live call sends, and the fallback.
+
+A call whose parameters ask for a JSON schema (`response_format`, see `structured`) sends, under
+`--judge-structured=auto`: the schema where LiteLLM says the model supports response schemas; else
+`{"type": "json_object"}` where LiteLLM maps `response_format` for the model at all; else nothing.
+LiteLLM's answer is a hint (it says no for every local route): a server that refuses what was sent
+(HTTP 400/422/500/501 naming response_format, json_schema or schema) is asked again at once with the
+next format down (schema -> json_object -> none).  What works is remembered per model and api base
+for the process, and while the first call to a model learns it the others wait for its answer, so
+a refusal costs one extra call per run (per xdist worker).  Under `on` the schema is always sent and
+a refusal fails the call: the user asked for structure, so nothing less is quietly accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from ..errors import BackendError
+from ..keys import canonical_json
+from ..redact import redact
+from .retry import error_detail
+
+__all__ = [
+    "FORMATS",
+    "FormatMemory",
+    "first_format",
+    "refuses_format",
+    "register_schema",
+    "schema_format",
+    "sent_value",
+]
+
+FORMATS = ("json_schema", "json_object", "none")  # most structured first: the fallback order
+REFUSAL_STATUS = frozenset({400, 422, 500, 501})
+_REFUSAL_WORDS = re.compile(r"response_format|json_schema|json_object|\bschema\b|guided_json", re.IGNORECASE)
+
+T = TypeVar("T")
+
+
+# The schemas of this process's calls, by reference (see `register_schema`).
+_SCHEMAS: dict[str, dict[str, Any]] = {}
+_DIGESTS: dict[str, str] = {}  # canonical name and schema -> digest: a suite plans the same few schemas again and again
+
+
+def register_schema(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The reference a call's parameters carry for a reply schema: its name and sha256, not the schema.
+
+    The reference stands for the schema in every key (a changed schema is another digest) and in
+    the verdict file (a few dozen bytes, not the whole schema beside each reply); the backend sends
+    the schema it stands for, registered here by the plan of the same process.
+    """
+    text = canonical_json({"name": name, "schema": schema})
+    digest = _DIGESTS.get(text)
+    if digest is None:
+        digest = _DIGESTS[text] = hashlib.sha256(text.encode()).hexdigest()[:16]
+        named = json.loads(text)
+        _SCHEMAS[digest] = {"type": "json_schema", "json_schema": {**named, "strict": True}}
+    return {"type": "json_schema", "json_schema": {"name": name, "sha256": digest}}
+
+
+def schema_format(reference: Any) -> dict[str, Any] | None:
+    """The `response_format` (with the full schema) a call's reference stands for; None if unknown.
+
+    A full json_schema `response_format` (one that holds its schema) stands for itself.
+    """
+    if not isinstance(reference, Mapping) or reference.get("type") != "json_schema":
+        return None
+    inner = reference.get("json_schema")
+    if not isinstance(inner, Mapping):
+        return None
+    if "schema" in inner:
+        return dict(reference)
+    found = _SCHEMAS.get(str(inner.get("sha256")))
+    return dict(found) if found is not None else None
+
+
+def first_format(mode: str, litellm: Any, model: str, provider: str | None) -> str:
+    """The format to try first: the schema under `on`; under `auto`, what LiteLLM says the model takes."""
+    if mode == "on":
+        return "json_schema"
+    try:
+        if litellm.supports_response_schema(model=model, custom_llm_provider=provider):
+            return "json_schema"
+    except Exception:  # noqa: BLE001 - a hint only: an unknown model is asked for plain JSON
+        pass
+    try:
+        takes = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or ()
+    except Exception:  # noqa: BLE001 - LiteLLM cannot place the model: send no response_format
+        takes = ()
+    return "json_object" if "response_format" in takes else "none"
+
+
+def sent_value(fmt: str, schema_format: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The `response_format` sent for `fmt` (None: the parameter is left out)."""
+    if fmt == "json_schema":
+        return dict(schema_format)
+    if fmt == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def refuses_format(exc: BaseException) -> bool:
+    """Whether a failed call is the server refusing the response_format sent (and not any other failure)."""
+    status = getattr(exc, "status_code", None)
+    refused_early = type(exc).__name__ == "UnsupportedParamsError"  # LiteLLM refuses before sending
+    return (status in REFUSAL_STATUS or refused_early) and bool(_REFUSAL_WORDS.search(str(exc)))
+
+
+class FormatMemory:
+    """What each (model, api base) accepted, for the process; one call at a time learns it."""
+
+    def __init__(self) -> None:
+        self._works: dict[tuple[str, str | None], str] = {}
+        self._learning: dict[tuple[str, str | None], tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}
+
+    def known(self, key: tuple[str, str | None]) -> str | None:
+        """The format this model and api base accepted, if a call has learnt it."""
+        return self._works.get(key)
+
+    async def send(
+        self,
+        key: tuple[str, str | None],
+        mode: str,
+        start: str,
+        attempt: Callable[[str], Awaitable[T]],
+    ) -> tuple[T, str]:
+        """`attempt(format)`, down `FORMATS` on each refusal (not under `on`); returns its result and the format."""
+        if mode == "on":
+            try:
+                return await attempt("json_schema"), "json_schema"
+            except Exception as exc:
+                if refuses_format(exc):
+                    raise BackendError(
+                        redact(
+                            f"the judge's server refused the JSON schema sent as response_format under "
+                            f"--judge-structured=on (not retried): {error_detail(exc)}. Use --judge-structured=auto "
+                            "to fall back to plain JSON where it is refused, or off."
+                        ),
+                        retryable=False,
+                        status=getattr(exc, "status_code", None),
+                    ) from None
+                raise
+        loop = asyncio.get_running_loop()
+        while True:
+            known = self._works.get(key)
+            if known is not None:
+                return await self._down(key, max(start, known, key=FORMATS.index), attempt)
+            learning = self._learning.get(key)
+            if learning is not None and learning[0] is loop and not learning[1].done():
+                await asyncio.shield(learning[1])  # the first call to this server is finding out what it takes
+                continue
+            done: asyncio.Future[None] = loop.create_future()
+            self._learning[key] = (loop, done)
+            try:
+                return await self._down(key, start, attempt)
+            finally:
+                done.set_result(None)
+                if self._learning.get(key, (None, None))[1] is done:
+                    del self._learning[key]
+
+    async def _down(
+        self, key: tuple[str, str | None], start: str, attempt: Callable[[str], Awaitable[T]]
+    ) -> tuple[T, str]:
+        for fmt in FORMATS[FORMATS.index(start) :]:
+            try:
+                result = await attempt(fmt)
+            except Exception as exc:
+                if fmt != "none" and refuses_format(exc):
+                    continue
+                raise
+            self._works[key] = fmt
+            return result, fmt
+        raise AssertionError("unreachable: 'none' either returns or raises")

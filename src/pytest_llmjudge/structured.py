@@ -1,0 +1,89 @@
+"""Structured output, the asking side: a rubric's reply schema as the `response_format` of its calls.
+
+With `--judge-structured` auto or on, each prompt of a rubric that declares a reply schema carries
+`response_format` (a reference to its JSON schema: name and sha256) in its call parameters, so the
+schema is part of every key and named in every verdict file (off:
+nothing is added, and the keys are those of a plain prompt).  Whether a live call sends it, a plain
+`{"type": "json_object"}` or nothing is the backend's decision per model (`backends.formats`); what
+was sent is recorded beside the reply as "json_schema", "json_object" or "none".  The parser reads
+every reply either way: a schema is a request, not a guarantee.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .backends import Backend, LiteLLMBackend
+from .backends.formats import register_schema
+from .rubrics import Prompt, Rubric
+
+__all__ = [
+    "USED",
+    "format_used",
+    "response_format",
+    "structured_backend",
+    "structured_line",
+    "structured_of",
+    "structured_prompts",
+]
+
+USED = ("json_schema", "json_object", "none")  # what a live call sent, as recorded
+
+
+def response_format(rubric: Rubric) -> dict[str, Any] | None:
+    """The `response_format` a call's parameters carry for `rubric`'s reply schema (a reference: name and
+    sha256, see `backends.formats.register_schema`), or None if the rubric declares no schema."""
+    schema = rubric.reply_schema()
+    if schema is None:
+        return None
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", rubric.name)[:48] or "rubric"
+    return register_schema(f"{name}_reply", schema)
+
+
+def structured_backend(backend: Backend, mode: str) -> tuple[Backend, str]:
+    """The backend set to send structured output as `mode` says, and the mode in effect for its calls:
+    only the LiteLLM backend sends `response_format`; a backend of your own gets plain prompts ("off")."""
+    if not isinstance(backend, LiteLLMBackend):
+        return backend, "off"
+    if mode != "off" and backend.structured != mode:
+        backend = copy.copy(backend)  # a backend given to a Judge is shared: set the mode on a copy
+        backend.structured = mode
+    return backend, mode
+
+
+def structured_prompts(rubric: Rubric, prompts: Sequence[Prompt], mode: str) -> list[Prompt]:
+    """`prompts`, each asking for the rubric's reply schema unless `mode` is off (or the rubric has none)."""
+    wanted = response_format(rubric) if mode != "off" else None
+    if wanted is None:
+        return list(prompts)
+    return [replace(p, params={**p.params, "response_format": wanted}) for p in prompts]
+
+
+def format_used(params: Mapping[str, Any] | None, sent: Mapping[str, Any] | None) -> str | None:
+    """What a live call sent for a request with `params`: None where no schema was asked for."""
+    if not (params or {}).get("response_format"):
+        return None
+    value = (sent or {}).get("response_format")
+    kind = value.get("type") if isinstance(value, Mapping) else None
+    return kind if kind in ("json_schema", "json_object") else "none"
+
+
+def structured_of(entries: Iterable[Mapping[str, Any]]) -> str | None:
+    """What a judgment's calls used, from their stored fields: one of `USED`, several joined by
+    commas (a panel, or a fallback mid-judgment), or None where none asked for a schema."""
+    found = {e.get("structured") for e in entries}
+    return ",".join(u for u in USED if u in found) or None
+
+
+def structured_line(used: Iterable[str | None]) -> str | None:
+    """`llmjudge: structured output: 12 json_schema, 3 json_object`: what the judgments' calls used (their
+    records' `structured`), counted by judgment; None where none asked for a schema."""
+    counts = Counter(part for u in used for part in set((u or "").split(",")) if part in USED)
+    if not counts:
+        return None
+    return "llmjudge: structured output: " + ", ".join(f"{counts[u]} {u}" for u in USED if counts[u])
