@@ -167,6 +167,8 @@ _PARSE_AND_DEFAULT: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "html": (_parse_text("--judge-html"), None),
     "drift": (_parse_float("--judge-drift", 0.0, 1.0), 0.1),
     "prune": (_parse_bool("--judge-prune"), False),
+    "generate_model": (_parse_text("--generate-model"), None),
+    "generate_api_base": (_parse_text("--generate-api-base"), None),
 }
 
 OPTIONS: tuple[Option, ...] = tuple(
@@ -201,6 +203,8 @@ class Settings(NamedTuple):
     html: str | None = None
     drift: float = 0.1
     prune: bool = False
+    generate_model: str | None = None  # the model under test, for `generate`
+    generate_api_base: str | None = None
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
 
