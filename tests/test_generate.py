@@ -8,7 +8,6 @@ which plays both parts: the model under test (`openai/gen-test`) and the judge (
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -199,3 +198,129 @@ def test_refresh_regenerates_and_rejudges_the_new_reply(pytester, server, monkey
     count = server.request_count
     pytester.runpytest().assert_outcomes(passed=1)
     assert server.request_count == count
+
+
+FIXTURE_AND_ASYNC = """
+import pytest
+from pytest_llmjudge import agenerate, assert_judged_async
+
+def test_fixture(generate):
+    assert generate("Hello").startswith("Reply to [Hello]")
+    assert len(generate.batch("Hello", n=2, temperature=0.5)) == 2
+
+@pytest.mark.asyncio
+async def test_async():
+    reply = await agenerate("Hello async", temperature=0.1)
+    await assert_judged_async(reply, "Says returns are accepted within 30 days")
+"""
+
+
+def test_the_fixture_and_agenerate_record_and_replay(pytester, server, monkeypatch):
+    """Given the `generate` fixture (and its batch) and `agenerate` in an async test, when recorded and
+    replayed with CI=true, the replay sends nothing."""
+    pytester.makepyfile(test_forms=FIXTURE_AND_ASYNC)
+    pytester.runpytest(*record_args(server)).assert_outcomes(passed=2)
+    assert len(generation_requests(server)) == 4  # "Hello" once (same call), the batch's second member, async
+    count = server.request_count
+    monkeypatch.setenv("CI", "true")
+    pytester.runpytest().assert_outcomes(passed=2)
+    assert server.request_count == count
+
+
+def test_no_model_under_test_is_a_clear_error(pytester, server):
+    """Given no --generate-model and no model=, generate() fails with the option to set, not a traceback."""
+    pytester.makepyfile(test_none="from pytest_llmjudge import generate\ndef test_x():\n    generate('Hi')\n")
+    result = pytester.runpytest("--judge-mode=auto")
+    result.assert_outcomes(failed=1)
+    assert "no model under test: pass model=... to generate(), or --generate-model=MODEL" in result.stdout.str()
+    assert server.request_count == 0
+
+
+@pytest.mark.slow
+def test_two_xdist_workers_recording_into_one_file_lose_nothing(pytester, server):
+    """Given every test sent to both xdist workers (--dist each), each generating a batch under its own
+    model into the same verdict file at the same time, then the file holds every generation of both."""
+    pytester.makepyfile(
+        test_shared="""
+        import os
+        from pytest_llmjudge import generate_batch
+
+        def test_shared():
+            generate_batch("Hello from " + os.environ["PYTEST_XDIST_WORKER"], n=6, model="openai/gen-test")
+        """
+    )
+    result = pytester.runpytest_subprocess(*record_args(server), "-n", "2", "--dist", "each")
+    result.assert_outcomes(passed=2)
+    stored = verdict_file(pytester.path, "test_shared", "test_shared")["generations"]
+    assert len(stored) == 12
+    assert {g["messages"][-1]["content"] for g in stored.values()} == {"Hello from gw0", "Hello from gw1"}
+
+
+def test_prune_keeps_used_generations_and_removes_unused_ones(pytester, server):
+    """Given a test that recorded two generations, when it uses only one of them and the run prunes,
+    the used generation (and its verdict) stays and the unused one goes."""
+    module = """
+from pytest_llmjudge import assert_judged, generate
+
+def test_bot():
+    for prompt in {prompts!r}:
+        assert_judged(generate(prompt), "Says returns are accepted within 30 days")
+"""
+    pytester.makepyfile(test_bot=module.format(prompts=["Keep me", "Drop me"]))
+    pytester.runpytest(*record_args(server)).assert_outcomes(passed=1)
+    assert len(verdict_file(pytester.path, "test_bot", "test_bot")["generations"]) == 2
+
+    pytester.makepyfile(test_bot=module.format(prompts=["Keep me"]))
+    pytester.runpytest(*record_args(server), "--judge-prune").assert_outcomes(passed=1)
+    stored = verdict_file(pytester.path, "test_bot", "test_bot")
+    (kept,) = stored["generations"].values()
+    assert kept["messages"][-1]["content"] == "Keep me"
+    assert len(stored["verdicts"]) == 1
+
+
+def _ledger(path: Path, generations: dict, verdicts: dict | None = None) -> Path:
+    document = {"format": 1, "test": "t.py::test_x", "verdicts": verdicts or {}, "generations": generations}
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_the_merge_driver_merges_generations_by_key(tmp_path):
+    """Given two branches that each recorded a generation into the same file, the merge driver keeps
+    both; the same key with two different model replies is a conflict that names it."""
+    from pytest_llmjudge.store.merge import main
+
+    a, b = "a" * 64, "b" * 64
+    gen = {"model": GEN_MODEL, "messages": [], "params": {}, "index": 0}
+    verdict = {"model": MODEL, "reply": '{"score": 1}'}
+    base = _ledger(tmp_path / "base.json", {})
+    ours = _ledger(tmp_path / "ours.json", {a: {**gen, "reply": "ours"}}, {"c" * 64: verdict})
+    theirs = _ledger(tmp_path / "theirs.json", {b: {**gen, "reply": "theirs"}})
+    assert main([str(base), str(ours), str(theirs)]) == 0
+    merged = json.loads(ours.read_text())
+    assert set(merged["generations"]) == {a, b} and set(merged["verdicts"]) == {"c" * 64}
+
+    ours = _ledger(tmp_path / "ours.json", {a: {**gen, "reply": "ours"}})
+    theirs = _ledger(tmp_path / "theirs.json", {a: {**gen, "reply": "theirs"}})
+    assert main([str(base), str(ours), str(theirs)]) == 1
+    assert json.loads(ours.read_text())["generations"][a]["reply"] == "ours"
+
+
+def test_a_file_without_generations_reads_and_writes_as_before(tmp_path):
+    """Given a verdict file from before generations, it reads with none and is rewritten byte for byte;
+    writing a verdict into a file keeps its generations."""
+    from pytest_llmjudge.store import Ledger, LedgerDocument
+
+    path = tmp_path / "old.json"
+    old = {"format": 1, "test": "t.py::test_x", "verdicts": {"c" * 64: {"model": MODEL, "reply": "r"}}}
+    text = json.dumps(old, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    path.write_text(text)
+    document = LedgerDocument.read(path)
+    assert document.generations == {}
+    document.write()
+    assert path.read_text() == text
+
+    ledger = Ledger(path, "t.py::test_x")
+    ledger.put_generation("a" * 64, {"model": GEN_MODEL, "messages": [], "params": {}, "index": 0, "reply": "g"})
+    Ledger(path, "t.py::test_x").put("d" * 64, {"model": MODEL, "reply": "r2"})
+    document = LedgerDocument.read(path)
+    assert set(document.generations) == {"a" * 64} and set(document.entries) == {"c" * 64, "d" * 64}
