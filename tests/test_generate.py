@@ -61,8 +61,8 @@ from pytest_llmjudge import assert_judged, generate
 
 def test_bot():
     reply = generate(
-        "Can I return shoes after 20 days?", system="You are a shop assistant.", temperature=0.2,
-        api_key="{CANARY_KEY}",
+        "Can I return shoes after 20 days?", system="You are a shop assistant. Token {CANARY_KEY}.",
+        temperature=0.2, api_key="{CANARY_KEY}",
     )
     assert reply.startswith("Reply to [Can I return shoes after 20 days?] at t=0.2.")
     assert_judged(reply, "Says returns are accepted within 30 days", threshold=0.7)
@@ -78,7 +78,7 @@ def test_generate_records_then_replays_offline_with_no_call(pytester, monkeypatc
         sent = generation_requests(private)
         assert len(sent) == 1 and len(private.requests) == 2  # one generation, one judgment
         assert sent[0]["temperature"] == 0.2
-        assert sent[0]["messages"][0] == {"role": "system", "content": "You are a shop assistant."}
+        assert sent[0]["messages"][0] == {"role": "system", "content": f"You are a shop assistant. Token {CANARY_KEY}."}
     count = len(private.requests)
 
     stored = verdict_file(pytester.path, "test_bot", "test_bot")
