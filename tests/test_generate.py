@@ -337,3 +337,32 @@ def test_the_model_under_test_has_its_own_option_names():
     assert (settings.generate_model, settings.generate_api_base) == ("openai/from-ini", "http://h/v1")
     with pytest.raises(SettingError, match="LLMJUDGE_GENERATE_MODEL must not be empty"):
         resolve({}, {}, {"LLMJUDGE_GENERATE_MODEL": "  "})
+
+
+def test_batch_temperatures_spread_over_the_range_and_variations_combine_with_the_task():
+    from pytest_llmjudge.generation import spread_temperatures, variation_prompt
+
+    assert spread_temperatures(5, (0.5, 0.9)) == [0.5, 0.6, 0.7, 0.8, 0.9]
+    assert spread_temperatures(1, (0.5, 0.9)) == [0.5]
+    assert spread_temperatures(3, 0.7) == [0.7, 0.7, 0.7]
+    assert variation_prompt("Sum up.", "Be brief. {task} No {braces} lost.") == "Be brief. Sum up. No {braces} lost."
+    assert variation_prompt("Sum up.", "You are a pirate.") == "You are a pirate.\n\nSum up."
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("generate_batch('Hi', n=0)", "n must be a whole number >= 1"),
+        ("generate_batch('Hi', temperature=(0.1,))", "temperature must be a number or a (low, high) pair"),
+        ("generate('Hi', model='openai/gen-test', stream=True)", "does not take stream=..."),
+        ("generate('Hi', model='openai/gen-test', n=3)", "use generate_batch(prompt, n=...)"),
+        ("generate_variations('Hi', prompts='one')", "a non-empty list of prompt variations"),
+    ],
+)
+def test_bad_arguments_are_clear_errors_before_any_call(call, message):
+    import pytest_llmjudge
+    from pytest_llmjudge import JudgeError
+
+    with pytest.raises(JudgeError) as excinfo:
+        eval(call, {name: getattr(pytest_llmjudge, name) for name in pytest_llmjudge.__all__})
+    assert message in str(excinfo.value)

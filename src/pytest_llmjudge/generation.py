@@ -64,6 +64,12 @@ TRANSPORT_PARAMS = frozenset(
         "headers",
     }
 )
+# Parameters that would change what a call returns beyond one reply text: generate() sets or refuses them.
+REFUSED_PARAMS = {
+    "messages": "generate() builds the messages from the prompt and `system`",
+    "stream": "generate() reads whole replies",
+    "n": "generate() keeps one reply per call: use generate_batch(prompt, n=...)",
+}
 TASK_PLACEHOLDER = "{task}"
 
 
@@ -111,6 +117,9 @@ def build(
         raise JudgeError(f"generate() takes the prompt as a str, got {type(prompt).__name__}")
     if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))):
         raise JudgeError(f"generate() temperature must be a number or None, got {temperature!r}")
+    for name in params:
+        if name in REFUSED_PARAMS:
+            raise JudgeError(f"generate() does not take {name}=...: {REFUSED_PARAMS[name]}")
     messages: list[dict[str, str]] = [{"role": "system", "content": system}] if system is not None else []
     messages.append({"role": "user", "content": prompt})
     asked = {k: v for k, v in params.items() if k not in TRANSPORT_PARAMS}
@@ -325,24 +334,29 @@ def recorded_model(runtime: JudgeRuntime, ledger: Ledger | None, calls_for: Call
     call computes with that model.  None found: a placeholder that makes the replay miss.
     """
     own = ledger.generations() if ledger is not None else {}
-    candidates = [e.get("model") for e in own.values()]
-    index = None
-    if ledger is not None:
+    matching = _models_matching(own, lambda key: key in own, calls_for)
+    if not matching and ledger is not None:  # recorded elsewhere (a session fixture, a renamed test)?
         from .pipeline import stored_elsewhere
 
-        index = stored_elsewhere(runtime)
-        candidates += list(index.generations_by_model())
-    matching = []
-    for model in dict.fromkeys(m for m in candidates if isinstance(m, str)):
-        keys = {g.key for g in calls_for(model)}
-        if any(k in own or (index is not None and index.find_generation(k) is not None) for k in keys):
-            matching.append(model)
+        index = stored_elsewhere(runtime)  # walks the store: only when the test's own file has no match
+        models = {s.key: s.entry for s in index.generations_by_model().values()}
+        matching = _models_matching(models, lambda key: index.find_generation(key) is not None, calls_for)
     if len(matching) > 1:
         raise JudgeError(
             f"this generation was recorded with several models under test ({', '.join(sorted(matching))}) and none "
             "is configured: pass model=..., or --generate-model=MODEL"
         )
     return matching[0] if matching else NO_MODEL
+
+
+def _models_matching(
+    entries: Mapping[str, Mapping[str, Any]],
+    has: Callable[[str], bool],
+    calls_for: Callable[[str], list[Generation]],
+) -> list[str]:
+    """The models of `entries` under which this call's keys are stored (`has`)."""
+    models = dict.fromkeys(m for m in (e.get("model") for e in entries.values()) if isinstance(m, str))
+    return [m for m in models if any(has(g.key) for g in calls_for(m))]
 
 
 def lookup(plan: GenerationPlan) -> tuple[dict[str, str], dict[str, str], list[Generation]]:
