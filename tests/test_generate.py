@@ -366,3 +366,18 @@ def test_bad_arguments_are_clear_errors_before_any_call(call, message):
     with pytest.raises(JudgeError) as excinfo:
         eval(call, {name: getattr(pytest_llmjudge, name) for name in pytest_llmjudge.__all__})
     assert message in str(excinfo.value)
+
+
+def test_an_unreachable_model_under_test_is_named_in_the_error(pytester):
+    """Given a model under test whose server refuses connections, generate() fails naming the model
+    and the options that point at it, with nothing stored."""
+    pytester.makepyfile(test_down="from pytest_llmjudge import generate\ndef test_x():\n    generate('Hi')\n")
+    result = pytester.runpytest(
+        f"--generate-model={GEN_MODEL}",
+        "--generate-api-base=http://127.0.0.1:9/v1",
+        "--judge-retries=0",
+        "--judge-mode=auto",
+    )
+    result.assert_outcomes(failed=1)
+    assert f"generate() could not get a reply from {GEN_MODEL}" in result.stdout.str()
+    assert not list(pytester.path.rglob("judge_verdicts/**/*.json"))

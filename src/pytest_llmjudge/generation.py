@@ -166,7 +166,7 @@ def variation_prompt(task: str, prompt: str) -> str:
     return f"{prompt}\n\n{task}"
 
 
-# -- running: lookup, live calls, write-back ---------------------------------------------------
+# -- the bound callable (the fixture), and the stages: plan, lookup, live calls, finish ----------
 
 
 class Generate:
@@ -451,13 +451,12 @@ def _for_generation(exc: BackendError, model: str) -> BackendError:
     """The backend's error, said of the model under test (its hints name the judge's options)."""
     text = str(exc).replace("--judge-model", "--generate-model").replace("--judge-api-base", "--generate-api-base")
     text = text.replace("the judge model", "the model under test").replace("this judge", "this model")
-    error = BackendError(
+    return BackendError(
         f"generate() could not get a reply from {model}: {text}",
         retryable=exc.retryable,
         status=exc.status,
         retry_after=exc.retry_after,
     )
-    return error
 
 
 def finish(plan: GenerationPlan, replies: Mapping[str, str], fresh: Mapping[str, str]) -> list[str]:
