@@ -381,3 +381,26 @@ def test_an_unreachable_model_under_test_is_named_in_the_error(pytester):
     result.assert_outcomes(failed=1)
     assert f"generate() could not get a reply from {GEN_MODEL}" in result.stdout.str()
     assert not list(pytester.path.rglob("judge_verdicts/**/*.json"))
+
+
+def test_generations_stay_out_of_http_cassettes(pytester, server):
+    """Given a test under @pytest.mark.vcr that generates, when it records, the generation goes into the
+    verdict file and not into the cassette; with no cassette to answer it, a replay still passes."""
+    pytest.importorskip("pytest_recording")
+    pytester.makepyfile(
+        test_vcr="""
+        import pytest
+        from pytest_llmjudge import generate
+
+        @pytest.mark.vcr
+        def test_with_cassette():
+            assert generate("Hello").startswith("Reply to [Hello]")
+        """
+    )
+    pytester.runpytest(*record_args(server), "--record-mode=once").assert_outcomes(passed=1)
+    assert len(generation_requests(server)) == 1
+    for cassette in pytester.path.rglob("cassettes/**/*.yaml"):
+        assert "chat/completions" not in cassette.read_text(), "the generation went into the user's cassette"
+    assert len(verdict_file(pytester.path, "test_vcr", "test_with_cassette")["generations"]) == 1
+    pytester.runpytest(f"--generate-model={GEN_MODEL}", "--judge-mode=replay").assert_outcomes(passed=1)
+    assert len(generation_requests(server)) == 1
