@@ -42,6 +42,10 @@ _LAZY = {
     "RubricError": "rubrics",
     "assert_judge_agrees": "calibration",
     "generate_questions": "assessment",
+    "agenerate": "generation",
+    "generate": "generation",
+    "generate_batch": "generation",
+    "generate_variations": "generation",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
@@ -57,6 +61,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
         StoreError,
         VerdictParseError,
     )
+    from .generation import agenerate, generate, generate_batch, generate_variations
     from .judge import Judge
     from .parsing import ParsedVerdict, parse_verdict
     from .rubrics import Checklist, Comparison, Dimensions, Likert, PassFail, Questions, RubricError, Score, Template
@@ -83,11 +88,15 @@ __all__ = [
     "Template",
     "Verdict",
     "VerdictParseError",
+    "agenerate",
     "assert_better",
     "assert_judge_agrees",
     "assert_judged",
     "assert_judged_async",
     "generate_questions",
+    "generate",
+    "generate_batch",
+    "generate_variations",
     "parse_verdict",
 ]
 

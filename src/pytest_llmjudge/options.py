@@ -71,15 +71,34 @@ OPTION_TABLE: tuple[tuple[str, str, str, bool, bool], ...] = (
         False,
         False,
     ),
+    # The model under test, for `generate`: named apart from the judge (--generate-*, generate_*).
+    (
+        "generate_model",
+        "default model under test for generate() as LiteLLM names it (the app's model, not the judge)",
+        "MODEL",
+        False,
+        False,
+    ),
+    (
+        "generate_api_base",
+        "base URL of the API of the model under test, e.g. http://127.0.0.1:8000/v1",
+        "URL",
+        False,
+        False,
+    ),
 )
+
+# Options of the model under test are spelled --generate-x and generate_x (LLMJUDGE_GENERATE_X in the environment).
+_OWN_PREFIX = "generate_"
 
 
 def cli_name(name: str) -> str:
-    return "--judge-" + name.replace("_", "-")
+    prefix = "--" if name.startswith(_OWN_PREFIX) else "--judge-"
+    return prefix + name.replace("_", "-")
 
 
 def ini_name(name: str) -> str:
-    return "judge_" + name
+    return name if name.startswith(_OWN_PREFIX) else "judge_" + name
 
 
 def env_name(name: str) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from .generation import Generate
     from .judge import Judge
     from .runtime import JudgeRuntime, TestContext
     from .settings import Settings
@@ -280,6 +281,19 @@ def judge_backend() -> Any:
     the judge in verdict keys.
     """
     return None
+
+
+@pytest.fixture
+def generate(request: pytest.FixtureRequest) -> Generate:
+    """The model under test, recorded: `generate(prompt)` returns its reply, kept in the test's verdict file.
+
+    Also `generate.batch(prompt, n, temperature=(low, high))`, `generate.variations(task, prompts)`
+    and `await generate.agenerate(prompt)`; see `pytest_llmjudge.generate`.
+    """
+    from .generation import Generate
+
+    runtime = request.config.stash[RUNTIME_KEY]
+    return Generate(runtime, request.node.stash.get(CONTEXT_KEY, None))
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ plugin writes a *used-keys manifest* into pytest's cache (`config.cache.set(MANI
 each test's outcome, its verdict file and the keys it read or wrote, plus the verdict directories
 the run covered.  `pytest --judge-prune` applies the plan at the end of such a run; `llmjudge
 prune` applies it later from the manifest (`find_manifest`).  Both go through `plan_prune`.
+Recorded generations follow the same rules as verdicts: their keys are in the same used set.
 """
 
 from __future__ import annotations
@@ -273,17 +274,21 @@ def combine_manifests(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 @dataclass
 class PruneAction:
-    """One verdict file to rewrite with only `kept`, or to delete when nothing is kept."""
+    """One verdict file to rewrite with only `kept` (and `kept_generations`), or to delete when nothing is kept.
+
+    `removed` lists the keys removed: verdicts and generations alike.
+    """
 
     path: Path
     test: str
     removed: list[str]
     kept: dict[str, dict[str, Any]]
     reason: str
+    kept_generations: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def deletes_file(self) -> bool:
-        return not self.kept
+        return not self.kept and not self.kept_generations
 
 
 @dataclass
@@ -327,25 +332,28 @@ def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> Prun
             except StoreError as exc:
                 plan.notes.append(f"skipped {exc}")
                 continue
+            stored = len(ledger.entries) + len(ledger.generations)
             if path.stat().st_mtime > written + 1:
                 plan.notes.append(f"skipped {path}: changed since the run that wrote the manifest")
-                plan.kept += len(ledger.entries)
+                plan.kept += stored
                 continue
             test = tests.get(ledger.test)
             if test is None:
-                action = PruneAction(path, ledger.test, sorted(ledger.entries), {}, "its test no longer exists")
+                everything = sorted({*ledger.entries, *ledger.generations})
+                action = PruneAction(path, ledger.test, everything, {}, "its test no longer exists")
             elif test.get("outcome") != "passed":
-                plan.kept += len(ledger.entries)
+                plan.kept += stored
                 continue
             else:
                 used = set(test.get("used") or ())
                 kept = {k: v for k, v in ledger.entries.items() if k in used}
-                removed = sorted(k for k in ledger.entries if k not in used)
+                generations = {k: v for k, v in ledger.generations.items() if k in used}
+                removed = sorted(k for k in {*ledger.entries, *ledger.generations} if k not in used)
                 if not removed:
-                    plan.kept += len(kept)
+                    plan.kept += stored
                     continue
-                action = PruneAction(path, ledger.test, removed, kept, "not used by its test")
-            plan.kept += len(action.kept)
+                action = PruneAction(path, ledger.test, removed, kept, "not used by its test", generations)
+            plan.kept += len(action.kept) + len(action.kept_generations)
             plan.actions.append(action)
     return plan
 
@@ -358,4 +366,4 @@ def apply_prune(plan: PrunePlan) -> None:
             with contextlib.suppress(OSError):
                 action.path.parent.rmdir()  # only when empty
         else:
-            LedgerDocument(action.path, action.test, action.kept).write()
+            LedgerDocument(action.path, action.test, action.kept, action.kept_generations).write()

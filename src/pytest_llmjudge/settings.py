@@ -170,6 +170,8 @@ _PARSE_AND_DEFAULT: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "prune": (_parse_bool("--judge-prune"), False),
     "structured": (_parse_choice("--judge-structured", STRUCTURED_MODES), "auto"),
     "parse_retries": (_parse_int("--judge-parse-retries", 0), 1),
+    "generate_model": (_parse_text("--generate-model"), None),
+    "generate_api_base": (_parse_text("--generate-api-base"), None),
 }
 
 OPTIONS: tuple[Option, ...] = tuple(
@@ -206,6 +208,8 @@ class Settings(NamedTuple):
     prune: bool = False
     structured: str = "auto"
     parse_retries: int = 1
+    generate_model: str | None = None  # the model under test, for `generate`
+    generate_api_base: str | None = None
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
 

@@ -5,6 +5,8 @@ holds it: a judgment made in a session-scoped fixture (filed under whichever tes
 a renamed test, a moved module.  The index is built once per process, and only when first asked
 (on a miss): one walk of the store (`finder`), each file read once.  Files that cannot be read are
 skipped and listed in `problems`: one broken file elsewhere must not fail this test's lookup.
+Recorded generations (the model under test's replies) are indexed the same way, apart from the
+verdicts: `find_generation`, `generations_by_model`.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class VerdictIndex:
         self.problems: list[str] = []  # one line per file that could not be read
         self._by_key: dict[str, StoredVerdict] | None = None
         self._all: list[StoredVerdict] = []
+        self._generations: dict[str, StoredVerdict] = {}  # by key, filled with `_by_key`
         self._lock = threading.Lock()
 
     @classmethod
@@ -91,6 +94,8 @@ class VerdictIndex:
                         continue
                     for key, entry in sorted(document.entries.items()):
                         self._add(by_key, StoredVerdict(path, document.test, key, entry))
+                    for key, entry in sorted(document.generations.items()):
+                        self._generations.setdefault(key, StoredVerdict(path, document.test, key, entry))
             self._by_key = by_key
             return by_key
 
@@ -116,6 +121,21 @@ class VerdictIndex:
                 first.setdefault(model, stored)
         return first
 
+    def find_generation(self, key: str) -> StoredVerdict | None:
+        """The stored generation for `key` in any verdict file, or None (builds the index on first use)."""
+        self._build()
+        return self._generations.get(key)
+
+    def generations_by_model(self) -> dict[str, StoredVerdict]:
+        """One stored generation per model under test that recorded anything."""
+        self._build()
+        first: dict[str, StoredVerdict] = {}
+        for stored in self._generations.values():
+            model = stored.entry.get("model")
+            if isinstance(model, str):
+                first.setdefault(model, stored)
+        return first
+
     def matching(self, fields: Mapping[str, Any]) -> list[StoredVerdict]:
         """Every stored entry whose `fields` all equal the given values (None: the field is absent).
 
@@ -135,5 +155,5 @@ class VerdictIndex:
     def clear(self) -> None:
         """Forget everything; the next lookup walks the store again."""
         with self._lock:
-            self._by_key, self._all = None, []
+            self._by_key, self._all, self._generations = None, [], {}
             self.problems = []

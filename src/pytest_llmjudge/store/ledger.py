@@ -14,6 +14,11 @@ temp dir (containers sharing only a bind-mounted tree) do not see each other's l
 What is written is redacted (`redact_entry`): a key-shaped string or a credential from the
 environment inside the output, input, expected answer, criteria, reasoning or judge reply is
 stored as `[redacted]`.  The key was computed from the real content before, so replay is unaffected.
+
+Beside "verdicts", a file may hold "generations": replies of the model under test recorded by
+`generate` (a generation is not a verdict, so it has its own section, keyed and validated the same
+way).  The section is written only when it holds something, so files without generations keep
+their bytes, and a file without the section reads as it always did: the format stays 1.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import re
 import tempfile
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,7 @@ from ..redact import redact
 from .atomic import write_atomically
 
 __all__ = [
+    "GENERATION_REDACTED_FIELDS",
     "LEDGER_FORMAT",
     "REDACTED_FIELDS",
     "Ledger",
@@ -45,6 +51,7 @@ __all__ = [
     "ledger_path",
     "read_ledger_file",
     "redact_entry",
+    "redact_generation",
     "redact_value",
 ]
 
@@ -87,9 +94,9 @@ def _beside_module(module_path: Path, test_name: str) -> Path:
     return module_path.parent.joinpath("judge_verdicts", module_path.stem, ledger_filename(test_name))
 
 
-def _validate_entry(path: Path, key: str, entry: object) -> dict[str, Any]:
+def _validate_entry(path: Path, key: str, entry: object, *, what: str = "verdict") -> dict[str, Any]:
     if not _KEY.fullmatch(key):
-        raise StoreError(f"{path}: {key!r} is not a verdict key (64 hex digits)")
+        raise StoreError(f"{path}: {key!r} is not a {what} key (64 hex digits)")
     if not isinstance(entry, dict):
         raise StoreError(f"{path}: the entry for key {key[:12]} is not a JSON object")
     if not isinstance(entry.get("reply"), str):
@@ -99,11 +106,15 @@ def _validate_entry(path: Path, key: str, entry: object) -> dict[str, Any]:
 
 @dataclass
 class LedgerDocument:
-    """One verdict file as it is on disk: the only code that reads or writes the file format."""
+    """One verdict file as it is on disk: the only code that reads or writes the file format.
+
+    `entries` are the verdicts; `generations` the recorded replies of the model under test.
+    """
 
     path: Path
     test: str
     entries: dict[str, dict[str, Any]]
+    generations: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path) -> LedgerDocument:
@@ -129,13 +140,27 @@ class LedgerDocument:
                 f"{path}: verdict file format {data.get('format')!r}, this plugin reads format {LEDGER_FORMAT}"
             )
         entries = {key: _validate_entry(path, key, entry) for key, entry in data["verdicts"].items()}
-        return cls(path, str(data.get("test") or ""), entries)
+        return cls(path, str(data.get("test") or ""), entries, _read_generations(path, data))
 
     def write(self) -> None:
         """Rewrite atomically in the one layout (sorted, indented), so a diff shows only the change."""
         clean = {k: {f: v for f, v in e.items() if v is not None} for k, e in self.entries.items()}
-        document = {"format": LEDGER_FORMAT, "test": self.test, "verdicts": clean}
+        document: dict[str, Any] = {"format": LEDGER_FORMAT, "test": self.test, "verdicts": clean}
+        if self.generations:  # absent when empty: a file without generations keeps its bytes
+            document["generations"] = {
+                k: {f: v for f, v in e.items() if v is not None} for k, e in self.generations.items()
+            }
         write_atomically(self.path, json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+
+
+def _read_generations(path: Path, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The "generations" section, validated as verdicts are (a file without it has none)."""
+    section = data.get("generations")
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise StoreError(f"{path}: 'generations' is not a JSON object")
+    return {key: _validate_entry(path, key, entry, what="generation") for key, entry in section.items()}
 
 
 def read_ledger_file(path: Path) -> dict[str, dict[str, Any]]:
@@ -161,6 +186,17 @@ def redact_value(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [redact_value(v) for v in value]
     return value
+
+
+# A generation's fields that can hold the user's data or the model's words: the messages sent (the
+# prompt, the system prompt), the parameters (a provider extra) and the reply.  Transport settings
+# (api_key, api_base, headers) are never part of a generation's record in the first place.
+GENERATION_REDACTED_FIELDS = ("messages", "params", "reply")
+
+
+def redact_generation(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A generation as it is stored: None-valued fields dropped, `GENERATION_REDACTED_FIELDS` redacted."""
+    return {k: (redact_value(v) if k in GENERATION_REDACTED_FIELDS else v) for k, v in entry.items() if v is not None}
 
 
 def redact_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -223,8 +259,9 @@ class Ledger:
         self.nodeid = nodeid
         self.lock_dir = lock_dir  # None: default_lock_dir()
         self._entries: dict[str, dict[str, Any]] | None = None
+        self._generations: dict[str, dict[str, Any]] | None = None  # loaded on the first `generation`
         self._lock = threading.Lock()  # score_many may record from several threads
-        self.used: set[str] = set()  # keys this run read or wrote (for prune)
+        self.used: set[str] = set()  # keys this run read or wrote, verdicts and generations (for prune)
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
@@ -266,12 +303,43 @@ class Ledger:
         """Forget the loaded entries (the test finished); `used` is kept, and a later `get` re-reads."""
         with self._lock:
             self._entries = None
+            self._generations = None
 
-    def _write(self, key: str, clean: dict[str, Any], *, replace: bool) -> bool:
+    # -- generations: the replies of the model under test, in their own section ---------------
+
+    def _load_generations(self) -> dict[str, dict[str, Any]]:
+        if self._generations is None:
+            self._generations = LedgerDocument.read(self.path).generations
+        return self._generations
+
+    def generation(self, key: str) -> dict[str, Any] | None:
+        """The stored generation for `key`, or None; a hit is remembered as used."""
+        with self._lock:
+            entry = self._load_generations().get(key)
+            if entry is not None:
+                self.used.add(key)
+            return entry
+
+    def generations(self) -> dict[str, dict[str, Any]]:
+        """A copy of every stored generation, by key."""
+        with self._lock:
+            return dict(self._load_generations())
+
+    def put_generation(self, key: str, entry: Mapping[str, Any], *, replace: bool = True) -> bool:
+        """Store a generation (redacted) under `key`; raises and keeps other processes' entries as `put` does.
+
+        `replace=False` never replaces a generation the file already holds (a copy from another file).
+        """
+        _validate_entry(self.path, key, entry, what="generation")
+        return self._write(key, redact_generation(entry), replace=replace, section="generations")
+
+    def _write(self, key: str, clean: dict[str, Any], *, replace: bool, section: str = "verdicts") -> bool:
+        generations = section == "generations"
         with self._lock:
             self.used.add(key)
-            if self._entries is not None:
-                known = self._entries.get(key)
+            loaded = self._generations if generations else self._entries
+            if loaded is not None:
+                known = loaded.get(key)
                 if known == clean or (known is not None and not replace):
                     return False
             from filelock import FileLock, Timeout  # only when recording: replay never imports it
@@ -280,13 +348,15 @@ class Ledger:
             try:
                 lock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 with FileLock(str(lock_path), timeout=LOCK_TIMEOUT_S):
-                    on_disk = LedgerDocument.read(self.path).entries
-                    self._entries = on_disk
+                    document = LedgerDocument.read(self.path)
+                    self._entries, self._generations = document.entries, document.generations
+                    on_disk = document.generations if generations else document.entries
                     current = on_disk.get(key)
                     if current == clean or (current is not None and not replace):
                         return False
                     on_disk[key] = clean
-                    LedgerDocument(self.path, self.nodeid, on_disk).write()
+                    # Both sections are written back: a verdict's write keeps the generations, and the reverse.
+                    LedgerDocument(self.path, self.nodeid, document.entries, document.generations).write()
                     return True
             except Timeout:
                 raise LedgerWriteError(

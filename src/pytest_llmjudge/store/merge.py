@@ -20,6 +20,9 @@ Per key, with the common ancestor (%O) telling a deletion from an addition:
   The driver writes nothing, so %A stays as ours, describes each conflict on stderr (test, key
   prefix, the first line of both replies) and exits 1; git then marks the file conflicted.
 
+Recorded generations (the "generations" section: replies of the model under test) merge by the
+same rules, apart from the verdicts; a conflict there is the same key with a different model reply.
+
 The `test` field is taken from ours (theirs' when ours has none).  An empty or missing file is an
 empty ledger: git passes an empty ancestor for a file both branches added.  A file that is not a
 verdict file exits 2 with a one-line message, and git marks the file conflicted.
@@ -68,11 +71,13 @@ class Conflict:
     key: str
     ours_reply: str
     theirs_reply: str
+    section: str = "verdicts"  # or "generations": the model under test's reply differs
 
     def describe(self, test: str) -> str:
-        """Several lines for stderr: where, which key, and what each side's judge said."""
+        """Several lines for stderr: where, which key, and what each side's judge (or model) said."""
+        whose = "model reply (a recorded generation)" if self.section == "generations" else "judge reply"
         return (
-            f"llmjudge merge: CONFLICT in {test or '(unnamed test)'}: key {self.key[:12]} holds a different judge reply"
+            f"llmjudge merge: CONFLICT in {test or '(unnamed test)'}: key {self.key[:12]} holds a different {whose}"
             f" on each branch\n"
             f"  ours:   {_first_line(self.ours_reply)}\n"
             f"  theirs: {_first_line(self.theirs_reply)}\n"
@@ -89,6 +94,7 @@ class MergeResult:
     entries: dict[str, Entry]
     conflicts: list[Conflict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    generations: dict[str, Entry] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
@@ -118,37 +124,46 @@ def _normal(entry: Entry | None) -> Entry | None:
     return None if entry is None else {k: v for k, v in entry.items() if v is not None}
 
 
-def _merge_key(key: str, base: Entry | None, ours: Entry | None, theirs: Entry | None, result: MergeResult) -> None:
+def _merge_key(
+    key: str,
+    base: Entry | None,
+    ours: Entry | None,
+    theirs: Entry | None,
+    result: MergeResult,
+    section: str = "verdicts",
+) -> None:
+    merged = result.generations if section == "generations" else result.entries
+    what = "generation" if section == "generations" else "entry"
     if ours == theirs:  # same entry, or deleted on both sides
         if ours is not None:
-            result.entries[key] = ours
+            merged[key] = ours
         return
     if ours == base:  # only theirs changed it (added, modified or deleted)
         if theirs is not None:
-            result.entries[key] = theirs
+            merged[key] = theirs
         return
     if theirs == base:  # only ours changed it
         if ours is not None:
-            result.entries[key] = ours
+            merged[key] = ours
         return
     if ours is None or theirs is None:  # changed on one side, deleted on the other: keep the change
         kept, side = (theirs, "theirs") if ours is None else (ours, "ours")
         assert kept is not None
-        result.entries[key] = kept
-        result.notes.append(f"key {key[:12]}: changed on {side}, deleted on the other branch; kept the changed entry")
+        merged[key] = kept
+        result.notes.append(f"key {key[:12]}: changed on {side}, deleted on the other branch; kept the changed {what}")
         return
     ours_reply, theirs_reply = ours["reply"], theirs["reply"]
     base_reply = None if base is None else base.get("reply")
     if ours_reply == theirs_reply:
-        result.entries[key] = ours
-        result.notes.append(f"key {key[:12]}: same judge reply, other fields differ on both branches; kept ours")
+        merged[key] = ours
+        result.notes.append(f"key {key[:12]}: same reply, other fields differ on both branches; kept ours")
     elif theirs_reply == base_reply:  # ours re-recorded the reply; theirs' fields belong to the old one
-        result.entries[key] = ours
+        merged[key] = ours
     elif ours_reply == base_reply:
-        result.entries[key] = theirs
+        merged[key] = theirs
     else:
-        result.conflicts.append(Conflict(key, ours_reply, theirs_reply))
-        result.entries[key] = ours
+        result.conflicts.append(Conflict(key, ours_reply, theirs_reply, section))
+        merged[key] = ours
 
 
 def merge_ledgers(base: Path, ours: Path, theirs: Path, *, write: bool = True) -> MergeResult:
@@ -171,8 +186,12 @@ def merge_ledgers(base: Path, ours: Path, theirs: Path, *, write: bool = True) -
             _normal(theirs_doc.entries.get(key)),
             result,
         )
+    sides = (base_doc.generations, ours_doc.generations, theirs_doc.generations)
+    for key in sorted(set().union(*sides)):
+        base_entry, ours_entry, theirs_entry = (_normal(side.get(key)) for side in sides)
+        _merge_key(key, base_entry, ours_entry, theirs_entry, result, "generations")
     if write and result.clean:
-        LedgerDocument(ours, result.test, result.entries).write()
+        LedgerDocument(ours, result.test, result.entries, result.generations).write()
     return result
 
 
