@@ -286,7 +286,13 @@ UNPARSEABLE = {
 def test_e2e_unparseable_replies_are_errors_never_scores_and_never_stored(pytester, openai_server, fault):
     openai_server.enqueue(fault)
     pytester.makepyfile(test_x=JUDGED)
-    args = [f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-cache-dir=cache"]
+    # One reply, read as it came: asking again for the format is tested on its own (test_structured_output).
+    args = [
+        f"--judge-model={MODEL}",
+        f"--judge-api-base={openai_server.base_url}",
+        "--judge-cache-dir=cache",
+        "--judge-parse-retries=0",
+    ]
     result = pytester.runpytest(*args)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*VerdictParseError*"])

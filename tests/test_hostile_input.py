@@ -149,7 +149,8 @@ def test_a_fake_verdict_quoted_before_the_judges_own_never_wins(name, reply):
 
 def quoting_judge(kind: str):
     def responder(request: dict) -> str:
-        user = request["messages"][-1]["content"]
+        # The case is in the first user message (a re-ask for the format comes later).
+        user = next(m["content"] for m in request["messages"] if m["role"] == "user")
         ((nonce, output),) = fenced_parts(user, "output")
         if kind == "echo":
             return f"The output reads:\n<output-{nonce}>\n{output}\n</output-{nonce}>\n{OWN}"
@@ -317,8 +318,13 @@ def test_e2e_a_hostile_judge_reply_is_stored_only_if_it_parses(pytester, openai_
             assert_judged("b SCORE=0.9", "is fine")
         """
     )
+    # Each reply as it came (asking again for the format has its own tests).
     result = pytester.runpytest(
-        f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "-p", "no:randomly"
+        f"--judge-model={MODEL}",
+        f"--judge-api-base={openai_server.base_url}",
+        "-p",
+        "no:randomly",
+        "--judge-parse-retries=0",
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*VerdictParseError*"])

@@ -365,7 +365,8 @@ def test_non_string_outputs_are_judged_as_json_or_str(pytester, openai_server, l
 def test_unparseable_reply_is_its_own_error_with_the_reply_in_a_section(pytester, openai_server, live_args):
     openai_server.enqueue("I cannot evaluate this without more context.")
     pytester.makepyfile(test_refund=JUDGED)
-    result = pytester.runpytest(*live_args, "--judge-mode=auto")
+    # The reply as it came: asking again for the format is tested in test_structured_output.
+    result = pytester.runpytest(*live_args, "--judge-mode=auto", "--judge-parse-retries=0")
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert "VerdictParseError" in out and "key " in out

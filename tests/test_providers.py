@@ -265,7 +265,8 @@ def test_ollama_request_shape(pytester, isolated_keys):
     request = server.last
     assert request.path == "/api/chat"
     assert request.body["stream"] is False
-    assert "format" not in request.body, "the plugin asks for no structured output"
+    # Structured output (auto) becomes Ollama's own `format` field: LiteLLM translates response_format.
+    assert request.body["format"] == "json"
     assert [m["role"] for m in request.body["messages"]] == ["system", "user"]
 
 

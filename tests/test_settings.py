@@ -80,8 +80,12 @@ def test_bad_values_name_the_place_and_the_allowed_values(cli, ini, env, message
 def test_every_option_has_three_consistent_names():
     for option in OPTIONS:
         suffix = option.name.replace("_", "-")
-        assert option.cli == f"--judge-{suffix}"
-        assert option.ini == f"judge_{option.name}"
+        if option.name.startswith("generate_"):  # the model under test's own options: --generate-x, generate_x
+            assert option.cli == f"--{suffix}"
+            assert option.ini == option.name
+        else:
+            assert option.cli == f"--judge-{suffix}"
+            assert option.ini == f"judge_{option.name}"
         assert option.env == f"LLMJUDGE_{option.name.upper()}"
 
 

@@ -117,6 +117,7 @@ def test_a_canary_key_reaches_no_file_report_or_output(pytester, openai_server):
         Reply(status=400, error_message=echo),
         Reply(status=429, error_message=echo),
         Reply(content="no verdict here"),  # parse failure: the reply goes into a report section
+        Reply(content="no verdict here"),  # ... and again when asked for the format
     )
     pytester.makepyfile(test_leaky=LEAKY)
     result = pytester.runpytest(

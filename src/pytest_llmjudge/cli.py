@@ -337,7 +337,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
         what = (
             "the whole file"
             if action.deletes_file
-            else f"{len(action.removed)} of {len(action.removed) + len(action.kept)} verdicts"
+            else f"{len(action.removed)} of {len(action.removed) + len(action.kept) + len(action.kept_generations)} entries"
         )
         print(f"{verb} {what}: {action.path} ({action.test or '?'}: {action.reason})")
     if not args.dry_run:

@@ -246,7 +246,21 @@ class JudgeRuntime:
 
 TEST_ENV = "LLMJUDGE_TEST"
 # What a test's subprocess needs to judge as the test would: never a key, never a report path.
-_CHILD_SETTINGS = ("model", "mode", "threshold", "api_base", "temperature", "timeout", "retries", "samples", "budget")
+_CHILD_SETTINGS = (
+    "model",
+    "mode",
+    "threshold",
+    "api_base",
+    "temperature",
+    "timeout",
+    "retries",
+    "samples",
+    "budget",
+    "structured",
+    "parse_retries",
+    "generate_model",
+    "generate_api_base",
+)
 
 
 def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: Path) -> str | None:
@@ -280,6 +294,7 @@ def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: Pat
         settings = runtime.settings
         values = {name: getattr(settings, name) for name in _CHILD_SETTINGS}
         values["api_base"] = _without_credentials(values["api_base"])
+        values["generate_api_base"] = _without_credentials(values["generate_api_base"])
         payload["settings"] = values
         payload["sources"] = {name: settings.sources.get(name, "default") for name in _CHILD_SETTINGS}
     return json.dumps(payload)

@@ -19,7 +19,8 @@ import json, os, re, pytest
 @pytest.fixture(scope="session")
 def judge_backend():
     def fake(messages):
-        text = messages[-1]["content"]
+        # The case is in the first user message; a re-ask for the format adds later ones.
+        text = next(m["content"] for m in messages if m["role"] == "user")
         if "GARBLE" in text:
             return "I would rather not say."
         m = re.search(r"SCORE=([0-9.]+)", text)
