@@ -56,6 +56,21 @@ OPTION_TABLE: tuple[tuple[str, str, str, bool, bool], ...] = (
         False,
     ),
     ("prune", "after a full, successful run, remove stored verdicts no test used", "VALUE", True, False),
+    (
+        "budget_tokens",
+        "stop live judge calls once they have used this many tokens (prompt + completion) in this run",
+        "N",
+        False,
+        False,
+    ),
+    (
+        "price",
+        "the judge's price in US dollars per million tokens, for calls LiteLLM cannot price, "
+        "e.g. input=0.15,output=0.60 (one number: both)",
+        "PRICE",
+        False,
+        False,
+    ),
 )
 
 

@@ -76,6 +76,9 @@ class Verdict:
     undecided: bool = False
     details: Mapping[str, Any] = field(default_factory=dict, repr=False)
     notes: tuple[str, ...] = field(default=(), repr=False)  # the rubric's failure details (failed constraints, ...)
+    # Tokens of this judgment's live calls as the judge's server counted them; None: no live call, or no usage given.
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
     @property
     def per_model(self) -> dict[str, float]:
@@ -162,6 +165,8 @@ class JudgmentRecord(TypedDict, total=False):
     undecided: bool
     cost_usd: float | None
     latency_s: float | None
+    prompt_tokens: int  # live verdicts whose judge reported usage: the tokens of its live calls
+    completion_tokens: int
     # an error
     error: str  # the exception's class name, as shown to people
     error_kind: str  # what reports count it as: `JudgeError.kind` ("unparseable", "missing", ...)
@@ -190,7 +195,7 @@ def verdict_record(
         }
         for s in verdict.samples
     ]
-    return {
+    record: JudgmentRecord = {
         "nodeid": nodeid,
         "criteria": verdict.criteria,
         "rubric": verdict.rubric,
@@ -212,6 +217,10 @@ def verdict_record(
         "output": redact(output[:4000]),
         "live_calls": live_calls,
     }
+    if verdict.prompt_tokens is not None or verdict.completion_tokens is not None:
+        record["prompt_tokens"] = verdict.prompt_tokens or 0
+        record["completion_tokens"] = verdict.completion_tokens or 0
+    return record
 
 
 def error_record(
