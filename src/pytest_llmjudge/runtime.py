@@ -272,28 +272,34 @@ class JudgeRuntime:
         import dataclasses
 
         settings = self.settings
+        if not result.prompt_tokens and not result.completion_tokens:  # LiteLLM fills in 0s where no usage came back
+            result = dataclasses.replace(result, prompt_tokens=None, completion_tokens=None)
         prompt, completion = result.prompt_tokens, result.completion_tokens
         tokens = prompt + completion if prompt is not None and completion is not None else None
         if result.cost_usd is None and settings.price is not None and prompt is not None and completion is not None:
             result = dataclasses.replace(result, cost_usd=round(settings.price.of(prompt, completion), 10))
         self.spend(result.cost_usd, tokens)
-        why = ""
+        why = budget = ""
         if settings.budget is not None and result.cost_usd is None:
             unknown = "no token usage came back to price it with" if settings.price else "LiteLLM has no price for it"
+            budget = f"--judge-budget=${settings.budget:g}"
             why = (
-                f"--judge-budget=${settings.budget:g} cannot be kept: a call to {model} could not be priced "
+                f"{budget} cannot be kept: a call to {model} could not be priced "
                 f"({unknown}). Give the judge's price with --judge-price=input=X,output=Y (US dollars per million "
                 "tokens; judge_price in the ini file, LLMJUDGE_PRICE), or budget tokens with --judge-budget-tokens=N"
             )
         elif settings.budget_tokens is not None and tokens is None:
+            budget = f"--judge-budget-tokens={settings.budget_tokens}"
             why = (
-                f"--judge-budget-tokens={settings.budget_tokens} cannot be kept: {model}'s server reported no token "
-                "usage. Use a judge server that reports usage, or set no token budget"
+                f"{budget} cannot be kept: {model}'s server reported no token usage. Use a judge server that "
+                "reports usage, or set no token budget"
             )
         if why:
             self._uncountable = f"{why}. No further live judge calls this run."
             self._refuse(
-                self._uncountable, "llmjudge: a budget could not be counted", f"({why}); live judge calls were refused"
+                self._uncountable,
+                f"llmjudge: {budget} could not be kept",
+                "(a live call could not be counted against it); live judge calls were refused",
             )
         return result
 
