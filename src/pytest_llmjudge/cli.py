@@ -7,6 +7,7 @@
     llmjudge prune --manifest A --manifest B   ... that none of several runs (shards) used
     llmjudge merge %O %A %B                git merge driver: verdict files merge by key
     llmjudge merge --install               install that driver (.gitattributes, git config)
+    llmjudge doctor [--judge-* ...]        check the configured judge with a few live calls
 
 Ledger files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
 directories, and for any other JSON file shaped like a ledger (as `--judge-store DIR` writes
@@ -440,6 +441,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .calibration import command as calibrate_command
 
     calibrate_command.add_parser(commands)
+
+    from . import doctor
+
+    doctor.add_parser(commands)
     return parser
 
 
