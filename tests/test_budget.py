@@ -134,7 +134,11 @@ def test_tokens_are_recorded_on_live_verdicts_and_summed_in_every_report(pyteste
 
 @pytest.mark.parametrize(
     ("raw", "price"),
-    [("input=0.15,output=0.60", Price(0.15, 0.6)), (" Output = 2 , input=1 ", Price(1.0, 2.0)), ("0.5", Price(0.5, 0.5))],
+    [
+        ("input=0.15,output=0.60", Price(0.15, 0.6)),
+        (" Output = 2 , input=1 ", Price(1.0, 2.0)),
+        ("0.5", Price(0.5, 0.5)),
+    ],
 )
 def test_price_parses(raw, price):
     assert resolve({"price": raw}, {}, {}).price == price
@@ -160,3 +164,17 @@ def test_bad_price_is_a_usage_error(pytester):
     result = pytester.runpytest("--judge-price=free")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*pytest-llmjudge: --judge-price takes dollars per million tokens*"])
+
+
+def test_a_tests_subprocess_judges_under_the_same_budgets(tmp_path):
+    from pytest_llmjudge.runtime import JudgeRuntime, TestContext, _from_test_environment, test_environment
+
+    settings = resolve({"model": MODEL, "budget": "0.5", "budget_tokens": "900", "price": "input=1,output=2"}, {}, {})
+    runtime = JudgeRuntime(settings, rootdir=tmp_path)
+    value = test_environment(runtime, TestContext("t.py::t", tmp_path / "t.py", "t"), tmp_path / "used")
+    assert value is not None
+    child = _from_test_environment(value)
+    assert child is not None
+    assert (child.settings.budget, child.settings.budget_tokens, child.settings.price) == (0.5, 900, Price(1.0, 2.0))
+    child.close()
+    runtime.close()

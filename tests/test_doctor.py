@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-import pytest_llmjudge.assertions  # noqa: F401 - the outer session owns it, so in-process runs share one error class
+import pytest_llmjudge.assertions  # the outer session owns it, so in-process runs share one error class
 import pytest_llmjudge.rubrics  # noqa: F401
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import OpenAIServer
@@ -105,7 +105,10 @@ def test_a_judge_that_gets_it_wrong_fails(capsys, openai_server):
     openai_server.set_responder(lambda request: json.dumps({"reasoning": "Fine.", "score": 0.9}))
     code, lines = doctor(capsys, f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}")
     assert code == 1
-    assert "FAIL  probe score        parsed, but the clear fail passed: clear pass 0.90, clear fail 0.90 (threshold 0.5)" in lines
+    assert (
+        "FAIL  probe score        parsed, but the clear fail passed: clear pass 0.90, clear fail 0.90 (threshold 0.5)"
+        in lines
+    )
 
 
 def test_an_api_base_without_v1_fails_at_the_first_probe(capsys, monkeypatch):
@@ -178,7 +181,9 @@ def test_pytest_judge_doctor_exits_non_zero_on_a_failed_check(pytester, judge_se
     pytester.makepyfile(test_x=FAILING_TEST)
     result = pytester.runpytest("--judge-doctor", f"--judge-model={MODEL}", f"--judge-api-base={judge_server.base_url}")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["FAIL  credentials        not set: OPENAI_API_KEY*", "llmjudge doctor: 1 check failed"])
+    result.stdout.fnmatch_lines(
+        ["FAIL  credentials        not set: OPENAI_API_KEY*", "llmjudge doctor: 1 check failed"]
+    )
 
 
 def test_pytest_judge_doctor_with_a_bad_option_is_a_usage_error(pytester):

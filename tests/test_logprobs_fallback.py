@@ -1,17 +1,19 @@
 """A logprobs rubric on a judge that refuses log-probabilities: asked again plainly, said once, replayed alike.
 
-LiteLLM refuses them before sending for some providers (see test_providers); here the OpenAI-shaped
-server refuses them itself, as an OpenAI model without logprobs does (HTTP 400 "Unsupported parameter").
+LiteLLM refuses them before sending for some providers (see test_providers) and for OpenAI reasoning
+models; the OpenAI-shaped server here also refuses them itself, as an OpenAI model without logprobs
+does (HTTP 400 "Unsupported parameter").
 """
 
 from __future__ import annotations
 
 import json
 
-import pytest_llmjudge.assertions  # noqa: F401 - the outer session owns it, so in-process runs share one error class
+import pytest_llmjudge.assertions  # the outer session owns it, so in-process runs share one error class
 import pytest_llmjudge.rubrics  # noqa: F401 - ... and one Likert class
-from helpers import MODEL
+from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import Reply
+from helpers.providers import ReasoningServer, Turn
 
 LIKERT_LOGPROBS = """
 from pytest_llmjudge import assert_judged
@@ -55,3 +57,17 @@ def test_other_refusals_are_not_retried_without_logprobs(pytester, openai_server
     )
     result.assert_outcomes(failed=1)
     assert openai_server.request_count == 1
+
+
+def test_reasoning_model_refused_logprobs_by_litellm_judges_plainly(pytester, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY_KEY)
+    pytester.makepyfile(test_judged=LIKERT_LOGPROBS)
+    with ReasoningServer(key=CANARY_KEY) as server:
+        server.enqueue(Turn(text='{"reasoning": "Matches.", "score": 5}'))
+        result = pytester.runpytest(
+            "--judge-model=openai/o3-mini", f"--judge-api-base={server.api_base}", "--judge-mode=live"
+        )
+        (request,) = server.received
+    result.assert_outcomes(passed=1)
+    assert "logprobs" not in request.body and "top_logprobs" not in request.body
+    result.stdout.fnmatch_lines(["*LogprobsFallbackWarning: llmjudge: openai/o3-mini takes no log-probabilities*"])

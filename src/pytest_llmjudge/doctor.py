@@ -105,7 +105,9 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
         return [Check("FAIL", "model", f"LiteLLM cannot route {model}: {_first_line(exc)}")]
     checks = [Check("ok", "model", f"{model}: LiteLLM provider {provider}, model {bare}")]
 
-    probe = plan(CLEAR_PASS, CRITERIA, Options(), runtime=runtime, context=None, backend=None, overrides={"model": model})
+    probe = plan(
+        CLEAR_PASS, CRITERIA, Options(), runtime=runtime, context=None, backend=None, overrides={"model": model}
+    )
     request = probe.calls[0].request
     sent = plan_request(request)
     params = ", ".join(f"{k}={v}" for k, v in sent.params.items()) or "nothing beyond the messages"
@@ -139,8 +141,9 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
         Check(
             "info",
             "structured output",
-            "LiteLLM reports response-schema support" if schema else "LiteLLM reports no response-schema support "
-            "for this model (local servers often have it all the same)",
+            "LiteLLM reports response-schema support"
+            if schema
+            else "LiteLLM reports no response-schema support for this model (local servers often have it all the same)",
         )
     )
     asking = plan_request(dataclasses.replace(request, params={"logprobs": True, "top_logprobs": 5}))

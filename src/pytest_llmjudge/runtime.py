@@ -316,7 +316,19 @@ class JudgeRuntime:
 
 TEST_ENV = "LLMJUDGE_TEST"
 # What a test's subprocess needs to judge as the test would: never a key, never a report path.
-_CHILD_SETTINGS = ("model", "mode", "threshold", "api_base", "temperature", "timeout", "retries", "samples", "budget", "budget_tokens", "price")
+_CHILD_SETTINGS = (
+    "model",
+    "mode",
+    "threshold",
+    "api_base",
+    "temperature",
+    "timeout",
+    "retries",
+    "samples",
+    "budget",
+    "budget_tokens",
+    "price",
+)
 
 
 def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: Path) -> str | None:

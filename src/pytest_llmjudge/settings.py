@@ -153,11 +153,11 @@ def _parse_price(name: str) -> Callable[[Any], Price]:
             return Price(value, value)
         parts: dict[str, float] = {}
         for item in text.split(","):
-            field, sep, value = item.partition("=")
-            field = field.strip().lower()
-            if not sep or field not in ("input", "output") or field in parts:
+            name, sep, amount = item.partition("=")
+            name = name.strip().lower()
+            if not sep or name not in ("input", "output") or name in parts:
                 raise SettingError(f"{usage}; got {raw!r}")
-            parts[field] = number(value.strip())
+            parts[name] = number(amount.strip())
         if set(parts) != {"input", "output"}:
             raise SettingError(f"{usage}: give both input= and output=; got {raw!r}")
         return Price(parts["input"], parts["output"])

@@ -14,7 +14,14 @@ from ..errors import VerdictParseError
 from ..parsing import ParsedVerdict, parse_verdict
 from .base import Prompt, Reply, Rubric, RubricError, RubricParse, chat, parse_failure, register_rubric, system_prompt
 
-__all__ = ["LIKERT_INSTRUCTIONS", "Likert", "LogprobsFallbackWarning", "score_distribution", "score_token", "without_logprobs"]
+__all__ = [
+    "LIKERT_INSTRUCTIONS",
+    "Likert",
+    "LogprobsFallbackWarning",
+    "score_distribution",
+    "score_token",
+    "without_logprobs",
+]
 
 LIKERT_INSTRUCTIONS = (
     "Rate how well the output meets the criteria on an integer scale from {low} (fails them entirely) "
