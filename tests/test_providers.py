@@ -406,20 +406,14 @@ def test_refund():
 """
 
 
-@everywhere(
-    "anthropic",
-    "gemini",
-    "ollama",
-    xfail={
-        n: "LiteLLM refuses logprobs/top_logprobs for this provider before sending (UnsupportedParamsError) and the "
-        "judgment fails; a logprobs rubric should fall back to plain scoring"
-        for n in ("anthropic", "gemini", "ollama")
-    },
-)
+@everywhere("anthropic", "gemini", "ollama")
 def test_logprobs_rubric_on_a_provider_without_logprobs_still_judges(pytester, keyed):
     provider, server = keyed
     server.enqueue(Turn(text='{"reasoning": "Matches.", "score": 5}'))
-    run(pytester, provider, server, source=LIKERT_LOGPROBS).assert_outcomes(passed=1)
+    result = run(pytester, provider, server, source=LIKERT_LOGPROBS)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*LogprobsFallbackWarning*takes no log-probabilities*scored plainly*"])
+    assert len(server.received) == 1, "the refusal comes from LiteLLM before sending: one plain call reaches the server"
 
 
 def test_logprobs_rubric_on_azure_sends_logprobs(pytester, isolated_keys, monkeypatch):

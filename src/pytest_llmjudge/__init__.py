@@ -93,9 +93,9 @@ __all__ = [
     "assert_judge_agrees",
     "assert_judged",
     "assert_judged_async",
-    "generate_questions",
     "generate",
     "generate_batch",
+    "generate_questions",
     "generate_variations",
     "parse_verdict",
 ]

@@ -8,6 +8,7 @@
     llmjudge merge %O %A %B                git merge driver: verdict files merge by key
     llmjudge merge --install               install that driver (.gitattributes, git config)
     llmjudge questions --spec FILE         the judge model writes assessment questions (see --help)
+    llmjudge doctor [--judge-* ...]        check the configured judge with a few live calls
 
 Ledger files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
 directories, and for any other JSON file shaped like a ledger (as `--judge-store DIR` writes
@@ -334,11 +335,8 @@ def cmd_prune(args: argparse.Namespace) -> int:
         print(note)
     verb = "would remove" if args.dry_run else "removed"
     for action in plan.actions:
-        what = (
-            "the whole file"
-            if action.deletes_file
-            else f"{len(action.removed)} of {len(action.removed) + len(action.kept) + len(action.kept_generations)} entries"
-        )
+        total = len(action.removed) + len(action.kept) + len(action.kept_generations)  # verdicts and generations
+        what = "the whole file" if action.deletes_file else f"{len(action.removed)} of {total} entries"
         print(f"{verb} {what}: {action.path} ({action.test or '?'}: {action.reason})")
     if not args.dry_run:
         apply_prune(plan)
@@ -502,6 +500,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .calibration import command as calibrate_command
 
     calibrate_command.add_parser(commands)
+
+    from . import doctor
+
+    doctor.add_parser(commands)
     return parser
 
 

@@ -86,6 +86,21 @@ OPTION_TABLE: tuple[tuple[str, str, str, bool, bool], ...] = (
         False,
         False,
     ),
+    (
+        "budget_tokens",
+        "stop live judge calls once they have used this many tokens (prompt + completion) in this run",
+        "N",
+        False,
+        False,
+    ),
+    (
+        "price",
+        "the judge's price in US dollars per million tokens, for calls LiteLLM cannot price, "
+        "e.g. input=0.15,output=0.60 (one number: both)",
+        "PRICE",
+        False,
+        False,
+    ),
 )
 
 # Options of the model under test are spelled --generate-x and generate_x (LLMJUDGE_GENERATE_X in the environment).

@@ -24,7 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .aggregate import AGGREGATES, combine_panel, undecided
-from .backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLMBackend, call_with_retries
+from .backends import (
+    Backend,
+    CallableBackend,
+    CallRequest,
+    CallResult,
+    LiteLLMBackend,
+    UnsupportedParamError,
+    call_with_retries,
+)
 from .case import Case
 from .errors import JudgeError, JudgmentFailed, StoreError, VerdictParseError
 from .keys import KEY_VERSION, judgment_key, messages_sha256
@@ -469,12 +477,9 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
                 if value is not None:  # another worker paid for it while we waited
                     return Answer(Reply(value["reply"], value.get("logprobs")), "cached", extra=reply_extra(value))
             runtime.check_budget()
-            remaining = max(0.001, deadline - time.monotonic())
-            result = await call_with_retries(
-                plan.backend, call.request, retries=settings.retries, timeout=remaining, limit_s=settings.timeout
-            )
+            result = await _send(plan, call, deadline)
             plan.live_calls[0] += 1  # paid for, whether or not its reply parses
-            runtime.spend(result.cost_usd)
+            result = runtime.count(result, call.request.model)  # priced, counted against the budgets
             result, earlier = await _until_parsed(plan, runtime, call, result, deadline)
             reply = Reply(result.text, result.logprobs)
             extra = reply_extra(
@@ -526,13 +531,42 @@ async def _until_parsed(
             plan.backend, request, retries=plan.settings.retries, timeout=remaining, limit_s=plan.settings.timeout
         )
         plan.live_calls[0] += 1
-        runtime.spend(again.cost_usd)
+        again = runtime.count(again, request.model)  # a re-ask is paid and counted like any call
         result = combined(result, again)
 
 
 def reply_extra(fields: Mapping[str, Any]) -> dict[str, Any]:
     """What is stored beside a new reply: the response_format used, and earlier replies asked again."""
     return {k: fields[k] for k in ("structured", "retried_from") if fields.get(k) is not None}
+
+
+async def _send(plan: Plan, call: Call, deadline: float) -> CallResult:
+    """One call, with retries; a judge that refuses the log-probabilities a rubric asked for is asked
+    again without them (the rubric then scores plainly), with a warning."""
+    from .rubrics.likert import LogprobsFallbackWarning, without_logprobs
+
+    settings = plan.settings
+    request = call.request
+    try:
+        remaining = max(0.001, deadline - time.monotonic())
+        return await call_with_retries(
+            plan.backend, request, retries=settings.retries, timeout=remaining, limit_s=settings.timeout
+        )
+    except UnsupportedParamError as exc:
+        plain = without_logprobs(request, exc)
+        if plain is None:
+            raise
+        warnings.warn(
+            LogprobsFallbackWarning(
+                f"llmjudge: {request.model} takes no log-probabilities ({exc.unsupported_param} refused): "
+                f"{plan.rubric.name} judgments asking for them are scored plainly (details['scoring'] == 'plain')"
+            ),
+            stacklevel=1,
+        )
+    remaining = max(0.001, deadline - time.monotonic())
+    return await call_with_retries(
+        plan.backend, plain, retries=settings.retries, timeout=remaining, limit_s=settings.timeout
+    )
 
 
 # -- finish ------------------------------------------------------------------------------------
@@ -684,6 +718,8 @@ def verdict_of(plan: Plan, samples: Sequence[Sample], answers: Mapping[str, Answ
     verdicts = {s.verdict for s in samples}
     live = [result for result in (answers[c.key].result for c in plan.calls) if result is not None]
     costs = [r.cost_usd for r in live if r.cost_usd is not None]
+    prompt_tokens = [r.prompt_tokens for r in live if r.prompt_tokens is not None]
+    completion_tokens = [r.completion_tokens for r in live if r.completion_tokens is not None]
     first = plan.calls[0]
     return Verdict(
         score=score,
@@ -708,6 +744,8 @@ def verdict_of(plan: Plan, samples: Sequence[Sample], answers: Mapping[str, Answ
         details=details,
         notes=tuple(plan.rubric.failure_details(outcome)),
         structured=structured_of(answers[c.key].extra or answers[c.key].stored or {} for c in plan.calls),
+        prompt_tokens=sum(prompt_tokens) if prompt_tokens else None,
+        completion_tokens=sum(completion_tokens) if completion_tokens else None,
     )
 
 

@@ -38,6 +38,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         else:
             group.addoption(cli_name(name), dest=dest_name(name), metavar=metavar, default=None, help=text)
             parser.addini(ini, help_text, default="")
+    group.addoption(
+        "--judge-doctor",
+        action="store_true",
+        default=False,
+        help="run no tests: check the configured judge (provider, parameters, key, a live probe per rubric family, "
+        "latency and cost) with this run's --judge-* options, ini file and environment; exit 1 on a failed check",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """`--judge-doctor`: the doctor's report instead of the tests (configured as for a run, as --help is)."""
+    if not config.getoption("judge_doctor", False):
+        return None
+    from .doctor import diagnose, doctor_lines
+
+    config._do_configure()
+    try:
+        runtime = config.stash[RUNTIME_KEY]
+        checks = diagnose(runtime.settings, rootdir=runtime.rootdir)
+        writer = config.get_terminal_writer()
+        for line in doctor_lines(checks):
+            writer.line(line, red=line.startswith("FAIL"))
+        return 1 if any(c.failed for c in checks) else 0
+    finally:
+        config._ensure_unconfigure()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import asyncio
 
-    from .backends import LoopThread
+    from .backends import CallResult, LoopThread
     from .settings import Settings
     from .store import Ledger, LocalCache
     from .store.spend import SharedSpend
@@ -83,6 +83,8 @@ class JudgeRuntime:
         self.current: TestContext | None = None
         self.configured = True  # False: the session set no option (the plugin then resolves settings lazily)
         self.spent_usd = 0.0  # this process's live calls
+        self.spent_tokens = 0  # this process's live calls, prompt + completion, where the server counted them
+        self._uncountable: str | None = None  # why a budget can no longer be kept (then every live call is refused)
         self._shared_spend: SharedSpend | None = None
         self._notices: list[str] = []
         self._key_locks: dict[str, asyncio.Lock] = {}
@@ -191,8 +193,9 @@ class JudgeRuntime:
 
     @property
     def shared_spend(self) -> SharedSpend | None:
-        """The run's spend shared by its xdist workers (with --judge-budget only), made on first need."""
-        if self._shared_spend is None and self.settings.budget is not None:
+        """The run's spend shared by its xdist workers (with a budget only), made on first need."""
+        settings = self.settings
+        if self._shared_spend is None and (settings.budget is not None or settings.budget_tokens is not None):
             from .store.spend import SharedSpend
 
             self._shared_spend = SharedSpend.for_run(self._cache_dir())
@@ -205,33 +208,100 @@ class JudgeRuntime:
             return max(self.spent_usd, shared.total())
         return self.spent_usd
 
+    def total_tokens(self) -> int:
+        """Tokens (prompt + completion) of live calls in this run: across every xdist worker where it is shared."""
+        shared = self.shared_spend
+        if shared is not None:
+            return max(self.spent_tokens, shared.tokens())
+        return self.spent_tokens
+
     def check_budget(self) -> None:
-        """Refuse a live call once --judge-budget is spent (calls already in flight still finish)."""
-        budget = self.settings.budget
-        if budget is None:
+        """Refuse a live call once --judge-budget or --judge-budget-tokens is spent, or can no longer be
+        counted (calls already in flight still finish)."""
+        settings = self.settings
+        budget, budget_tokens = settings.budget, settings.budget_tokens
+        if budget is None and budget_tokens is None:
             return
         from .errors import BudgetExceeded
 
-        spent = self.total_spent()
-        if spent >= budget:
-            shared = self.shared_spend
-            where = " by all xdist workers" if shared is not None and shared.shared else ""
-            message = (
+        if self._uncountable is not None:
+            raise BudgetExceeded(self._uncountable)
+        shared = self.shared_spend
+        where = " by all xdist workers" if shared is not None and shared.shared else ""
+        spent = self.total_spent() if budget is not None else 0.0
+        if budget is not None and spent >= budget:
+            self._refuse(
                 f"--judge-budget=${budget:g} is spent (${spent:.4f} so far{where}): no further live judge calls "
-                "this run. Raise --judge-budget, or replay stored verdicts."
+                "this run. Raise --judge-budget, or replay stored verdicts.",
+                f"llmjudge: --judge-budget=${budget:g} reached",
+                f"(${spent:.4f} spent); later live judge calls were refused",
             )
-            reached = f"llmjudge: --judge-budget=${budget:g} reached"
-            if not any(n.startswith(reached) for n in self._notices):
-                self._notices.append(f"{reached} (${spent:.4f} spent); later live judge calls were refused")
-            raise BudgetExceeded(message)
+        used = self.total_tokens() if budget_tokens is not None else 0
+        if budget_tokens is not None and used >= budget_tokens:
+            self._refuse(
+                f"--judge-budget-tokens={budget_tokens} is used up ({used} tokens so far{where}): no further live "
+                "judge calls this run. Raise --judge-budget-tokens, or replay stored verdicts.",
+                f"llmjudge: --judge-budget-tokens={budget_tokens} reached",
+                f"({used} tokens used); later live judge calls were refused",
+            )
 
-    def spend(self, cost_usd: float | None) -> None:
-        """Count a live call's cost against the budget."""
-        if cost_usd:
-            self.spent_usd += cost_usd
+    def _refuse(self, message: str, reached: str, how_far: str) -> None:
+        """Note, once, that a budget stopped live calls; raise BudgetExceeded with `message`."""
+        from .errors import BudgetExceeded
+
+        if not any(n.startswith(reached) for n in self._notices):
+            self._notices.append(f"{reached} {how_far}")
+        raise BudgetExceeded(message)
+
+    def spend(self, cost_usd: float | None, tokens: int | None = None) -> None:
+        """Count a live call's cost and tokens against the budgets."""
+        if cost_usd or tokens:
+            self.spent_usd += cost_usd or 0.0
+            self.spent_tokens += tokens or 0
             shared = self.shared_spend
             if shared is not None:
-                shared.add(cost_usd)
+                shared.add(cost_usd or 0.0, tokens or 0)
+
+    def count(self, result: CallResult, model: str) -> CallResult:
+        """Count a live call against the budgets and return it priced: LiteLLM's price, else --judge-price.
+
+        A budget that this call cannot be counted against (no price for `model`, or no token usage
+        from its server) is never silently ignored: BudgetExceeded names the options that fix it,
+        for this judgment and every later live call of the run.
+        """
+        import dataclasses
+
+        settings = self.settings
+        if not result.prompt_tokens and not result.completion_tokens:  # LiteLLM fills in 0s where no usage came back
+            result = dataclasses.replace(result, prompt_tokens=None, completion_tokens=None)
+        prompt, completion = result.prompt_tokens, result.completion_tokens
+        tokens = prompt + completion if prompt is not None and completion is not None else None
+        if result.cost_usd is None and settings.price is not None and prompt is not None and completion is not None:
+            result = dataclasses.replace(result, cost_usd=round(settings.price.of(prompt, completion), 10))
+        self.spend(result.cost_usd, tokens)
+        why = budget = ""
+        if settings.budget is not None and result.cost_usd is None:
+            unknown = "no token usage came back to price it with" if settings.price else "LiteLLM has no price for it"
+            budget = f"--judge-budget=${settings.budget:g}"
+            why = (
+                f"{budget} cannot be kept: a call to {model} could not be priced "
+                f"({unknown}). Give the judge's price with --judge-price=input=X,output=Y (US dollars per million "
+                "tokens; judge_price in the ini file, LLMJUDGE_PRICE), or budget tokens with --judge-budget-tokens=N"
+            )
+        elif settings.budget_tokens is not None and tokens is None:
+            budget = f"--judge-budget-tokens={settings.budget_tokens}"
+            why = (
+                f"{budget} cannot be kept: {model}'s server reported no token usage. Use a judge server that "
+                "reports usage, or set no token budget"
+            )
+        if why:
+            self._uncountable = f"{why}. No further live judge calls this run."
+            self._refuse(
+                self._uncountable,
+                f"llmjudge: {budget} could not be kept",
+                "(a live call could not be counted against it); live judge calls were refused",
+            )
+        return result
 
     def close(self) -> None:
         """Stop the background loop and close the cache, keeping its notices."""
@@ -260,6 +330,8 @@ _CHILD_SETTINGS = (
     "parse_retries",
     "generate_model",
     "generate_api_base",
+    "budget_tokens",
+    "price",
 )
 
 
@@ -325,7 +397,7 @@ def _from_test_environment(value: str) -> JudgeRuntime | None:
     import atexit
     import json
 
-    from .settings import Settings, resolve
+    from .settings import Price, Settings, resolve
 
     try:
         payload = json.loads(value)
@@ -335,6 +407,8 @@ def _from_test_environment(value: str) -> JudgeRuntime | None:
             values = dict(payload["settings"])
             if values.get("model") is not None:
                 values["model"] = tuple(values["model"])
+            if values.get("price") is not None:
+                values["price"] = Price(*values["price"])
             settings = Settings(
                 **values, mode_reason=f"the test's ({TEST_ENV})", sources=dict(payload.get("sources") or {})
             )

@@ -122,6 +122,50 @@ def _parse_bool(name: str) -> Callable[[Any], bool]:
     return parse
 
 
+class Price(NamedTuple):
+    """A judge's price in US dollars per million tokens (--judge-price)."""
+
+    input: float
+    output: float
+
+    def of(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """The dollars a call with these token counts costs at this price."""
+        return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+
+
+def _parse_price(name: str) -> Callable[[Any], Price]:
+    usage = f"{name} takes dollars per million tokens as input=X,output=Y (or one number for both)"
+
+    def number(text: Any) -> float:
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            raise SettingError(f"{usage}; got {text!r}") from None
+        if not math.isfinite(value) or value < 0:
+            raise SettingError(f"{usage}, each a finite number >= 0; got {text!r}")
+        return value
+
+    def parse(raw: Any) -> Price:
+        if isinstance(raw, (list, tuple)) and len(raw) == 2:  # a Price handed to a test's subprocess as JSON
+            return Price(number(raw[0]), number(raw[1]))
+        text = str(raw).strip()
+        if "=" not in text:
+            value = number(text)
+            return Price(value, value)
+        parts: dict[str, float] = {}
+        for item in text.split(","):
+            name, sep, amount = item.partition("=")
+            name = name.strip().lower()
+            if not sep or name not in ("input", "output") or name in parts:
+                raise SettingError(f"{usage}; got {raw!r}")
+            parts[name] = number(amount.strip())
+        if set(parts) != {"input", "output"}:
+            raise SettingError(f"{usage}: give both input= and output=; got {raw!r}")
+        return Price(parts["input"], parts["output"])
+
+    return parse
+
+
 class Option(NamedTuple):
     """One setting: its name in each place it can be given, its parser and its help."""
 
@@ -172,6 +216,8 @@ _PARSE_AND_DEFAULT: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "parse_retries": (_parse_int("--judge-parse-retries", 0), 1),
     "generate_model": (_parse_text("--generate-model"), None),
     "generate_api_base": (_parse_text("--generate-api-base"), None),
+    "budget_tokens": (_parse_int("--judge-budget-tokens", 1), None),
+    "price": (_parse_price("--judge-price"), None),
 }
 
 OPTIONS: tuple[Option, ...] = tuple(
@@ -210,6 +256,8 @@ class Settings(NamedTuple):
     parse_retries: int = 1
     generate_model: str | None = None  # the model under test, for `generate`
     generate_api_base: str | None = None
+    budget_tokens: int | None = None
+    price: Price | None = None
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
 

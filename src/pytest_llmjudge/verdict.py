@@ -79,6 +79,9 @@ class Verdict:
     # response_format the judge calls used: "json_schema", "json_object", "none" (comma-joined if they
     # differ); None where no call asked for a schema (--judge-structured=off, a custom backend or rubric)
     structured: str | None = field(default=None, repr=False)
+    # Tokens of this judgment's live calls as the judge's server counted them; None: no live call, or no usage given.
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
     @property
     def per_model(self) -> dict[str, float]:
@@ -166,6 +169,8 @@ class JudgmentRecord(TypedDict, total=False):
     cost_usd: float | None
     latency_s: float | None
     structured: str  # response_format used (see `Verdict.structured`); absent where no schema was asked for
+    prompt_tokens: int  # live verdicts whose judge reported usage: the tokens of its live calls
+    completion_tokens: int
     # an error
     error: str  # the exception's class name, as shown to people
     error_kind: str  # what reports count it as: `JudgeError.kind` ("unparseable", "missing", ...)
@@ -218,6 +223,9 @@ def verdict_record(
     }
     if verdict.structured is not None:
         record["structured"] = verdict.structured
+    if verdict.prompt_tokens is not None or verdict.completion_tokens is not None:
+        record["prompt_tokens"] = verdict.prompt_tokens or 0
+        record["completion_tokens"] = verdict.completion_tokens or 0
     return record
 
 

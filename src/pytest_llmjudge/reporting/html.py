@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import write_atomically
+from .terminal import tokens_text
 
 STATUS_ORDER = {"error": 0, "failed": 1, "near": 2, "passed": 3, "scored": 4}
 STATUS_LABEL = {
@@ -314,6 +315,7 @@ def _card(j: Mapping[str, Any]) -> str:
         ("confidence", j.get("confidence")),
         ("cost", _num(j.get("cost_usd"), "${:.6f}", "unknown" if j.get("live_calls") else "none")),
         ("latency", _num(j.get("latency_s"), "{:.2f} s", "replayed") if status != "error" else None),
+        ("tokens", tokens_text(j)),
         ("test", j.get("test_outcome")),
         ("key", str(j.get("key") or "")[:12]),
     ]
@@ -410,9 +412,10 @@ def render_html(document: Mapping[str, Any]) -> str:
     elif unpriced:
         spent = f"≥ {spent}<small>({unpriced} of {calls} calls unpriced)</small>"
     took = _e(_num(totals.get("latency_s"), "{:.1f} s", "0 s"))
+    tokens = tokens_text(totals)
     card_html += (
         f'<div class="card wide"><div class="n">{spent}<small>·</small>{took}</div>'
-        f'<div class="l">cost · judge time, {calls} live calls</div></div>'
+        f'<div class="l">cost · judge time, {calls} live calls{_e(", " + tokens) if tokens else ""}</div></div>'
     )
     models = ", ".join(settings.get("model") or []) or "custom / per test"
     sub = (

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..store import write_atomically
 from ..verdict import DriftRecord, JudgmentRecord
-from .terminal import is_scored_only, live_calls, unpriced_calls
+from .terminal import Tally, is_scored_only, live_calls, unpriced_calls
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -43,6 +43,8 @@ JUDGMENT_FIELDS = (
     "undecided",
     "cost_usd",
     "latency_s",
+    "prompt_tokens",
+    "completion_tokens",
     "live_calls",
     "drift",
     "output",
@@ -94,6 +96,9 @@ def build_report(
         if j["status"] == "error":
             errors[str(j.get("error"))] = errors.get(str(j.get("error")), 0) + 1
     latencies = [j["latency_s"] for j in verdicts if isinstance(j.get("latency_s"), (int, float))]
+    tally = Tally.of(records)
+    unpriced = sum(unpriced_calls(r) for r in records)
+    priced = round(sum(j.get("cost_usd") or 0.0 for j in judgments), 8)
     totals = {
         "judged": len(judgments),
         "passed": sum(j["status"] in ("passed", "near") for j in judgments),
@@ -106,10 +111,14 @@ def build_report(
         "live": sum(j.get("source") == "live" for j in verdicts),
         "scored": sum(j["status"] == "scored" for j in judgments),
         "live_calls": sum(j["live_calls"] for j in judgments),
-        # the sum of the priced calls; `unpriced_calls` says how many live calls had no known price
-        "cost_usd": round(sum(j.get("cost_usd") or 0.0 for j in judgments), 8),
-        "unpriced_calls": sum(unpriced_calls(r) for r in records),
+        # the sum of the priced calls (None: calls went live and none was priced, the cost is unknown);
+        # `unpriced_calls` says how many live calls had no known price
+        "cost_usd": None if unpriced and not priced else priced,
+        "unpriced_calls": unpriced,
         "latency_s": round(sum(latencies), 4),
+        # as the judge's servers counted them (None: no live call reported usage)
+        "prompt_tokens": tally.prompt_tokens,
+        "completion_tokens": tally.completion_tokens if tally.prompt_tokens is not None else None,
     }
     totals["drifted"] = len(drifted)
     document: dict[str, Any] = {

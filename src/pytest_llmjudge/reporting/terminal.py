@@ -1,9 +1,10 @@
-"""What the user reads in the terminal: one sentence after the run, a line on how long judging took,
-a line per judgment (score, source, cost, latency) for `-v` and the test's report section, and drift."""
+"""What the user reads in the terminal: one sentence after the run, a line on how long judging took
+(and the tokens it used), a line per judgment (score, source, cost, latency, tokens) for `-v` and the
+test's report section, and drift."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ..errors import BackendError, BudgetExceeded, ReplayMiss, VerdictParseError
 from ..verdict import DriftRecord, JudgmentRecord
@@ -24,6 +25,20 @@ def format_usd(cost: float) -> str:
     if 0 < cost < 0.00005:
         return "<$0.0001"
     return f"${cost:.4f}"
+
+
+def _token_count(fields: Mapping[str, object], name: str) -> int | None:
+    value = fields.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def tokens_text(fields: Mapping[str, object]) -> str | None:
+    """`1,234 tokens (1,200 prompt + 34 completion)` from a record's (or totals') token counts; None without any."""
+    prompt, completion = _token_count(fields, "prompt_tokens"), _token_count(fields, "completion_tokens")
+    if prompt is None and completion is None:
+        return None
+    prompt, completion = prompt or 0, completion or 0
+    return f"{prompt + completion:,} tokens ({prompt:,} prompt + {completion:,} completion)"
 
 
 def is_scored_only(record: JudgmentRecord) -> bool:
@@ -72,6 +87,8 @@ class Tally:
         self.priced_usd = 0.0
         self.calls = 0
         self.unpriced = 0
+        self.prompt_tokens: int | None = None  # None: no record carried token counts
+        self.completion_tokens = 0
         self.timed = 0
         self.latency_s = 0.0
         self.slowest: tuple[float, str] | None = None
@@ -90,6 +107,11 @@ class Tally:
         cost = record.get("cost_usd")
         if isinstance(cost, (int, float)):
             self.priced_usd += cost
+        fields: dict[str, object] = dict(record)
+        prompt, completion = _token_count(fields, "prompt_tokens"), _token_count(fields, "completion_tokens")
+        if prompt is not None or completion is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + (prompt or 0)
+            self.completion_tokens += completion or 0
         latency = record.get("latency_s")
         if isinstance(latency, (int, float)):
             self.timed += 1
@@ -136,7 +158,11 @@ class Tally:
         if not self.calls and not self.timed:
             return None
         calls = self.calls
-        text = f"llmjudge: {calls} live judge call{'s' if calls != 1 else ''}, {self.latency_s:.2f} s judging"
+        text = f"llmjudge: {calls} live judge call{'s' if calls != 1 else ''}, "
+        tokens = tokens_text({"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens})
+        if self.prompt_tokens is not None and tokens:
+            text += f"{tokens}, "
+        text += f"{self.latency_s:.2f} s judging"
         if self.slowest is not None:
             text += f" (slowest {self.slowest[0]:.2f} s, {self.slowest[1]})"
         return text
@@ -155,13 +181,15 @@ def summary_sentence(records: Iterable[JudgmentRecord]) -> str | None:
 
 
 def summary_details(records: Iterable[JudgmentRecord]) -> str | None:
-    """`llmjudge: 3 live judge calls, 1.82 s judging (slowest 0.71 s, tests/test_a.py::test_x)`, when
-    anything went live (calls whose reply did not parse count: they were made)."""
+    """`llmjudge: 3 live judge calls, 90 tokens (60 prompt + 30 completion), 1.82 s judging (slowest 0.71 s,
+    tests/test_a.py::test_x)`, when anything went live (calls whose reply did not parse count: they were made).
+    The tokens show where the judge's server reported them."""
     return Tally.of(records).details()
 
 
 def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = False) -> list[str]:
-    """One line per judgment: `PASS 0.90 >= 0.70  live  openai/x  $0.000120  0.21 s  key 3f9a1c2e0b1d  criteria`."""
+    """One line per judgment: `PASS 0.90 >= 0.70  live  openai/x  $0.000120  0.21 s  key 3f9a1c2e0b1d  criteria`;
+    a live call whose server reported usage also shows its tokens after the latency (`0.21 s  30 tokens`)."""
     lines = []
     for r in records:
         where = f"{r.get('nodeid', '?')}  " if with_nodeid else ""
@@ -179,6 +207,9 @@ def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = Fal
         unknown = "cost unknown" if live_calls(r) else "no cost"
         price = f"${cost:.6f}" if isinstance(cost, (int, float)) else unknown
         latency_text = f"{latency:.2f} s" if isinstance(latency, (int, float)) else "-"
+        tokens = tokens_text(dict(r))
+        if tokens:
+            latency_text += f"  {tokens.split(' (')[0]}"
         lines.append(
             f"{where}{outcome}  {r.get('source', '?')}  {r.get('model', '?')}  {price}  {latency_text}  "
             f"key {key}  {criteria}"

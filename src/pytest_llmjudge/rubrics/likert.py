@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..backends.protocol import CallRequest, UnsupportedParamError
 from ..case import Case, render_case
 from ..errors import VerdictParseError
 from ..parsing import ParsedVerdict, parse_verdict
@@ -24,7 +26,14 @@ from .base import (
     system_prompt,
 )
 
-__all__ = ["LIKERT_INSTRUCTIONS", "Likert", "score_distribution", "score_token"]
+__all__ = [
+    "LIKERT_INSTRUCTIONS",
+    "Likert",
+    "LogprobsFallbackWarning",
+    "score_distribution",
+    "score_token",
+    "without_logprobs",
+]
 
 LIKERT_INSTRUCTIONS = (
     "Rate how well the output meets the criteria on an integer scale from {low} (fails them entirely) "
@@ -41,7 +50,9 @@ class Likert(Rubric):
 
     With `logprobs=True` the call asks for token log-probabilities and the score is their expected
     value over the scale (G-Eval): the top alternatives of the score token that are valid scale
-    integers, weighted by probability.  Where the backend returns none, the plain integer is used.
+    integers, weighted by probability.  Where the backend returns none, the plain integer is used;
+    where the judge refuses log-probabilities (Anthropic, Gemini, Ollama), the call is made again
+    without them and scored plainly, with a `LogprobsFallbackWarning` (see `without_logprobs`).
     `verdict.details["scoring"]` says which ("logprobs" or "plain").  Stored replies keep their
     log-probabilities, so a replay gives the same weighted score.
     """
@@ -125,6 +136,26 @@ class Likert(Rubric):
                     "probabilities": {str(v): round(p, 6) for v, p in sorted(weights.items())},
                 }
         return RubricParse(score, raw, parsed.verdict, parsed.confidence, parsed.reasoning, parsed.strategy, details)
+
+
+LOGPROB_PARAMS = ("logprobs", "top_logprobs")
+
+
+class LogprobsFallbackWarning(UserWarning):
+    """The judge refused log-probabilities: a logprobs rubric was scored plainly."""
+
+
+def without_logprobs(request: CallRequest, exc: UnsupportedParamError) -> CallRequest | None:
+    """The same call without log-probabilities, when `exc` is the judge refusing them; else None.
+
+    The plain call's reply is stored under the judgment's usual key: the key names what the judgment
+    asks for, and a judge that refuses log-probabilities answers that question plainly every time
+    (a replay then scores the stored reply plainly too, as `details["scoring"]` says).
+    """
+    params = dict(request.params or {})
+    if exc.unsupported_param not in LOGPROB_PARAMS or not any(p in params for p in LOGPROB_PARAMS):
+        return None
+    return dataclasses.replace(request, params={k: v for k, v in params.items() if k not in LOGPROB_PARAMS})
 
 
 _USUAL_SCALES = ((1, 5), (1, 10), (0, 10), (1, 7), (1, 3), (0, 5), (0, 4), (1, 4), (0, 100), (1, 100))

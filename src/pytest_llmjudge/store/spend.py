@@ -1,4 +1,4 @@
-"""The dollars one run spent, shared by its xdist workers through a small file under a lock."""
+"""The dollars and tokens one run spent, shared by its xdist workers through a small file under a lock."""
 
 from __future__ import annotations
 
@@ -17,19 +17,20 @@ __all__ = ["SharedSpend"]
 
 
 class SharedSpend:
-    """The dollars one run spent, shared by its xdist workers through a small file under a lock.
+    """The dollars and tokens one run spent, shared by its xdist workers through a small file under a lock.
 
     The file is keyed by xdist's test-run id (`PYTEST_XDIST_TESTRUNUID`, the same in every worker
     of one run), so each run starts from zero; outside xdist the count stays in memory.  It lives
     beside the local cache (`<cache dir>.spend/`), or in the temp dir without one.  Calls already in
-    flight when the budget is reached still finish, so a run can overshoot by at most
-    --judge-concurrency calls per worker.
+    flight when a budget (--judge-budget, --judge-budget-tokens) is reached still finish, so a run can
+    overshoot by at most --judge-concurrency calls per worker.
     """
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.shared = path is not None
         self._local = 0.0
+        self._local_tokens = 0
         self._lock = threading.Lock()
 
     @classmethod
@@ -60,33 +61,47 @@ class SharedSpend:
             yield
 
     @staticmethod
-    def _read(path: Path) -> float:
+    def _read(path: Path) -> tuple[float, int]:
         try:
-            value = json.loads(path.read_text(encoding="utf-8")).get("spent_usd", 0.0)
-            return float(value) if isinstance(value, (int, float)) else 0.0
+            document = json.loads(path.read_text(encoding="utf-8"))
+            usd, tokens = document.get("spent_usd", 0.0), document.get("tokens", 0)
         except (OSError, ValueError, AttributeError):
-            return 0.0
+            return 0.0, 0
+        return (
+            float(usd) if isinstance(usd, (int, float)) else 0.0,
+            tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else 0,
+        )
 
-    def total(self) -> float:
-        """The run's spend so far: every worker's, when shared."""
+    def _totals(self) -> tuple[float, int]:
         if self.path is None:
-            return self._local
+            return self._local, self._local_tokens
         try:
             with self._locked(self.path):
-                return max(self._local, self._read(self.path))
+                usd, tokens = self._read(self.path)
         except OSError:
-            return self._local
+            return self._local, self._local_tokens
+        return max(self._local, usd), max(self._local_tokens, tokens)
 
-    def add(self, cost_usd: float) -> float:
-        """Count `cost_usd` and return the run's new total."""
+    def total(self) -> float:
+        """The run's spend in dollars so far: every worker's, when shared."""
+        return self._totals()[0]
+
+    def tokens(self) -> int:
+        """The run's tokens (prompt + completion) so far: every worker's, when shared."""
+        return self._totals()[1]
+
+    def add(self, cost_usd: float, tokens: int = 0) -> float:
+        """Count `cost_usd` and `tokens`, and return the run's new total in dollars."""
         with self._lock:
             self._local += cost_usd
+            self._local_tokens += tokens
             if self.path is None:
                 return self._local
             try:
                 with self._locked(self.path):
-                    total = self._read(self.path) + cost_usd
-                    write_atomically(self.path, json.dumps({"spent_usd": total}))
+                    usd, used = self._read(self.path)
+                    total = usd + cost_usd
+                    write_atomically(self.path, json.dumps({"spent_usd": total, "tokens": used + tokens}))
                     self._prune_old(self.path)
                     return total
             except OSError:

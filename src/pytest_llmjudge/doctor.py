@@ -1,0 +1,274 @@
+"""`llmjudge doctor` and `pytest --judge-doctor`: check the configured judge before a suite pays for it.
+
+The doctor takes the settings a pytest run would use (the `--judge-*` options, the ini file, the
+environment) and prints one line per check: which provider and model LiteLLM routes to, what a call
+sends and what it drops, whether the credentials LiteLLM needs are set, whether LiteLLM reports
+structured output and log-probabilities for the model, then a real probe: for each rubric family a
+clear pass and a clear fail, judged live through the same pipeline a test uses (nothing is stored),
+and the probe's latency, tokens and cost.  Any failed check makes the exit status non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import BackendError, BudgetExceeded, JudgeError
+
+if TYPE_CHECKING:
+    from .rubrics import Rubric
+    from .runtime import JudgeRuntime
+    from .settings import Settings
+    from .verdict import Verdict
+
+__all__ = ["Check", "add_parser", "diagnose", "doctor_lines", "run"]
+
+# One case any judge reads alike: the pass must pass and the fail must fail at any sane threshold.
+CRITERIA = "States correctly which city is the capital of France"
+CLEAR_PASS = "The capital of France is Paris."
+CLEAR_FAIL = "The capital of France is Berlin."
+
+
+def _families() -> list[tuple[str, Callable[[], Rubric]]]:
+    from .rubrics import Likert, PassFail, Score
+
+    return [("score", Score), ("pass/fail", PassFail), ("likert", Likert)]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the doctor's report."""
+
+    status: str  # "ok", "FAIL", "info" or "skip"
+    name: str
+    text: str
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "FAIL"
+
+    def line(self) -> str:
+        return f"{self.status:<4}  {self.name:<18} {self.text}"
+
+
+def diagnose(settings: Settings, *, rootdir: Path) -> list[Check]:
+    """Every check of the configured judge (one block per model of a panel); makes live calls."""
+    if not settings.model:
+        return [
+            Check(
+                "FAIL",
+                "model",
+                "no judge model configured: pass --judge-model=MODEL (or judge_model in the ini file, or "
+                "LLMJUDGE_MODEL). A judge_backend fixture of your own is not checked by the doctor.",
+            )
+        ]
+    from .runtime import JudgeRuntime
+
+    # Live: the probe is judged for real and nothing is stored, whatever the configured mode.
+    runtime = JudgeRuntime(settings._replace(mode="live"), rootdir=rootdir)
+    checks = [Check("info", "settings", _settings_text(settings))]
+    try:
+        for model in settings.model:
+            checks.extend(_check_model(runtime, model))
+    finally:
+        runtime.close()
+    return checks
+
+
+def _settings_text(settings: Settings) -> str:
+    text = f"mode {settings.mode} ({settings.mode_reason}), threshold {settings.threshold:g}"
+    if settings.api_base:
+        text += f", api base {settings.api_base}"
+    if settings.mode == "replay":
+        text += "; a replay run makes no live call, the doctor's probe does"
+    return text
+
+
+def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
+    from .backends.litellm import import_litellm, key_variable
+    from .backends.plan import plan_request
+    from .pipeline import Options, plan
+
+    litellm = import_litellm()
+    settings = runtime.settings
+    api_base = settings.api_base
+    try:
+        bare, provider, _, _ = litellm.get_llm_provider(model, api_base=api_base)
+    except Exception as exc:  # noqa: BLE001 - LiteLLM says why in its own words
+        return [Check("FAIL", "model", f"LiteLLM cannot route {model}: {_first_line(exc)}")]
+    checks = [Check("ok", "model", f"{model}: LiteLLM provider {provider}, model {bare}")]
+
+    probe = plan(
+        CLEAR_PASS, CRITERIA, Options(), runtime=runtime, context=None, backend=None, overrides={"model": model}
+    )
+    request = probe.calls[0].request
+    sent = plan_request(request)
+    params = ", ".join(f"{k}={v}" for k, v in sent.params.items()) or "nothing beyond the messages"
+    notes = "; ".join(sent.notes())
+    checks.append(Check("ok", "parameters", f"sends {params}" + (f"; {notes}" if notes else "")))
+
+    try:
+        environment = litellm.validate_environment(model=model, api_base=api_base)
+        missing = [str(k) for k in environment.get("missing_keys") or []]
+    except Exception:  # noqa: BLE001 - LiteLLM cannot tell: the probe will
+        environment, missing = {}, []
+    if missing:
+        checks.append(
+            Check(
+                "FAIL",
+                "credentials",
+                f"not set: {' or '.join(missing)} (LiteLLM needs it for provider {provider}); export it before "
+                "running the suite",
+            )
+        )
+    else:
+        variable = key_variable(model)
+        found = f"{variable} is set" if os.environ.get(variable) else f"{variable} not needed or not set"
+        checks.append(Check("ok", "credentials", f"LiteLLM finds what provider {provider} needs ({found})"))
+
+    try:
+        schema = bool(litellm.supports_response_schema(model=bare, custom_llm_provider=provider))
+    except Exception:  # noqa: BLE001 - a model LiteLLM does not know
+        schema = False
+    checks.append(
+        Check(
+            "info",
+            "structured output",
+            "LiteLLM reports response-schema support"
+            if schema
+            else "LiteLLM reports no response-schema support for this model (local servers often have it all the same)",
+        )
+    )
+    asking = plan_request(dataclasses.replace(request, params={"logprobs": True, "top_logprobs": 5}))
+    refused = asking.refused.get("logprobs") or asking.refused.get("top_logprobs")
+    checks.append(
+        Check(
+            "info",
+            "logprobs",
+            f"not taken ({refused}): Likert(logprobs=True) falls back to plain scoring"
+            if refused
+            else "sent where asked for (Likert(logprobs=True)); whether they come back is the server's to say",
+        )
+    )
+    if missing:
+        checks.append(Check("skip", "probe", "no live call without the credentials above"))
+        return checks
+    checks.extend(_probe(runtime, model))
+    return checks
+
+
+def _probe(runtime: JudgeRuntime, model: str) -> list[Check]:
+    """A clear pass and a clear fail per rubric family, live; then what the probe cost."""
+    from .pipeline import Options, plan
+    from .pipeline import run as judge
+
+    checks: list[Check] = []
+    verdicts: list[Verdict] = []
+    threshold = runtime.settings.threshold
+    started = time.monotonic()
+    for family, rubric in _families():
+        scores: list[float] = []
+        try:
+            for output in (CLEAR_PASS, CLEAR_FAIL):
+                planned = plan(
+                    output,
+                    CRITERIA,
+                    Options(rubric=rubric()),
+                    runtime=runtime,
+                    context=None,
+                    backend=None,
+                    overrides={"model": model},
+                )
+                verdict = judge(planned, runtime)
+                verdicts.append(verdict)
+                scores.append(verdict.score)
+        except JudgeError as exc:
+            checks.append(Check("FAIL", f"probe {family}", f"{type(exc).__name__}: {_first_line(exc)}"))
+            if isinstance(exc, (BackendError, BudgetExceeded)):
+                checks.append(Check("skip", "probe", "the remaining probes: the judge did not answer (see above)"))
+                break
+            continue
+        good, bad = scores
+        text = f"clear pass {good:.2f}, clear fail {bad:.2f} (threshold {threshold:g})"
+        if good >= threshold > bad:
+            checks.append(Check("ok", f"probe {family}", f"parsed and right: {text}"))
+        else:
+            wrong = "the clear pass failed" if good < threshold else "the clear fail passed"
+            checks.append(Check("FAIL", f"probe {family}", f"parsed, but {wrong}: {text}"))
+    checks.append(Check("info", "probe cost", _cost_text(verdicts, time.monotonic() - started, model)))
+    return checks
+
+
+def _cost_text(verdicts: Sequence[Verdict], elapsed: float, model: str) -> str:
+    latencies = [v.latency_s for v in verdicts if v.latency_s is not None]
+    costs = [v.cost_usd for v in verdicts if v.cost_usd is not None]
+    prompt = sum(v.prompt_tokens or 0 for v in verdicts)
+    completion = sum(v.completion_tokens or 0 for v in verdicts)
+    text = f"{len(verdicts)} judged in {elapsed:.2f} s"
+    if latencies:
+        text += f" (slowest {max(latencies):.2f} s)"
+    if prompt or completion:
+        text += f", {prompt + completion:,} tokens ({prompt:,} prompt + {completion:,} completion)"
+    if len(costs) == len(verdicts) and verdicts:
+        text += f", ${sum(costs):.6f}"
+    elif verdicts:
+        text += f", cost unknown (LiteLLM has no price for {model}; --judge-price gives one)"
+    return text
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def doctor_lines(checks: Sequence[Check]) -> list[str]:
+    """The report: one line per check, then a verdict line."""
+    failed = sum(c.failed for c in checks)
+    verdict = f"llmjudge doctor: {failed} check{'s' if failed != 1 else ''} failed" if failed else "llmjudge doctor: ok"
+    return [c.line() for c in checks] + [verdict]
+
+
+# -- the command ---------------------------------------------------------------------------------------------
+
+DESCRIPTION = (
+    "Check the configured judge before a suite pays for hundreds of calls. Takes the same --judge-* options, "
+    "ini file and environment as a pytest run (or run `pytest --judge-doctor`). Prints one line per check: the "
+    "provider and model LiteLLM routes to, the parameters a call sends or drops, whether the key variable is "
+    "set, structured output and logprobs support, then a live probe (a clear pass and a clear fail for the "
+    "score, pass/fail and likert rubrics: parsed, and right?) with its latency, tokens and cost. Nothing is "
+    "stored. Exit status: 0 when every check passed, 1 when one failed, 2 on a bad option."
+)
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add `doctor` to the `llmjudge` subcommands (`subparsers` from `add_subparsers`)."""
+    from .standalone import add_judge_options
+
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "doctor", help="check the configured judge with a few live calls", description=DESCRIPTION
+    )
+    add_judge_options(parser)
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """`llmjudge doctor`: the report on stdout; 0 when healthy, 1 on a failed check, 2 on a bad setting."""
+    from .settings import SettingError
+    from .standalone import judge_cli_values, load_settings
+
+    try:
+        config = load_settings(judge_cli_values(args))
+    except SettingError as exc:
+        print(f"llmjudge doctor: error: {exc}", file=sys.stderr)
+        return 2
+    checks = diagnose(config.settings, rootdir=config.rootdir)
+    print("\n".join(doctor_lines(checks)))
+    return 1 if any(c.failed for c in checks) else 0

@@ -1,0 +1,180 @@
+"""Budgets that never silently allow everything, token usage on live verdicts, and cost "unknown" in reports.
+
+The local OpenAI-shaped server's model (`openai/judge-test`) has no LiteLLM price, like a local model
+or a gateway alias; each of its replies reports 20 prompt and 10 completion tokens.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import pytest_llmjudge.assertions  # noqa: F401 - the outer session owns it, so in-process runs share one error class
+from helpers import MODEL
+from helpers.openai_server import Reply, reply_json
+from pytest_llmjudge.settings import Price, SettingError, resolve
+
+JUDGED = """
+from pytest_llmjudge import assert_judged
+
+def test_a():
+    assert_judged("one SCORE=0.9", "is good", threshold=0.5)
+
+def test_b():
+    assert_judged("two SCORE=0.9", "is good", threshold=0.5)
+
+def test_c():
+    assert_judged("three SCORE=0.9", "is good", threshold=0.5)
+"""
+
+
+def run(pytester: pytest.Pytester, server_url: str, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_x=JUDGED)
+    return pytester.runpytest(
+        f"--judge-model={MODEL}", f"--judge-api-base={server_url}", "--judge-retries=0", "-p", "no:randomly", *args
+    )
+
+
+def test_dollar_budget_on_a_model_without_a_price_fails_clearly_and_refuses_later_calls(pytester, openai_server):
+    result = run(pytester, openai_server.base_url, "--judge-mode=live", "--judge-budget=0.0000001")
+    result.assert_outcomes(failed=3)
+    assert openai_server.request_count == 1, "one call finds out it cannot be priced; no further call is made"
+    result.stdout.fnmatch_lines(
+        [
+            "*BudgetExceeded: --judge-budget=$1e-07 cannot be kept: a call to openai/judge-test could not be priced "
+            "(LiteLLM has no price for it). Give the judge's price with --judge-price=input=X,output=Y*"
+            "or budget tokens with --judge-budget-tokens=N. No further live judge calls this run.*",
+            "*3 over budget, cost unknown*",
+            "llmjudge: --judge-budget=$1e-07 could not be kept (a live call could not be counted against it); live "
+            "judge calls were refused",
+        ]
+    )
+
+
+def test_a_given_price_prices_the_calls_and_the_budget_stops_them(pytester, openai_server):
+    # 20 prompt + 10 completion tokens at $1000 per million: $0.03 a call.
+    result = run(
+        pytester, openai_server.base_url, "--judge-mode=live", "--judge-budget=0.05", "--judge-price=1000", "-rA"
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    assert openai_server.request_count == 2
+    result.stdout.fnmatch_lines(
+        [
+            "*BudgetExceeded: --judge-budget=$0.05 is spent ($0.0600 so far)*",
+            "PASS 0.90 >= 0.50  live  openai/judge-test  $0.030000  *",
+            "*2 live, 0 below threshold, 0 unparseable, 1 over budget, $0.0600",
+        ]
+    )
+
+
+def test_token_budget_counts_prompt_and_completion_tokens(pytester, openai_server):
+    result = run(pytester, openai_server.base_url, "--judge-mode=live", "--judge-budget-tokens=50")
+    result.assert_outcomes(passed=2, failed=1)
+    assert openai_server.request_count == 2
+    result.stdout.fnmatch_lines(
+        [
+            "*BudgetExceeded: --judge-budget-tokens=50 is used up (60 tokens so far): no further live judge calls*",
+            "*llmjudge: --judge-budget-tokens=50 reached (60 tokens used); later live judge calls were refused*",
+        ]
+    )
+
+
+def test_token_budget_refuses_a_judge_that_reports_no_usage(pytester, openai_server):
+    openai_server.set_responder(lambda request: Reply(body=json.dumps(_no_usage(request)).encode()))
+    result = run(pytester, openai_server.base_url, "--judge-mode=live", "--judge-budget-tokens=1000")
+    result.assert_outcomes(failed=3)
+    assert openai_server.request_count == 1
+    result.stdout.fnmatch_lines(["*--judge-budget-tokens=1000 cannot be kept: *reported no token usage*"])
+
+
+def _no_usage(request: dict) -> dict:
+    message = {"role": "assistant", "content": reply_json(0.9)}
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
+
+
+def test_tokens_are_recorded_on_live_verdicts_and_summed_in_every_report(pytester, openai_server):
+    result = run(
+        pytester,
+        openai_server.base_url,
+        "--judge-mode=auto",
+        "--judge-report=report.json",
+        "--judge-html=report.html",
+        "-rA",
+    )
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(
+        [
+            "PASS 0.90 >= 0.50  live  openai/judge-test  cost unknown  *.** s  30 tokens  key *",
+            "llmjudge: 3 judged, 0 replayed, 3 live, 0 below threshold, 0 unparseable, cost unknown",
+            "llmjudge: 3 live judge calls, 90 tokens (60 prompt + 30 completion), *.** s judging (slowest *)",
+        ]
+    )
+    document = json.loads((pytester.path / "report.json").read_text())
+    assert [(j["prompt_tokens"], j["completion_tokens"]) for j in document["judgments"]] == [(20, 10)] * 3
+    totals = document["totals"]
+    assert (totals["prompt_tokens"], totals["completion_tokens"]) == (60, 30)
+    assert totals["cost_usd"] is None, "no call was priced: the cost is unknown, not $0"
+    html = (pytester.path / "report.html").read_text()
+    assert "90 tokens (60 prompt + 30 completion)" in html and "cost unknown" in html
+
+    # Replayed verdicts made no call: no tokens on their records, a cost of $0.
+    result = run(pytester, openai_server.base_url, "--judge-mode=replay", "--judge-report=report.json")
+    result.assert_outcomes(passed=3)
+    document = json.loads((pytester.path / "report.json").read_text())
+    assert all("prompt_tokens" not in j for j in document["judgments"])
+    assert document["totals"]["prompt_tokens"] is None and document["totals"]["cost_usd"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("raw", "price"),
+    [
+        ("input=0.15,output=0.60", Price(0.15, 0.6)),
+        (" Output = 2 , input=1 ", Price(1.0, 2.0)),
+        ("0.5", Price(0.5, 0.5)),
+    ],
+)
+def test_price_parses(raw, price):
+    assert resolve({"price": raw}, {}, {}).price == price
+
+
+@pytest.mark.parametrize(
+    ("cli", "ini", "env", "message"),
+    [
+        ({"price": "input=0.15"}, {}, {}, "give both input= and output="),
+        ({"price": "cheap"}, {}, {}, "--judge-price takes dollars per million tokens as input=X,output=Y"),
+        ({}, {"price": "input=-1,output=1"}, {}, "judge_price takes .* >= 0"),
+        ({}, {}, {"LLMJUDGE_PRICE": "in=1,out=2"}, "LLMJUDGE_PRICE takes"),
+        ({"budget_tokens": "0"}, {}, {}, "--judge-budget-tokens must be a whole number >= 1"),
+    ],
+)
+def test_bad_budget_settings_name_the_option_and_the_place(cli, ini, env, message):
+    with pytest.raises(SettingError, match=message):
+        resolve(cli, ini, env)
+
+
+def test_bad_price_is_a_usage_error(pytester):
+    pytester.makepyfile(test_x="def test_x(): pass")
+    result = pytester.runpytest("--judge-price=free")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*pytest-llmjudge: --judge-price takes dollars per million tokens*"])
+
+
+def test_a_tests_subprocess_judges_under_the_same_budgets(tmp_path):
+    from pytest_llmjudge.runtime import JudgeRuntime, TestContext, _from_test_environment, test_environment
+
+    settings = resolve({"model": MODEL, "budget": "0.5", "budget_tokens": "900", "price": "input=1,output=2"}, {}, {})
+    runtime = JudgeRuntime(settings, rootdir=tmp_path)
+    value = test_environment(runtime, TestContext("t.py::t", tmp_path / "t.py", "t"), tmp_path / "used")
+    assert value is not None
+    child = _from_test_environment(value)
+    assert child is not None
+    assert (child.settings.budget, child.settings.budget_tokens, child.settings.price) == (0.5, 900, Price(1.0, 2.0))
+    child.close()
+    runtime.close()
