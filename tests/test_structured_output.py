@@ -204,7 +204,9 @@ def test_the_marker_sets_the_mode(pytester, server):
 def test_a_refused_schema_falls_back_to_json_once_and_is_remembered_for_the_run(pytester, server, status):
     server.set_responder(refusing("json_schema", status=status))
     write_tests(pytester, count=3)
-    run(pytester, server, "--judge-mode=auto", model=SUPPORTED).assert_outcomes(passed=3)
+    result = run(pytester, server, "--judge-mode=auto", model=SUPPORTED)
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["llmjudge: structured output: 3 json_object"])  # the run says what it used
     assert formats(server) == ["json_schema", "json_object", "json_object", "json_object"]  # one extra call
     assert [e["structured"] for e in stored_entries(pytester.path)] == ["json_object"] * 3
     assert [(j["structured"], j["live_calls"]) for j in judgments(pytester.path)] == [("json_object", 1)] * 3
@@ -254,7 +256,9 @@ def test_replay_sends_nothing_and_gives_the_verdict_recorded_either_way(pytester
     run(pytester, server, "--judge-mode=auto", model=SUPPORTED).assert_outcomes(passed=1)
     fallback = judgments(pytester.path)[0]
     sent = server.request_count
-    run(pytester, server, "--judge-mode=replay", model=SUPPORTED).assert_outcomes(passed=1)
+    result = run(pytester, server, "--judge-mode=replay", model=SUPPORTED)
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*structured output*")  # a replay sends nothing, so it says nothing
     replayed = judgments(pytester.path)[0]
     assert server.request_count == sent
     assert (replayed["source"], replayed["structured"], replayed["key"]) == ("replayed", "json_object", fallback["key"])

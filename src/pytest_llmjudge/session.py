@@ -272,6 +272,12 @@ class RunRecorder:
                 details = tally.details()
                 if details:
                     terminalreporter.write_line(details)
+                if tally.calls:  # what this run's live calls asked for: a replay sends nothing, says nothing
+                    from .structured import structured_line
+
+                    used = structured_line(tally.structured)
+                    if used is not None:
+                        terminalreporter.write_line(used)
                 if self.config.get_verbosity() >= 1:
                     for line in terminal.judgment_lines(self._ordered_records(), with_nodeid=True):
                         terminalreporter.write_line("  " + line)

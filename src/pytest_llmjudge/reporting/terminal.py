@@ -92,6 +92,7 @@ class Tally:
         self.timed = 0
         self.latency_s = 0.0
         self.slowest: tuple[float, str] | None = None
+        self.structured: list[str] = []  # each judgment's response_format used, where it asked for a schema
 
     @classmethod
     def of(cls, records: Iterable[JudgmentRecord]) -> Tally:
@@ -102,6 +103,9 @@ class Tally:
 
     def add(self, record: JudgmentRecord) -> None:
         self.judged += 1
+        used = record.get("structured")
+        if isinstance(used, str):
+            self.structured.append(used)
         self.calls += live_calls(record)
         self.unpriced += unpriced_calls(record)
         cost = record.get("cost_usd")
