@@ -107,6 +107,8 @@ class Plan:
     started: float
     threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
     live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
+    # model id -> (parameters sent, parameters not sent and why), from its first live call
+    requests: dict[str, tuple[dict[str, Any], dict[str, str]]] = dataclasses.field(default_factory=dict)
 
     @property
     def threshold(self) -> float:
@@ -303,9 +305,11 @@ def _call(
     api_base: str | None,
     rubric: Mapping[str, Any],
 ) -> Call:
-    params = {"temperature": settings.temperature, **dict(prompt.params)}
+    temperature = settings.judge_temperature()
+    params = {"temperature": temperature, **dict(prompt.params)}
     messages = [dict(m) for m in prompt.messages]
     # Who judges and what it is asked; how the call travels (api base, proxy, key) stays out.
+    # The request options join the key only when set, so a key made without them never changes.
     key = judgment_key(
         {
             "model": model_id,
@@ -313,21 +317,44 @@ def _call(
             "params": params,
             "sample": sample,
             "rubric": rubric,
+            **requested(settings),
         }
     )
     request = CallRequest(
         model=send_model or model_id,
         messages=messages,
         api_base=api_base,
-        temperature=settings.temperature,
+        temperature=temperature,
         params=dict(prompt.params),
+        max_tokens=settings.max_tokens,
+        reasoning_effort=settings.reasoning_effort,
+        extra_params=settings.params,
+        instructions_in_user=settings.instructions_in_user,
     )
     return Call(model_id, sample, prompt, request, key)
 
 
-def stored_fields(plan: Plan, call: Call) -> dict[str, Any]:
-    """What a ledger entry says about the judgment beside its reply (and what a replay miss compares)."""
-    return {
+def requested(settings: Settings) -> dict[str, Any]:
+    """The request options that are set, as the key and the ledger name them (the configured values:
+    what a model then takes is `plan_request`'s to decide, and the replay path never asks LiteLLM)."""
+    fields: dict[str, Any] = {}
+    if settings.max_tokens is not None:
+        fields["max_tokens"] = settings.max_tokens
+    if settings.reasoning_effort is not None:
+        fields["reasoning_effort"] = settings.reasoning_effort
+    if settings.params:
+        fields["extra_params"] = dict(settings.params)
+    if settings.instructions_in_user:
+        fields["instructions_in_user"] = True  # the judge sees other messages
+    return fields
+
+
+def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> dict[str, Any]:
+    """What a ledger entry says about the judgment beside its reply (and what a replay miss compares).
+
+    A live call's `result` adds what was actually sent, and what was configured but not sent, and why.
+    """
+    fields = {
         "model": call.model_id,
         "rubric": plan.rubric.name,
         "prompt": call.prompt.name or None,
@@ -337,9 +364,15 @@ def stored_fields(plan: Plan, call: Call) -> dict[str, Any]:
         "expected": plan.case.expected,
         "output": plan.case.output,
         "messages_sha256": call.messages_sha256,
-        "params": {"temperature": plan.settings.temperature, **dict(call.prompt.params)},
+        "params": {"temperature": plan.settings.judge_temperature(), **dict(call.prompt.params)},
+        **requested(plan.settings),
         "key_version": KEY_VERSION,
     }
+    if result is not None and result.sent is not None:
+        fields["sent"] = dict(result.sent)
+        if result.dropped:
+            fields["dropped"] = dict(result.dropped)
+    return fields
 
 
 # -- lookup ------------------------------------------------------------------------------------
@@ -468,9 +501,14 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
             runtime.check_budget()
             remaining = max(0.001, deadline - time.monotonic())
             result = await call_with_retries(
-                plan.backend, call.request, retries=settings.retries, timeout=remaining, limit_s=settings.timeout
+                plan.backend,
+                call.request,
+                retries=settings.retries,
+                timeout=remaining,
+                limit_s=settings.timeout,
             )
             plan.live_calls[0] += 1  # paid for, whether or not its reply parses
+            note_request(plan, runtime, call, result)
             runtime.spend(result.cost_usd)
             reply = Reply(result.text, result.logprobs)
             if result.finish_reason == "length":
@@ -544,7 +582,7 @@ def write_back(
             continue
         result = parsed[call.key]
         entry = {
-            **stored_fields(plan, call),
+            **stored_fields(plan, call, answer.result),
             "reply": answer.reply.text,
             "logprobs": plan.rubric.stored_logprobs(call.prompt, answer.reply),
             "score": result.score,
@@ -754,6 +792,16 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
     return verdicts
 
 
+def note_request(plan: Plan, runtime: JudgeRuntime, call: Call, result: CallResult) -> None:
+    """Keep what a live call sent for the verdict record; say once per run what a model was not sent."""
+    if result.sent is None or call.model_id in plan.requests:
+        return
+    dropped = dict(result.dropped or {})
+    plan.requests[call.model_id] = (dict(result.sent), dropped)
+    for name, why in dropped.items():
+        runtime.note(f"llmjudge: {name} not sent: {why}")
+
+
 def note_verdict(plan: Plan, verdict: Verdict) -> None:
     """Add the verdict's record to its test's records (nothing outside a test)."""
     if plan.context is not None:
@@ -763,6 +811,7 @@ def note_verdict(plan: Plan, verdict: Verdict) -> None:
             output=plan.case.output,
             live_calls=plan.live_calls[0],
             threshold_given=plan.threshold_given,
+            requests=plan.requests,
         )
         plan.context.records.append(record)
 

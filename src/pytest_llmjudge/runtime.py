@@ -162,6 +162,11 @@ class JudgeRuntime:
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
         return self._semaphore
 
+    def note(self, text: str) -> None:
+        """Add a line for the run's summary (once, however often it is noted)."""
+        if text not in self._notices:
+            self._notices.append(text)
+
     @asynccontextmanager
     async def key_lock(self, key: str) -> AsyncIterator[None]:
         """One live call per key at a time in this process (the second finds the first's result)."""
@@ -246,7 +251,21 @@ class JudgeRuntime:
 
 TEST_ENV = "LLMJUDGE_TEST"
 # What a test's subprocess needs to judge as the test would: never a key, never a report path.
-_CHILD_SETTINGS = ("model", "mode", "threshold", "api_base", "temperature", "timeout", "retries", "samples", "budget")
+_CHILD_SETTINGS = (
+    "model",
+    "mode",
+    "threshold",
+    "api_base",
+    "temperature",
+    "timeout",
+    "retries",
+    "samples",
+    "budget",
+    "max_tokens",
+    "reasoning_effort",
+    "params",
+    "instructions_in_user",
+)
 
 
 def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: Path) -> str | None:

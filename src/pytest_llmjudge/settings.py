@@ -8,6 +8,7 @@ environment fallback, so the order is resolved here rather than left to pytest.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -16,6 +17,7 @@ from typing import Any, NamedTuple
 from .options import OPTION_TABLE, cli_name, dest_name, env_name, ini_name
 
 MODES = ("auto", "replay", "refresh", "live")
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 
 # Environment variables that CI services set; the first one present and truthy names the reason
 # replay becomes the default mode.
@@ -121,6 +123,57 @@ def _parse_bool(name: str) -> Callable[[Any], bool]:
     return parse
 
 
+# Parameters `--judge-params` may not set: each has its own option, or the plugin or a rubric sets it,
+# or it is transport (never part of a key, and a secret would end up in the verdict files).
+RESERVED_PARAMS = {
+    "model": "--judge-model",
+    "messages": "the rubric",
+    "temperature": "--judge-temperature",
+    "max_tokens": "--judge-max-tokens",
+    "max_completion_tokens": "--judge-max-tokens",
+    "reasoning_effort": "--judge-reasoning-effort",
+    "logprobs": "the rubric",
+    "top_logprobs": "the rubric",
+    "response_format": "the rubric",
+    "stream": "the plugin (it reads whole replies)",
+    "n": "--judge-samples",
+    "timeout": "--judge-timeout",
+    "num_retries": "--judge-retries",
+    "max_retries": "--judge-retries",
+    "api_base": "--judge-api-base",
+    "base_url": "--judge-api-base",
+    "api_key": "the provider's key variable (a key must never be stored in a verdict file)",
+    "extra_headers": "LiteLLM's own configuration (headers may hold credentials)",
+    "headers": "LiteLLM's own configuration (headers may hold credentials)",
+}
+
+
+def _parse_params(name: str) -> Callable[[Any], dict[str, Any]]:
+    def parse(raw: Any) -> dict[str, Any]:
+        if isinstance(raw, Mapping):
+            value: Any = dict(raw)
+        else:
+            try:
+                value = json.loads(str(raw))
+            except ValueError as exc:
+                example = '{"seed": 7}'
+                raise SettingError(f"{name} must be a JSON object, e.g. '{example}'; got {raw!r} ({exc})") from None
+        if not isinstance(value, dict):
+            raise SettingError(f"{name} must be a JSON object (name: value), got {raw!r}")
+        for key in value:
+            if not isinstance(key, str) or not key:
+                raise SettingError(f"{name}: parameter names must be non-empty strings, got {key!r}")
+            if key in RESERVED_PARAMS:
+                raise SettingError(f"{name} may not set {key!r}: that is {RESERVED_PARAMS[key]}'s to set")
+        try:  # part of the verdict key: it must be plain JSON
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise SettingError(f"{name} must hold plain JSON values (text, numbers, lists, objects): {exc}") from None
+        return value
+
+    return parse
+
+
 class Option(NamedTuple):
     """One setting: its name in each place it can be given, its parser and its help."""
 
@@ -167,6 +220,10 @@ _PARSE_AND_DEFAULT: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "html": (_parse_text("--judge-html"), None),
     "drift": (_parse_float("--judge-drift", 0.0, 1.0), 0.1),
     "prune": (_parse_bool("--judge-prune"), False),
+    "max_tokens": (_parse_int("--judge-max-tokens", 1), None),
+    "reasoning_effort": (_parse_choice("--judge-reasoning-effort", REASONING_EFFORTS), None),
+    "params": (_parse_params("--judge-params"), None),
+    "instructions_in_user": (_parse_bool("--judge-instructions-in-user"), False),
 }
 
 OPTIONS: tuple[Option, ...] = tuple(
@@ -201,8 +258,17 @@ class Settings(NamedTuple):
     html: str | None = None
     drift: float = 0.1
     prune: bool = False
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    params: Mapping[str, Any] | None = None  # the user's further request parameters (seed, penalties, ...)
+    instructions_in_user: bool = False
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
+    overridden: frozenset[str] = frozenset()  # options a marker or `assert_judged` argument set
+
+    def judge_temperature(self) -> float:
+        """The temperature judgments ask for."""
+        return self.temperature
 
     def with_marker(
         self, overrides: Mapping[str, Any], *, force: bool = False, where: str = "@pytest.mark.judge"
@@ -220,7 +286,9 @@ class Settings(NamedTuple):
                 changes[name] = option.parse(raw)
             except SettingError as exc:
                 raise SettingError(f"{where}({name}=...): {exc}") from None
-        return self._replace(**changes) if changes else self
+        if not changes:
+            return self
+        return self._replace(**changes, overridden=self.overridden | changes.keys())
 
 
 def detect_ci(environ: Mapping[str, str]) -> str | None:

@@ -162,6 +162,8 @@ class JudgmentRecord(TypedDict, total=False):
     undecided: bool
     cost_usd: float | None
     latency_s: float | None
+    sent: dict[str, dict[str, Any]]  # live calls: per judge model, the request parameters actually sent
+    dropped: dict[str, dict[str, str]]  # live calls: per judge model, parameters configured but not sent, and why
     # an error
     error: str  # the exception's class name, as shown to people
     error_kind: str  # what reports count it as: `JudgeError.kind` ("unparseable", "missing", ...)
@@ -173,11 +175,18 @@ class JudgmentRecord(TypedDict, total=False):
 
 
 def verdict_record(
-    verdict: Verdict, *, nodeid: str, output: str, live_calls: int = 0, threshold_given: bool = True
+    verdict: Verdict,
+    *,
+    nodeid: str,
+    output: str,
+    live_calls: int = 0,
+    threshold_given: bool = True,
+    requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None = None,
 ) -> JudgmentRecord:
     """The report record of a verdict: JSON-safe, redacted.  Without `threshold_given` (a `score` no
     threshold was given for) its `threshold` is None: the test decides with the score, and reports
-    should show the score alone (its `passed` is against the session's default threshold only)."""
+    should show the score alone (its `passed` is against the session's default threshold only).
+    `requests`: per judge model that was called live, the parameters sent and those dropped (and why)."""
     reasoning = redact(verdict.reasoning)
     samples: list[SampleRecord] = [
         {
@@ -190,7 +199,7 @@ def verdict_record(
         }
         for s in verdict.samples
     ]
-    return {
+    record: JudgmentRecord = {
         "nodeid": nodeid,
         "criteria": verdict.criteria,
         "rubric": verdict.rubric,
@@ -212,6 +221,12 @@ def verdict_record(
         "output": redact(output[:4000]),
         "live_calls": live_calls,
     }
+    if requests:
+        record["sent"] = {model: dict(sent) for model, (sent, _) in requests.items()}
+        dropped = {model: dict(why) for model, (_, why) in requests.items() if why}
+        if dropped:
+            record["dropped"] = dropped
+    return record
 
 
 def error_record(
