@@ -506,6 +506,7 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
                 retries=settings.retries,
                 timeout=remaining,
                 limit_s=settings.timeout,
+                limiter=runtime.limiter(),
             )
             plan.live_calls[0] += 1  # paid for, whether or not its reply parses
             note_request(plan, runtime, call, result)
