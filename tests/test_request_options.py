@@ -241,3 +241,53 @@ def test_the_record_says_what_was_sent(pytester, openai_server):
     (record,) = json.loads(report.read_text())["judgments"]
     assert record["sent"] == {MODEL: {"temperature": 0.0, "max_tokens": 300}}
     assert "dropped" not in record
+
+
+# -- samples: independent by default, a warning where they cannot vary ---------------------------------------
+
+SAMPLED = f"""
+import pytest
+from pytest_llmjudge import assert_judged
+
+@pytest.mark.judge(samples=3)
+def test_refund():
+    assert_judged({OUTPUT!r}, {CRITERIA!r}, threshold=0.5)
+"""
+
+
+def test_samples_without_a_temperature_are_drawn_at_one(pytester, openai_server):
+    pytester.makepyfile(test_judged=SAMPLED)
+    result = pytester.runpytest(
+        f"--judge-model={MODEL}",
+        f"--judge-api-base={openai_server.base_url}",
+        "--judge-mode=auto",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1)
+    assert [r["temperature"] for r in openai_server.requests] == [1.0, 1.0, 1.0]
+    entries = stored_entries(pytester.path).values()
+    assert sorted(e["sample"] for e in entries) == [0, 1, 2]
+    assert all(e["params"] == {"temperature": 1.0} for e in entries)
+    assert "SamplesWarning" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    "args, marker",
+    [
+        (["--judge-temperature=0"], ""),
+        ([], ", temperature=0"),
+        (["--judge-temperature=0.0", "--judge-samples=2"], None),
+    ],
+    ids=["cli", "marker", "cli-samples"],
+)
+def test_samples_at_temperature_zero_warn_that_they_cannot_vary(pytester, args, marker):
+    source = SAMPLED if marker is None else SAMPLED.replace("samples=3", f"samples=3{marker}")
+    if marker is None:
+        source = source.replace("@pytest.mark.judge(samples=3)\n", "")
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_judged=source)
+    result = pytester.runpytest("--judge-mode=auto", "-p", "no:cacheprovider", *args)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*SamplesWarning: llmjudge: samples=* at temperature 0 sends the same request*"])
+    assert all(e["params"] == {"temperature": 0.0} for e in stored_entries(pytester.path).values())

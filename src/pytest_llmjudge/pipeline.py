@@ -31,7 +31,7 @@ from .keys import KEY_VERSION, judgment_key, messages_sha256
 from .redact import redact
 from .replay_miss import replay_miss
 from .rubrics import Outcome, Prompt, Reply, Rubric, read_reply, resolve_rubric
-from .settings import MARKER_KEYS, SettingError, Settings
+from .settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict, error_record, verdict_record
 
 if TYPE_CHECKING:
@@ -134,6 +134,8 @@ def plan(
     started = time.monotonic()
     marker: Mapping[str, Any] = context.marker if context is not None else {}
     settings = _merged_settings(runtime.settings, marker, overrides, options)
+    if settings.samples > 1 and settings.judge_temperature() == 0:
+        warn_identical_samples(settings)
     aggregate = options.aggregate or overrides.get("aggregate") or marker.get("aggregate") or "mean"
     if aggregate not in AGGREGATES:
         raise JudgeError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {aggregate!r}")
@@ -183,6 +185,18 @@ def plan(
         or settings.sources.get("threshold", "default") != "default"
     )
     return Plan(case, rubric, settings, aggregate, band, calls, chosen, ledger, context, started, given)
+
+
+def warn_identical_samples(settings: Settings) -> None:
+    """Several samples at temperature 0 are one reply asked for again: say so (they cannot vary)."""
+    warnings.warn(
+        SamplesWarning(
+            f"llmjudge: samples={settings.samples} at temperature 0 sends the same request {settings.samples} times: "
+            "the samples cannot vary, so their agreement says little. Leave the temperature unset (samples are then "
+            "drawn at 1.0) or set one above 0."
+        ),
+        stacklevel=3,
+    )
 
 
 NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model

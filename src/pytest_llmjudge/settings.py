@@ -18,6 +18,9 @@ from .options import OPTION_TABLE, cli_name, dest_name, env_name, ini_name
 
 MODES = ("auto", "replay", "refresh", "live")
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+# The temperature samples are drawn at when several are asked for and none is configured: the
+# providers' own default (OpenAI, Anthropic, Gemini), the model's distribution as trained.
+SAMPLING_TEMPERATURE = 1.0
 
 # Environment variables that CI services set; the first one present and truthy names the reason
 # replay becomes the default mode.
@@ -37,6 +40,10 @@ CI_VARIABLES = (
 
 class SettingError(ValueError):
     """A setting has a value outside what it allows; the message names both."""
+
+
+class SamplesWarning(UserWarning):
+    """Several samples were asked for, but the settings make every sample the same request."""
 
 
 def _parse_float(
@@ -266,8 +273,15 @@ class Settings(NamedTuple):
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
     overridden: frozenset[str] = frozenset()  # options a marker or `assert_judged` argument set
 
+    def configured(self, name: str) -> bool:
+        """Whether option `name` was set anywhere (CLI, marker, argument, environment, ini), not defaulted."""
+        return name in self.overridden or self.sources.get(name, "default") != "default"
+
     def judge_temperature(self) -> float:
-        """The temperature judgments ask for."""
+        """The temperature judgments ask for: as configured; several samples with none configured are
+        drawn at SAMPLING_TEMPERATURE, so they are independent rather than one reply repeated."""
+        if self.samples > 1 and not self.configured("temperature"):
+            return SAMPLING_TEMPERATURE
         return self.temperature
 
     def with_marker(
