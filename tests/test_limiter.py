@@ -1,4 +1,5 @@
-"""The adaptive concurrency limiter (AIMD, Retry-After pauses), on a fake clock; and wired into the retries."""
+"""The adaptive concurrency limiter (AIMD, Retry-After pauses), on a fake clock; wired into the retries and
+into the plugin's judgments."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from helpers import MODEL
 from helpers.openai_server import Reply
+from helpers.rate_limit import SlidingWindow
 from pytest_llmjudge.backends import AdaptiveLimiter, CallRequest, LiteLLMBackend, LoopThread, call_with_retries
 from pytest_llmjudge.backends.limiter import Slot
 from pytest_llmjudge.errors import BackendError
@@ -202,6 +204,22 @@ async def test_concurrent_callers_keep_to_the_limit():
     assert peak == 3 and limiter.in_flight == 0
 
 
+@pytest.mark.asyncio
+async def test_a_call_retrying_after_a_rate_limit_goes_first():
+    limiter, _ = make(1)
+    held = await limiter.acquire()
+    fresh = asyncio.ensure_future(limiter.acquire())
+    await settle()
+    retrying = asyncio.ensure_future(limiter.acquire(first=True))
+    await settle()
+    limiter.release(held)
+    await settle()
+    assert retrying.done() and not fresh.done(), "the refused call goes ahead of the fresh one"
+    limiter.release(retrying.result())
+    await settle()
+    assert fresh.done()
+
+
 # -- wired into call_with_retries, against the local server ---------------------------------------------
 
 
@@ -256,3 +274,24 @@ async def test_callers_queued_behind_a_pause_all_get_through():
         limiter.release(done[0].result())
         await settle()
     assert limiter.in_flight == 0
+
+
+# -- wired into the plugin's judgments -------------------------------------------------------------------
+
+MANY = """
+def test_many(judge):
+    verdicts = judge.score_many([(f"Answer {i}", "Is an answer") for i in range(40)])
+    assert len(verdicts) == 40 and all(v.score == 0.9 for v in verdicts)
+"""
+
+
+def test_judgments_beyond_the_rate_limit_slow_down_and_all_succeed(pytester, openai_server, live_args):
+    # 40 judgments at once (concurrency 8) against a judge that allows 5 requests a second; each
+    # call may retry 3 times. Without a limit shared by all calls, the retries collide with fresh
+    # calls and some judgments run out of retries.
+    window = SlidingWindow(5)
+    openai_server.set_responder(window)
+    pytester.makepyfile(test_many=MANY)
+    result = pytester.runpytest(*live_args, "--judge-mode=live", "--judge-retries=3", "--judge-timeout=60")
+    result.assert_outcomes(passed=1)
+    assert window.limited > 0, "the server's limit was reached: the test tests something"

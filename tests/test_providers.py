@@ -389,7 +389,6 @@ def test_safety_block_says_the_provider_filtered_it(pytester, keyed):
 
 
 @everywhere()
-@pytest.mark.xfail(strict=True, reason="issue 11: there is no --judge-max-tokens option")
 def test_judge_max_tokens_reaches_the_provider_field(pytester, keyed):
     provider, server = keyed
     run(pytester, provider, server, "--judge-max-tokens=300").assert_outcomes(passed=1)

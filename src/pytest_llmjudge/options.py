@@ -101,6 +101,28 @@ OPTION_TABLE: tuple[tuple[str, str, str, bool, bool], ...] = (
         False,
         False,
     ),
+    ("max_tokens", "cap on the judge's reply, in tokens (default: the provider's)", "N", False, True),
+    (
+        "reasoning_effort",
+        "reasoning effort for reasoning models: minimal, low, medium or high (not sent to models without it)",
+        "EFFORT",
+        False,
+        True,
+    ),
+    (
+        "params",
+        'further request parameters as a JSON object, e.g. \'{"seed": 7, "top_p": 0.9}\' (part of the key)',
+        "JSON",
+        False,
+        True,
+    ),
+    (
+        "instructions_in_user",
+        "put the judge's instructions into the user message (for chat templates that drop the system message)",
+        "VALUE",
+        True,
+        True,
+    ),
 )
 
 # Options of the model under test are spelled --generate-x and generate_x (LLMJUDGE_GENERATE_X in the environment).

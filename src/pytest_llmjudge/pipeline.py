@@ -40,7 +40,7 @@ from .reask import combined, reask_request
 from .redact import redact
 from .replay_miss import replay_miss
 from .rubrics import Outcome, Prompt, Reply, Rubric, read_reply, resolve_rubric
-from .settings import MARKER_KEYS, SettingError, Settings
+from .settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .structured import format_used, structured_backend, structured_of, structured_prompts
 from .verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict, error_record, verdict_record
 
@@ -117,6 +117,8 @@ class Plan:
     started: float
     threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
     live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
+    # model id -> (parameters sent, parameters not sent and why), from its first live call
+    requests: dict[str, tuple[dict[str, Any], dict[str, str]]] = dataclasses.field(default_factory=dict)
 
     @property
     def threshold(self) -> float:
@@ -142,6 +144,8 @@ def plan(
     started = time.monotonic()
     marker: Mapping[str, Any] = context.marker if context is not None else {}
     settings = _merged_settings(runtime.settings, marker, overrides, options)
+    if settings.samples > 1 and settings.judge_temperature() == 0:
+        warn_identical_samples(settings)
     aggregate = options.aggregate or overrides.get("aggregate") or marker.get("aggregate") or "mean"
     if aggregate not in AGGREGATES:
         raise JudgeError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {aggregate!r}")
@@ -191,6 +195,18 @@ def plan(
         or settings.sources.get("threshold", "default") != "default"
     )
     return Plan(case, rubric, settings, aggregate, band, calls, chosen, ledger, context, started, given)
+
+
+def warn_identical_samples(settings: Settings) -> None:
+    """Several samples at temperature 0 are one reply asked for again: say so (they cannot vary)."""
+    warnings.warn(
+        SamplesWarning(
+            f"llmjudge: samples={settings.samples} at temperature 0 sends the same request {settings.samples} times: "
+            "the samples cannot vary, so their agreement says little. Leave the temperature unset (samples are then "
+            "drawn at 1.0) or set one above 0."
+        ),
+        stacklevel=3,
+    )
 
 
 NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
@@ -313,9 +329,11 @@ def _call(
     api_base: str | None,
     rubric: Mapping[str, Any],
 ) -> Call:
-    params = {"temperature": settings.temperature, **dict(prompt.params)}
+    temperature = settings.judge_temperature()
+    params = {"temperature": temperature, **dict(prompt.params)}
     messages = [dict(m) for m in prompt.messages]
     # Who judges and what it is asked; how the call travels (api base, proxy, key) stays out.
+    # The request options join the key only when set, so a key made without them never changes.
     key = judgment_key(
         {
             "model": model_id,
@@ -323,21 +341,44 @@ def _call(
             "params": params,
             "sample": sample,
             "rubric": rubric,
+            **requested(settings),
         }
     )
     request = CallRequest(
         model=send_model or model_id,
         messages=messages,
         api_base=api_base,
-        temperature=settings.temperature,
+        temperature=temperature,
         params=dict(prompt.params),
+        max_tokens=settings.max_tokens,
+        reasoning_effort=settings.reasoning_effort,
+        extra_params=settings.params,
+        instructions_in_user=settings.instructions_in_user,
     )
     return Call(model_id, sample, prompt, request, key)
 
 
-def stored_fields(plan: Plan, call: Call) -> dict[str, Any]:
-    """What a ledger entry says about the judgment beside its reply (and what a replay miss compares)."""
-    return {
+def requested(settings: Settings) -> dict[str, Any]:
+    """The request options that are set, as the key and the ledger name them (the configured values:
+    what a model then takes is `plan_request`'s to decide, and the replay path never asks LiteLLM)."""
+    fields: dict[str, Any] = {}
+    if settings.max_tokens is not None:
+        fields["max_tokens"] = settings.max_tokens
+    if settings.reasoning_effort is not None:
+        fields["reasoning_effort"] = settings.reasoning_effort
+    if settings.params:
+        fields["extra_params"] = dict(settings.params)
+    if settings.instructions_in_user:
+        fields["instructions_in_user"] = True  # the judge sees other messages
+    return fields
+
+
+def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> dict[str, Any]:
+    """What a ledger entry says about the judgment beside its reply (and what a replay miss compares).
+
+    A live call's `result` adds what was actually sent, and what was configured but not sent, and why.
+    """
+    fields = {
         "model": call.model_id,
         "rubric": plan.rubric.name,
         "prompt": call.prompt.name or None,
@@ -347,9 +388,15 @@ def stored_fields(plan: Plan, call: Call) -> dict[str, Any]:
         "expected": plan.case.expected,
         "output": plan.case.output,
         "messages_sha256": call.messages_sha256,
-        "params": {"temperature": plan.settings.temperature, **dict(call.prompt.params)},
+        "params": {"temperature": plan.settings.judge_temperature(), **dict(call.prompt.params)},
+        **requested(plan.settings),
         "key_version": KEY_VERSION,
     }
+    if result is not None and result.sent is not None:
+        fields["sent"] = dict(result.sent)
+        if result.dropped:
+            fields["dropped"] = dict(result.dropped)
+    return fields
 
 
 # -- lookup ------------------------------------------------------------------------------------
@@ -477,8 +524,9 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
                 if value is not None:  # another worker paid for it while we waited
                     return Answer(Reply(value["reply"], value.get("logprobs")), "cached", extra=reply_extra(value))
             runtime.check_budget()
-            result = await _send(plan, call, deadline)
+            result = await _send(plan, runtime, call, deadline)
             plan.live_calls[0] += 1  # paid for, whether or not its reply parses
+            note_request(plan, runtime, call, result)
             result = runtime.count(result, call.request.model)  # priced, counted against the budgets
             result, earlier = await _until_parsed(plan, runtime, call, result, deadline)
             reply = Reply(result.text, result.logprobs)
@@ -528,7 +576,12 @@ async def _until_parsed(
         runtime.check_budget()
         remaining = max(0.001, deadline - time.monotonic())
         again = await call_with_retries(
-            plan.backend, request, retries=plan.settings.retries, timeout=remaining, limit_s=plan.settings.timeout
+            plan.backend,
+            request,
+            retries=plan.settings.retries,
+            timeout=remaining,
+            limit_s=plan.settings.timeout,
+            limiter=runtime.limiter(),
         )
         plan.live_calls[0] += 1
         again = runtime.count(again, request.model)  # a re-ask is paid and counted like any call
@@ -540,7 +593,7 @@ def reply_extra(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {k: fields[k] for k in ("structured", "retried_from") if fields.get(k) is not None}
 
 
-async def _send(plan: Plan, call: Call, deadline: float) -> CallResult:
+async def _send(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) -> CallResult:
     """One call, with retries; a judge that refuses the log-probabilities a rubric asked for is asked
     again without them (the rubric then scores plainly), with a warning."""
     from .rubrics.likert import LogprobsFallbackWarning, without_logprobs
@@ -550,7 +603,12 @@ async def _send(plan: Plan, call: Call, deadline: float) -> CallResult:
     try:
         remaining = max(0.001, deadline - time.monotonic())
         return await call_with_retries(
-            plan.backend, request, retries=settings.retries, timeout=remaining, limit_s=settings.timeout
+            plan.backend,
+            request,
+            retries=settings.retries,
+            timeout=remaining,
+            limit_s=settings.timeout,
+            limiter=runtime.limiter(),
         )
     except UnsupportedParamError as exc:
         plain = without_logprobs(request, exc)
@@ -565,7 +623,12 @@ async def _send(plan: Plan, call: Call, deadline: float) -> CallResult:
         )
     remaining = max(0.001, deadline - time.monotonic())
     return await call_with_retries(
-        plan.backend, plain, retries=settings.retries, timeout=remaining, limit_s=settings.timeout
+        plan.backend,
+        plain,
+        retries=settings.retries,
+        timeout=remaining,
+        limit_s=settings.timeout,
+        limiter=runtime.limiter(),
     )
 
 
@@ -618,7 +681,7 @@ def write_back(
             continue
         result = parsed[call.key]
         entry = {
-            **stored_fields(plan, call),
+            **stored_fields(plan, call, answer.result),
             "reply": answer.reply.text,
             "logprobs": plan.rubric.stored_logprobs(call.prompt, answer.reply),
             "score": result.score,
@@ -834,6 +897,16 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
     return verdicts
 
 
+def note_request(plan: Plan, runtime: JudgeRuntime, call: Call, result: CallResult) -> None:
+    """Keep what a live call sent for the verdict record; say once per run what a model was not sent."""
+    if result.sent is None or call.model_id in plan.requests:
+        return
+    dropped = dict(result.dropped or {})
+    plan.requests[call.model_id] = (dict(result.sent), dropped)
+    for name, why in dropped.items():
+        runtime.note(f"llmjudge: {name} not sent: {why}")
+
+
 def note_verdict(plan: Plan, verdict: Verdict) -> None:
     """Add the verdict's record to its test's records (nothing outside a test)."""
     if plan.context is not None:
@@ -843,6 +916,7 @@ def note_verdict(plan: Plan, verdict: Verdict) -> None:
             output=plan.case.output,
             live_calls=plan.live_calls[0],
             threshold_given=plan.threshold_given,
+            requests=plan.requests,
         )
         plan.context.records.append(record)
 

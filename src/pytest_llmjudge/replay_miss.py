@@ -61,6 +61,34 @@ def params(stored: Entry, wanted: Entry) -> str | None:
     return "params" if stored.get("params") != wanted["params"] else None
 
 
+def max_tokens(stored: Entry, wanted: Entry) -> str | None:
+    """Another cap on the reply's tokens (--judge-max-tokens; absent: none was set)."""
+    return "max_tokens" if stored.get("max_tokens") != wanted.get("max_tokens") else None
+
+
+def reasoning_effort(stored: Entry, wanted: Entry) -> str | None:
+    """Another reasoning effort (--judge-reasoning-effort; absent: none was set)."""
+    return "reasoning_effort" if stored.get("reasoning_effort") != wanted.get("reasoning_effort") else None
+
+
+def extra_params(stored: Entry, wanted: Entry) -> str | None:
+    """Other further request parameters (--judge-params); the message names the ones that differ."""
+    old, new = stored.get("extra_params") or {}, wanted.get("extra_params") or {}
+    if old == new:
+        return None
+    names = sorted(n for n in {*old, *new} if old.get(n, _ABSENT) != new.get(n, _ABSENT))
+    return "extra_params:" + ",".join(names)
+
+
+def instructions_in_user(stored: Entry, wanted: Entry) -> str | None:
+    """The instructions moved into (or out of) the user message (--judge-instructions-in-user)."""
+    moved = bool(stored.get("instructions_in_user")) != bool(wanted.get("instructions_in_user"))
+    return "instructions_in_user" if moved else None
+
+
+_ABSENT = object()
+
+
 def key_version(stored: Entry, wanted: Entry) -> str | None:
     """Recorded under another key scheme (an entry without `key_version` predates version 2)."""
     return "key_version" if stored.get("key_version", 1) != wanted.get("key_version", 1) else None
@@ -80,6 +108,10 @@ MATCHERS: tuple[Callable[[Entry, Entry], str | None], ...] = (
     rubric,
     sample,
     params,
+    max_tokens,
+    reasoning_effort,
+    extra_params,
+    instructions_in_user,
     messages,
     key_version,
 )
@@ -87,9 +119,19 @@ MATCHERS: tuple[Callable[[Entry, Entry], str | None], ...] = (
 # How a field is named in the miss's message, where its name alone would not say it.
 DESCRIBED = {
     "params": "sampling parameters",
+    "max_tokens": "max tokens (--judge-max-tokens)",
+    "reasoning_effort": "reasoning effort (--judge-reasoning-effort)",
+    "instructions_in_user": "where the instructions go (--judge-instructions-in-user)",
     "key_version": "key scheme (recorded by an earlier version of the plugin, whose keys also held the api base: "
     "record it again)",
 }
+
+
+def describe(field: str) -> str:
+    """How the miss's message names a differing field."""
+    if field.startswith("extra_params:"):
+        return f"request parameters {field.partition(':')[2]} (--judge-params)"
+    return DESCRIBED.get(field, field)
 
 
 def differences(stored: Entry, wanted: Entry) -> list[str]:
@@ -127,7 +169,7 @@ def replay_miss(
         lines.append(f"  no verdicts are stored for this test (looked in {ledger_path})")
     else:
         best_key, best_diff = nearest(stored, wanted)
-        differs = ", ".join(DESCRIBED.get(field, field) for field in best_diff) or "the prompt template"
+        differs = ", ".join(describe(field) for field in best_diff) or "the prompt template"
         lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
     command = f"pytest '{test}' --judge-mode=auto"
     if not settings.model:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from .backends import CallResult, LoopThread
+    from .backends.limiter import AdaptiveLimiter
     from .settings import Settings
     from .store import Ledger, LocalCache
     from .store.spend import SharedSpend
@@ -89,6 +90,7 @@ class JudgeRuntime:
         self._notices: list[str] = []
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._semaphore: asyncio.Semaphore | None = None
+        self._limiter: AdaptiveLimiter | None = None
 
     @property
     def settings(self) -> Settings:
@@ -157,12 +159,26 @@ class JudgeRuntime:
         return self._loop
 
     def semaphore(self) -> asyncio.Semaphore:
-        """Bounds the live calls in flight in this process (--judge-concurrency)."""
+        """Bounds the judge calls under way in this process (--judge-concurrency), waits and retries included."""
         import asyncio
 
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
         return self._semaphore
+
+    def limiter(self) -> AdaptiveLimiter:
+        """Bounds the requests in flight: --judge-concurrency at most, halved on a rate limit (429) and
+        raised again as calls succeed, so a suite larger than the provider's limit slows down, not fails."""
+        if self._limiter is None:
+            from .backends.limiter import AdaptiveLimiter
+
+            self._limiter = AdaptiveLimiter(self.settings.concurrency)
+        return self._limiter
+
+    def note(self, text: str) -> None:
+        """Add a line for the run's summary (once, however often it is noted)."""
+        if text not in self._notices:
+            self._notices.append(text)
 
     @asynccontextmanager
     async def key_lock(self, key: str) -> AsyncIterator[None]:
@@ -332,6 +348,10 @@ _CHILD_SETTINGS = (
     "generate_api_base",
     "budget_tokens",
     "price",
+    "max_tokens",
+    "reasoning_effort",
+    "params",
+    "instructions_in_user",
 )
 
 

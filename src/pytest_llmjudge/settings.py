@@ -8,6 +8,7 @@ environment fallback, so the order is resolved here rather than left to pytest.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -17,6 +18,10 @@ from .options import OPTION_TABLE, cli_name, dest_name, env_name, ini_name
 
 MODES = ("auto", "replay", "refresh", "live")
 STRUCTURED_MODES = ("auto", "on", "off")  # --judge-structured: see `structured`
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+# The temperature samples are drawn at when several are asked for and none is configured: the
+# providers' own default (OpenAI, Anthropic, Gemini), the model's distribution as trained.
+SAMPLING_TEMPERATURE = 1.0
 
 # Environment variables that CI services set; the first one present and truthy names the reason
 # replay becomes the default mode.
@@ -36,6 +41,10 @@ CI_VARIABLES = (
 
 class SettingError(ValueError):
     """A setting has a value outside what it allows; the message names both."""
+
+
+class SamplesWarning(UserWarning):
+    """Several samples were asked for, but the settings make every sample the same request."""
 
 
 def _parse_float(
@@ -166,6 +175,57 @@ def _parse_price(name: str) -> Callable[[Any], Price]:
     return parse
 
 
+# Parameters `--judge-params` may not set: each has its own option, or the plugin or a rubric sets it,
+# or it is transport (never part of a key, and a secret would end up in the verdict files).
+RESERVED_PARAMS = {
+    "model": "--judge-model",
+    "messages": "the rubric",
+    "temperature": "--judge-temperature",
+    "max_tokens": "--judge-max-tokens",
+    "max_completion_tokens": "--judge-max-tokens",
+    "reasoning_effort": "--judge-reasoning-effort",
+    "logprobs": "the rubric",
+    "top_logprobs": "the rubric",
+    "response_format": "the rubric",
+    "stream": "the plugin (it reads whole replies)",
+    "n": "--judge-samples",
+    "timeout": "--judge-timeout",
+    "num_retries": "--judge-retries",
+    "max_retries": "--judge-retries",
+    "api_base": "--judge-api-base",
+    "base_url": "--judge-api-base",
+    "api_key": "the provider's key variable (a key must never be stored in a verdict file)",
+    "extra_headers": "LiteLLM's own configuration (headers may hold credentials)",
+    "headers": "LiteLLM's own configuration (headers may hold credentials)",
+}
+
+
+def _parse_params(name: str) -> Callable[[Any], dict[str, Any]]:
+    def parse(raw: Any) -> dict[str, Any]:
+        if isinstance(raw, Mapping):
+            value: Any = dict(raw)
+        else:
+            try:
+                value = json.loads(str(raw))
+            except ValueError as exc:
+                example = '{"seed": 7}'
+                raise SettingError(f"{name} must be a JSON object, e.g. '{example}'; got {raw!r} ({exc})") from None
+        if not isinstance(value, dict):
+            raise SettingError(f"{name} must be a JSON object (name: value), got {raw!r}")
+        for key in value:
+            if not isinstance(key, str) or not key:
+                raise SettingError(f"{name}: parameter names must be non-empty strings, got {key!r}")
+            if key in RESERVED_PARAMS:
+                raise SettingError(f"{name} may not set {key!r}: that is {RESERVED_PARAMS[key]}'s to set")
+        try:  # part of the verdict key: it must be plain JSON
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise SettingError(f"{name} must hold plain JSON values (text, numbers, lists, objects): {exc}") from None
+        return value
+
+    return parse
+
+
 class Option(NamedTuple):
     """One setting: its name in each place it can be given, its parser and its help."""
 
@@ -218,6 +278,10 @@ _PARSE_AND_DEFAULT: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "generate_api_base": (_parse_text("--generate-api-base"), None),
     "budget_tokens": (_parse_int("--judge-budget-tokens", 1), None),
     "price": (_parse_price("--judge-price"), None),
+    "max_tokens": (_parse_int("--judge-max-tokens", 1), None),
+    "reasoning_effort": (_parse_choice("--judge-reasoning-effort", REASONING_EFFORTS), None),
+    "params": (_parse_params("--judge-params"), None),
+    "instructions_in_user": (_parse_bool("--judge-instructions-in-user"), False),
 }
 
 OPTIONS: tuple[Option, ...] = tuple(
@@ -258,8 +322,24 @@ class Settings(NamedTuple):
     generate_api_base: str | None = None
     budget_tokens: int | None = None
     price: Price | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    params: Mapping[str, Any] | None = None  # the user's further request parameters (seed, penalties, ...)
+    instructions_in_user: bool = False
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
+    overridden: frozenset[str] = frozenset()  # options a marker or `assert_judged` argument set
+
+    def configured(self, name: str) -> bool:
+        """Whether option `name` was set anywhere (CLI, marker, argument, environment, ini), not defaulted."""
+        return name in self.overridden or self.sources.get(name, "default") != "default"
+
+    def judge_temperature(self) -> float:
+        """The temperature judgments ask for: as configured; several samples with none configured are
+        drawn at SAMPLING_TEMPERATURE, so they are independent rather than one reply repeated."""
+        if self.samples > 1 and not self.configured("temperature"):
+            return SAMPLING_TEMPERATURE
+        return self.temperature
 
     def with_marker(
         self, overrides: Mapping[str, Any], *, force: bool = False, where: str = "@pytest.mark.judge"
@@ -277,7 +357,9 @@ class Settings(NamedTuple):
                 changes[name] = option.parse(raw)
             except SettingError as exc:
                 raise SettingError(f"{where}({name}=...): {exc}") from None
-        return self._replace(**changes) if changes else self
+        if not changes:
+            return self
+        return self._replace(**changes, overridden=self.overridden | changes.keys())
 
 
 def detect_ci(environ: Mapping[str, str]) -> str | None:

@@ -171,6 +171,8 @@ class JudgmentRecord(TypedDict, total=False):
     structured: str  # response_format used (see `Verdict.structured`); absent where no schema was asked for
     prompt_tokens: int  # live verdicts whose judge reported usage: the tokens of its live calls
     completion_tokens: int
+    sent: dict[str, dict[str, Any]]  # live calls: per judge model, the request parameters actually sent
+    dropped: dict[str, dict[str, str]]  # live calls: per judge model, parameters configured but not sent, and why
     # an error
     error: str  # the exception's class name, as shown to people
     error_kind: str  # what reports count it as: `JudgeError.kind` ("unparseable", "missing", ...)
@@ -182,11 +184,18 @@ class JudgmentRecord(TypedDict, total=False):
 
 
 def verdict_record(
-    verdict: Verdict, *, nodeid: str, output: str, live_calls: int = 0, threshold_given: bool = True
+    verdict: Verdict,
+    *,
+    nodeid: str,
+    output: str,
+    live_calls: int = 0,
+    threshold_given: bool = True,
+    requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None = None,
 ) -> JudgmentRecord:
     """The report record of a verdict: JSON-safe, redacted.  Without `threshold_given` (a `score` no
     threshold was given for) its `threshold` is None: the test decides with the score, and reports
-    should show the score alone (its `passed` is against the session's default threshold only)."""
+    should show the score alone (its `passed` is against the session's default threshold only).
+    `requests`: per judge model that was called live, the parameters sent and those dropped (and why)."""
     reasoning = redact(verdict.reasoning)
     samples: list[SampleRecord] = [
         {
@@ -226,6 +235,11 @@ def verdict_record(
     if verdict.prompt_tokens is not None or verdict.completion_tokens is not None:
         record["prompt_tokens"] = verdict.prompt_tokens or 0
         record["completion_tokens"] = verdict.completion_tokens or 0
+    if requests:
+        record["sent"] = {model: dict(sent) for model, (sent, _) in requests.items()}
+        dropped = {model: dict(why) for model, (_, why) in requests.items() if why}
+        if dropped:
+            record["dropped"] = dropped
     return record
 
 

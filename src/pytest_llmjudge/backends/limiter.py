@@ -79,18 +79,26 @@ class AdaptiveLimiter:
     def pause_left(self) -> float:
         return max(0.0, self.paused_until - self._clock())
 
-    async def acquire(self) -> Slot:
-        """Wait for a free slot (and for any pause to pass); the caller must `release` it."""
+    async def acquire(self, *, first: bool = False) -> Slot:
+        """Wait for a free slot (and for any pause to pass); the caller must `release` it.
+
+        `first`: go ahead of every waiting caller.  A call retrying after a rate limit asks for it, so
+        the calls the server refused are the first to go when it has room again: a call that waited
+        behind fresh ones could be refused again and again, until it ran out of retries.
+        """
         while True:
             pause = self.pause_left()
             if pause > 0:
                 await self._sleep(pause)
                 continue
-            if self.in_flight < self.allowed and not self._waiters:
+            if self.in_flight < self.allowed and (first or not self._waiters):
                 self.in_flight += 1
                 return Slot(self._epoch)
             waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
+            if first:
+                self._waiters.appendleft(waiter)
+            else:
+                self._waiters.append(waiter)
             self._wake()  # room now (a pause just ended, nobody in flight to release)? the queue's head goes
             try:
                 await waiter

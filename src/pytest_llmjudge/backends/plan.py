@@ -99,8 +99,11 @@ def plan_request(request: CallRequest) -> SentRequest:
         for name, value in (source or {}).items():
             if name in DROPPABLE and (name in params or name in dropped):
                 continue
-            if probe.knows(name) and probe.refuses({name: value}):
+            mapped = probe.mapped({name: value}) if probe.knows(name) else {name: value}
+            if mapped is None:
                 refused[name] = f"{provider or 'this provider'} does not take {name} for {bare}"
+            elif mapped == probe.mapped({}):  # LiteLLM maps it to nothing: it would be left out silently
+                dropped[name] = f"LiteLLM sends no {name} to {bare}"
             else:
                 params[name] = value
     return SentRequest(request.model, provider, messages, params, dropped, refused)

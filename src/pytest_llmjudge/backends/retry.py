@@ -152,6 +152,7 @@ async def call_with_retries(
     started = time.monotonic()
     deadline = started + timeout
     attempt = 0
+    rate_limited = False  # the last attempt was refused for the rate: the next goes first in the limiter
     while True:
         remaining = deadline - time.monotonic()
         slot: Slot | None = None
@@ -159,7 +160,7 @@ async def call_with_retries(
             if remaining <= 0:
                 raise TimeoutError()
             if limiter is not None:
-                slot = await asyncio.wait_for(limiter.acquire(), remaining)
+                slot = await asyncio.wait_for(limiter.acquire(first=rate_limited), remaining)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError()
@@ -193,6 +194,7 @@ async def call_with_retries(
             if limiter is not None and slot is not None:
                 limiter.release(slot, succeeded=True)
             return dataclasses.replace(result, latency_s=time.monotonic() - started, attempts=attempt + 1)
+        rate_limited = _rate_limited(failure)
         if not failure.retryable or attempt >= retries:
             if failure.retryable:
                 failure.args = (f"{failure.args[0]} (gave up after {attempt + 1} attempts; --judge-retries={retries})",)
