@@ -51,7 +51,8 @@ def test_a_healthy_judge_passes_every_check(capsys, judge_server, tmp_path):
     code, lines = doctor(capsys, f"--judge-model={MODEL}", f"--judge-api-base={judge_server.base_url}")
     assert code == 0, lines
     assert lines[1] == "ok    model              openai/judge-test: LiteLLM provider openai, model judge-test"
-    assert lines[2] == "ok    parameters         sends temperature=0.0"
+    # The rubric's reply schema is asked for; the structured output line says what the model takes.
+    assert lines[2] == "ok    parameters         sends temperature=0.0, response_format=json_schema"
     assert lines[3].startswith("ok    credentials        ") and "OPENAI_API_KEY is set" in lines[3]
     assert lines[4].startswith("info  structured output  ")
     assert lines[5].startswith("info  logprobs           sent where asked for")

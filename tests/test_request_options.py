@@ -182,6 +182,11 @@ def reasoner(monkeypatch) -> Iterator[ReasoningServer]:
         yield server
 
 
+def without_format(params: dict) -> dict:
+    """Request parameters less the rubric's response_format (structured output has its own tests)."""
+    return {k: v for k, v in params.items() if k != "response_format"}
+
+
 @pytest.mark.parametrize("model", ["openai/o3-mini", "openai/gpt-5-mini"])
 def test_reasoning_effort_reaches_a_reasoning_model(pytester, reasoner, model):
     result = run_live(pytester, model, reasoner.api_base, "--judge-reasoning-effort=low", "--judge-max-tokens=500")
@@ -193,8 +198,8 @@ def test_reasoning_effort_reaches_a_reasoning_model(pytester, reasoner, model):
     # said once in the summary, and in the verdict file: configured, sent, and what was not sent and why
     assert result.stdout.str().count(f"llmjudge: temperature not sent: {bare} only takes its default") == 1
     (entry,) = stored_entries(pytester.path).values()
-    assert entry["params"] == {"temperature": 0.0} and entry["reasoning_effort"] == "low"
-    assert entry["sent"] == {"reasoning_effort": "low", "max_completion_tokens": 500}
+    assert without_format(entry["params"]) == {"temperature": 0.0} and entry["reasoning_effort"] == "low"
+    assert without_format(entry["sent"]) == {"reasoning_effort": "low", "max_completion_tokens": 500}
     assert entry["dropped"] == {"temperature": f"{bare} only takes its default"}
 
 
@@ -205,7 +210,7 @@ def test_reasoning_effort_is_dropped_with_a_note_where_not_taken(pytester, opena
     result.stdout.fnmatch_lines(["llmjudge: reasoning_effort not sent: gpt-4o-mini takes no reasoning_effort"])
     (entry,) = stored_entries(pytester.path).values()
     assert entry["dropped"] == {"reasoning_effort": "gpt-4o-mini takes no reasoning_effort"}
-    assert entry["sent"] == {"temperature": 0.0}
+    assert without_format(entry["sent"]) == {"temperature": 0.0}
 
 
 def test_params_reach_the_server(pytester, openai_server):
@@ -239,7 +244,7 @@ def test_the_record_says_what_was_sent(pytester, openai_server):
         pytester, MODEL, openai_server.base_url, f"--judge-report={report}", "--judge-max-tokens=300"
     ).assert_outcomes(passed=1)
     (record,) = json.loads(report.read_text())["judgments"]
-    assert record["sent"] == {MODEL: {"temperature": 0.0, "max_tokens": 300}}
+    assert {m: without_format(s) for m, s in record["sent"].items()} == {MODEL: {"temperature": 0.0, "max_tokens": 300}}
     assert "dropped" not in record
 
 
@@ -268,7 +273,7 @@ def test_samples_without_a_temperature_are_drawn_at_one(pytester, openai_server)
     assert [r["temperature"] for r in openai_server.requests] == [1.0, 1.0, 1.0]
     entries = stored_entries(pytester.path).values()
     assert sorted(e["sample"] for e in entries) == [0, 1, 2]
-    assert all(e["params"] == {"temperature": 1.0} for e in entries)
+    assert all(without_format(e["params"]) == {"temperature": 1.0} for e in entries)
     assert "SamplesWarning" not in result.stdout.str()
 
 

@@ -110,7 +110,7 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
     )
     request = probe.calls[0].request
     sent = plan_request(request)
-    params = ", ".join(f"{k}={v}" for k, v in sent.params.items()) or "nothing beyond the messages"
+    params = ", ".join(f"{k}={_shown(k, v)}" for k, v in sent.params.items()) or "nothing beyond the messages"
     notes = "; ".join(sent.notes())
     checks.append(Check("ok", "parameters", f"sends {params}" + (f"; {notes}" if notes else "")))
 
@@ -221,6 +221,13 @@ def _cost_text(verdicts: Sequence[Verdict], elapsed: float, model: str) -> str:
     elif verdicts:
         text += f", cost unknown (LiteLLM has no price for {model}; --judge-price gives one)"
     return text
+
+
+def _shown(name: str, value: object) -> object:
+    """A parameter as the parameters line shows it: a response_format by its type (the schema is long)."""
+    if name == "response_format" and isinstance(value, dict):
+        return value.get("type")
+    return value
 
 
 def _first_line(exc: BaseException) -> str:

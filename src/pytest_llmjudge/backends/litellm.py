@@ -96,7 +96,8 @@ class LiteLLMBackend:
         at once, one format down); `CallResult.sent` says what went.
         """
         litellm = import_litellm()
-        schema = schema_format((request.params or {}).get("response_format"))
+        reference = (request.params or {}).get("response_format")
+        schema = schema_format(reference)
         if schema is not None:  # sent as `formats` decides, never refused up front by the parameter plan
             params = {k: v for k, v in (request.params or {}).items() if k != "response_format"}
             request = dataclasses.replace(request, params=params)
@@ -130,8 +131,8 @@ class LiteLLMBackend:
             key = (request.model, request.api_base)
             response, fmt = await FORMAT_MEMORY.send(key, self.structured, start, send)
             value = sent_value(fmt, schema)
-            if value is not None:
-                sent["response_format"] = value
+            if value is not None:  # a schema is recorded by its reference (name, sha256), as in the key
+                sent["response_format"] = dict(reference) if fmt == "json_schema" else value
         else:
             response = await litellm.acompletion(**kwargs)
         choice = response.choices[0]
