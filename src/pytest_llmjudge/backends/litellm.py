@@ -132,7 +132,7 @@ class LiteLLMBackend:
             response, fmt = await FORMAT_MEMORY.send(key, self.structured, start, send)
             value = sent_value(fmt, schema)
             if value is not None:  # a schema is recorded by its reference (name, sha256), as in the key
-                sent["response_format"] = dict(reference) if fmt == "json_schema" else value
+                sent["response_format"] = reference if fmt == "json_schema" else value
         else:
             response = await litellm.acompletion(**kwargs)
         choice = response.choices[0]
