@@ -19,10 +19,13 @@ __all__ = ["KEY_VERSION", "canonical_json", "judgment_key", "messages_sha256"]
 
 KEY_VERSION = 2
 
+# One encoder for every key: `json.dumps` with these arguments builds a new one per call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
 
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no insignificant white space: equal values, equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _CANONICAL.encode(value)
 
 
 def _sha256(text: str) -> str:

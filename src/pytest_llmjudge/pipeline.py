@@ -38,7 +38,6 @@ from .errors import JudgeError, JudgmentFailed, StoreError, VerdictParseError
 from .keys import KEY_VERSION, judgment_key, messages_sha256
 from .reask import combined, reask_request
 from .redact import redact
-from .replay_miss import replay_miss
 from .rubrics import Outcome, Prompt, Reply, Rubric, read_reply, resolve_rubric
 from .settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .structured import format_used, structured_backend, structured_of, structured_prompts
@@ -153,11 +152,14 @@ def plan(
         next((b for b in (options.band, overrides.get("band"), marker.get("band")) if b is not None), 0.0)
     )
     case = Case.build(output, criteria, options.input, options.expected)
-    rubric = resolve_rubric(
-        options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
-    )
+    asked = options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
+    if asked is None:  # the default kind: one shared instance, its prompts rendered once per case
+        rubric, prompts = _default_prompts(case)
+    else:
+        rubric = resolve_rubric(asked)
+        prompts = rubric.prompts(case)
     chosen, structured = structured_backend(choose_backend(backend, context), settings.structured)
-    prompts = structured_prompts(rubric, rubric.prompts(case), structured)
+    prompts = structured_prompts(rubric, prompts, structured)
     api_base = settings.api_base if isinstance(chosen, LiteLLMBackend) else None
     described = rubric.describe()
     ledger = runtime.ledger_for(context)
@@ -209,6 +211,26 @@ def warn_identical_samples(settings: Settings) -> None:
     )
 
 
+# The default rubric kind holds no state, so one instance serves every judgment (and the parse memo,
+# keyed by the rubric, hits); its prompts for a case are rendered once (a suite judges the same case
+# again under several models, samples or tests).
+_DEFAULT: list[Rubric] = []
+_PROMPTS: dict[Case, list[Prompt]] = {}
+
+
+def _default_prompts(case: Case) -> tuple[Rubric, list[Prompt]]:
+    if not _DEFAULT:
+        _DEFAULT.append(resolve_rubric(None))
+    rubric = _DEFAULT[0]
+    prompts = _PROMPTS.get(case)
+    if prompts is None:
+        prompts = rubric.prompts(case)
+        if len(_PROMPTS) >= 256:
+            _PROMPTS.clear()
+        _PROMPTS[case] = prompts
+    return rubric, list(prompts)
+
+
 NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
 
 
@@ -244,12 +266,14 @@ _MERGED: dict[tuple[Any, ...], tuple[Settings, Settings]] = {}
 def _merged_settings(
     base: Settings, marker: Mapping[str, Any], overrides: Mapping[str, Any], options: Options
 ) -> Settings:
-    from_marker = {k: v for k, v in marker.items() if k in MARKER_KEYS}
-    given = {k: v for k, v in overrides.items() if k in MARKER_KEYS and k != "rubric"}
+    from_marker = {k: v for k, v in marker.items() if k in MARKER_KEYS} if marker else {}
+    given = {k: v for k, v in overrides.items() if k in MARKER_KEYS and k != "rubric"} if overrides else {}
     for name in ("threshold", "model", "samples"):
         value = getattr(options, name)
         if value is not None:
             given[name] = value
+    if not from_marker and not given:  # nothing to merge: the session's settings as they are
+        return base
     try:
         # The value's type is part of the key: True == 1, but they may not parse alike.
         memo: tuple[Any, ...] | None = (id(base), *_typed(from_marker), None, *_typed(given))
@@ -485,6 +509,8 @@ def adopt_from_elsewhere(runtime: JudgeRuntime, ledger: Ledger, key: str, *, cop
 
 
 def _replay_miss(plan: Plan, call: Call) -> JudgeError:
+    from .replay_miss import replay_miss  # the diagnosis loads only when a replay misses
+
     ledger = plan.ledger
     return replay_miss(
         call.key,

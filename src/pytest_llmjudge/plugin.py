@@ -198,7 +198,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     runtime.current = context
     # A subprocess the test starts judges as the test would, into the test's verdict file.
     previous = os.environ.get(TEST_ENV)
-    value = test_environment(runtime, context, _used_file(item))
+    context.used_file = _used_file(item.nodeid)
+    value = test_environment(runtime, context, context.used_file)
     if value is not None:
         os.environ[TEST_ENV] = value
     try:
@@ -211,13 +212,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             os.environ[TEST_ENV] = previous
 
 
-def _used_file(item: pytest.Item) -> Path:
+def _used_file(nodeid: str) -> str:
     """Where the test's subprocesses list the verdict keys they used (read back at teardown)."""
     import hashlib
     import tempfile
 
-    digest = hashlib.sha256(item.nodeid.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return Path(tempfile.gettempdir(), f"llmjudge-used-{os.getpid()}-{digest}")
+    digest = hashlib.sha256(nodeid.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"llmjudge-used-{os.getpid()}-{digest}")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -263,7 +264,7 @@ def pytest_runtest_makereport(
         from .session import PAYLOAD_ATTRIBUTE, item_payload
 
         runtime = item.config.stash.get(RUNTIME_KEY, None)
-        child_used = read_used_file(_used_file(item))
+        child_used = read_used_file(context.used_file) if context.used_file else set()
         if child_used and runtime is not None:  # keys the test's subprocesses used: prune keeps them
             ledger = runtime.ledger_for(context)
             if ledger is not None:

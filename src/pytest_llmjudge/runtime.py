@@ -8,6 +8,7 @@ This module is loaded at every pytest start-up: it defines plain classes and imp
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -50,6 +51,7 @@ class TestContext:
         self.ledger: Ledger | None = None  # this test's verdict file, once a judgment asked for it
         self.backend: Any = _UNSET
         self.attempt = 1  # a rerun (pytest-rerunfailures) is attempt 2, 3, ...
+        self.used_file: str | None = None  # where the test's subprocesses list the verdict keys they used
 
     def judge_backend(self) -> Any:
         """The `judge_backend` fixture's value for this test (None: use LiteLLM)."""
@@ -91,6 +93,7 @@ class JudgeRuntime:
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._semaphore: asyncio.Semaphore | None = None
         self._limiter: AdaptiveLimiter | None = None
+        self.child_settings: dict[str, Any] | None = None  # LLMJUDGE_TEST's session part, once settings are resolved
 
     @property
     def settings(self) -> Settings:
@@ -355,7 +358,7 @@ _CHILD_SETTINGS = (
 )
 
 
-def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: Path) -> str | None:
+def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: str) -> str | None:
     """The value of LLMJUDGE_TEST while `context`'s test runs (None when the test has no verdict file).
 
     JSON: the node id, the verdict file, the settings a child process needs (mode, model, api base
@@ -377,19 +380,32 @@ def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: Pat
         "nodeid": context.nodeid,
         "test_name": context.test_name,
         "module": str(context.module_path),
+        "marker": marker,
+        "used": used_file,
+    }
+    part = runtime.child_settings
+    if part is None:
+        part = _child_settings(runtime)
+        if runtime.settings_resolved:  # kept once final (an unconfigured session resolves its settings late)
+            runtime.child_settings = part
+    payload.update(part)
+    return json.dumps(payload)
+
+
+def _child_settings(runtime: JudgeRuntime) -> dict[str, Any]:
+    """LLMJUDGE_TEST's part that is the session's, not the test's: where the store is, and the settings."""
+    part: dict[str, Any] = {
         "store_root": str(runtime.store_root) if runtime.store_root is not None else None,
         "rootdir": str(runtime.rootdir),
-        "marker": marker,
-        "used": str(used_file),
     }
     if runtime.settings_resolved:  # else nothing was configured: the child resolves the same from its environment
         settings = runtime.settings
         values = {name: getattr(settings, name) for name in _CHILD_SETTINGS}
         values["api_base"] = _without_credentials(values["api_base"])
         values["generate_api_base"] = _without_credentials(values["generate_api_base"])
-        payload["settings"] = values
-        payload["sources"] = {name: settings.sources.get(name, "default") for name in _CHILD_SETTINGS}
-    return json.dumps(payload)
+        part["settings"] = values
+        part["sources"] = {name: settings.sources.get(name, "default") for name in _CHILD_SETTINGS}
+    return part
 
 
 def _without_credentials(url: str | None) -> str | None:
@@ -402,13 +418,15 @@ def _without_credentials(url: str | None) -> str | None:
     return urlunsplit(parts._replace(netloc=host))
 
 
-def read_used_file(path: Path) -> set[str]:
+def read_used_file(path: str) -> set[str]:
     """The verdict keys a test's subprocesses used (one per line), the file removed."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except OSError:
         return set()
-    path.unlink(missing_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
     return {line.strip() for line in text.splitlines() if line.strip()}
 
 

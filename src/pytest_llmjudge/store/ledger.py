@@ -88,10 +88,14 @@ def ledger_path(module_path: Path, test_name: str, *, store_root: Path | None, r
     return store_root.joinpath(relative.with_suffix(""), ledger_filename(test_name))
 
 
-@functools.lru_cache(maxsize=4096)
 def _beside_module(module_path: Path, test_name: str) -> Path:
-    # Pure path arithmetic (no file system): asked twice per test (the judgment, the used-keys record).
-    return module_path.parent.joinpath("judge_verdicts", module_path.stem, ledger_filename(test_name))
+    # Pure path arithmetic (no file system); the folder is the same for every test of a module.
+    return _module_folder(module_path) / ledger_filename(test_name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _module_folder(module_path: Path) -> Path:
+    return module_path.parent.joinpath("judge_verdicts", module_path.stem)
 
 
 def _validate_entry(path: Path, key: str, entry: object, *, what: str = "verdict") -> dict[str, Any]:
