@@ -171,7 +171,7 @@ def test_a_tests_subprocess_judges_under_the_same_budgets(tmp_path):
 
     settings = resolve({"model": MODEL, "budget": "0.5", "budget_tokens": "900", "price": "input=1,output=2"}, {}, {})
     runtime = JudgeRuntime(settings, rootdir=tmp_path)
-    value = test_environment(runtime, TestContext("t.py::t", tmp_path / "t.py", "t"), tmp_path / "used")
+    value = test_environment(runtime, TestContext("t.py::t", tmp_path / "t.py", "t"), str(tmp_path / "used"))
     assert value is not None
     child = _from_test_environment(value)
     assert child is not None
