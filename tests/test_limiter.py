@@ -251,9 +251,12 @@ def test_waiting_for_the_limiter_counts_against_the_deadline(loop, openai_server
     request = CallRequest(
         model=MODEL, messages=[{"role": "user", "content": "SCORE=0.9"}], api_base=openai_server.base_url
     )
-    with pytest.raises(BackendError, match="--judge-timeout=1s"):
+    with pytest.raises(BackendError, match="--judge-timeout=1s") as raised:
         loop.run(call_with_retries(LiteLLMBackend(), request, retries=3, timeout=1, limiter=limiter))
     assert openai_server.request_count == 0 and limiter.in_flight == 0
+    # It says why it did not wait: the rate limit, and the wait the server asked for.
+    assert "rate limit" in str(raised.value) and "60.0s" in str(raised.value)
+    assert raised.value.status == 429
 
 
 @pytest.mark.asyncio

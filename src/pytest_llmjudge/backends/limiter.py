@@ -62,6 +62,7 @@ class AdaptiveLimiter:
         self.hold_s = hold_s
         self.max_hold_s = max_hold_s
         self.hold_until = 0.0  # no increase before this (one rate-limit window past the last pause)
+        self.last_retry_after: float | None = None  # the wait the server last asked for, for messages
         self._clock = clock
         self._sleep = sleep
         self._epoch = 0
@@ -142,6 +143,7 @@ class AdaptiveLimiter:
         now = self._clock()
         if retry_after is not None and retry_after > 0:
             self.paused_until = max(self.paused_until, now + min(retry_after, self.max_pause_s))
+            self.last_retry_after = retry_after
         window = min(self.max_hold_s, max(self.hold_s, retry_after or 0.0))
         self.hold_until = max(self.hold_until, max(now, self.paused_until) + window)
 

@@ -160,6 +160,7 @@ async def call_with_retries(
             if remaining <= 0:
                 raise TimeoutError()
             if limiter is not None:
+                _refuse_a_pause_past_the_deadline(limiter, request, remaining, limit_s)
                 slot = await asyncio.wait_for(limiter.acquire(first=rate_limited), remaining)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -209,6 +210,25 @@ async def call_with_retries(
             )
         await asyncio.sleep(wait)
         attempt += 1
+
+
+def _refuse_a_pause_past_the_deadline(
+    limiter: AdaptiveLimiter, request: CallRequest, remaining: float, limit_s: float
+) -> None:
+    """Fail at once, saying so, when the rate limit's pause outlasts the deadline: waiting it out in
+    the limiter would end in a bare "no reply" that hides the cause."""
+    pause = limiter.pause_left()
+    if pause < remaining:
+        return
+    asked = limiter.last_retry_after
+    raise BackendError(
+        f"{request.model} is rate limited: the server asked to wait {asked if asked is not None else pause:.1f}s "
+        f"(Retry-After on an earlier call); the pause ends in {pause:.1f}s, past --judge-timeout={limit_s:g}s. "
+        "Raise --judge-timeout, or lower --judge-concurrency to stay under the provider's limit",
+        retryable=True,
+        status=429,
+        retry_after=pause,
+    )
 
 
 def _rate_limited(exc: BaseException) -> bool:
