@@ -1,7 +1,7 @@
 """The `Judge` facade: the public way to judge, delegating every stage to the pipeline.
 
 A Judge binds the session's runtime, the running test and any overrides; each method plans a
-judgment and runs it (see pipeline.py for the stages).
+judgment and runs it (see the pipeline package for the stages).
 """
 
 from __future__ import annotations

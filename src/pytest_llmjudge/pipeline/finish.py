@@ -1,0 +1,212 @@
+"""Finish: parse every reply, write back what is new (noting drift), combine the samples into the Verdict.
+
+Stored replies are parsed again on every replay, so an improved parser re-reads old verdicts, and a
+hand-edited score cannot outvote its reply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..aggregate import combine_panel, undecided
+from ..errors import StoreError, VerdictParseError
+from ..rubrics import Outcome, Reply, Rubric, read_reply
+from ..structured import structured_of
+from ..verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict
+from .plan import stored_fields
+
+if TYPE_CHECKING:
+    from ..parsing import ParsedVerdict
+    from ..runtime import JudgeRuntime
+    from .lookup import Answer  # lookup imports this module (warn_unwritten)
+    from .plan import Call, Plan
+
+
+def parse(rubric: Rubric, call: Call, reply: Reply) -> ParsedVerdict:
+    """The rubric's reading of one reply; a parse error names the key and the model."""
+    try:
+        return read_reply(rubric, call.prompt, reply)
+    except VerdictParseError as exc:
+        exc.key = call.key
+        exc.args = (f"{exc.args[0]} (key {call.key[:12]}, model {call.model_id})",)
+        raise
+
+
+def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> Verdict:
+    """Parse every reply, write back what is new, combine the samples into the Verdict."""
+    parsed: dict[str, ParsedVerdict] = {}
+    for call in plan.calls:
+        answer = answers[call.key]
+        parsed[call.key] = result = parse(plan.rubric, call, answer.reply)
+        stored = answer.stored.get("score") if answer.stored is not None else None
+        if isinstance(stored, (int, float)) and abs(stored - result.score) > 1e-6:
+            warnings.warn(
+                StoredScoreWarning(
+                    f"{plan.ledger.path if plan.ledger else ''}: key {call.key[:12]} stores score {stored} but its "
+                    f"reply parses to {result.score}; the reply wins "
+                    "(re-record, or run `python -m pytest_llmjudge reparse`)"
+                ),
+                stacklevel=2,
+            )
+    write_back(plan, answers, parsed, runtime)
+    return verdict_of(plan, samples_of(plan, answers, parsed), answers)
+
+
+def write_back(
+    plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict], runtime: JudgeRuntime
+) -> None:
+    """Store new replies in the test's ledger (auto, refresh); note drift against what refresh replaced."""
+    mode = plan.settings.mode
+    ledger = plan.ledger
+    if mode not in ("auto", "refresh") or ledger is None:
+        return
+    previous = ledger.entries() if mode == "refresh" else {}
+    unwritten: tuple[str, BaseException] | None = None
+    for call in plan.calls:
+        answer = answers[call.key]
+        if answer.source == "replayed":
+            continue
+        result = parsed[call.key]
+        entry = {
+            **stored_fields(plan, call, answer.result),
+            "reply": answer.reply.text,
+            "logprobs": plan.rubric.stored_logprobs(call.prompt, answer.reply),
+            "score": result.score,
+            "verdict": result.verdict,
+            "confidence": result.confidence,
+            "reasoning": result.reasoning,
+            **answer.extra,
+        }
+        old = previous.get(call.key)
+        if old is not None and isinstance(old.get("score"), (int, float)):
+            moved = abs(old["score"] - result.score)
+            flipped = (old["score"] >= plan.threshold) != (result.score >= plan.threshold)
+            if (moved > plan.settings.drift or flipped) and plan.context is not None:
+                plan.context.drift.append(
+                    {
+                        "test": ledger.nodeid,
+                        "key": call.key,
+                        "old": old["score"],
+                        "new": result.score,
+                        "flipped": flipped,
+                    }
+                )
+        try:
+            ledger.put(call.key, entry)
+        except (StoreError, OSError) as exc:
+            unwritten = unwritten or (call.key, exc)
+    if unwritten is not None:
+        kept = runtime.cache is not None
+        warn_unwritten(ledger.path, *unwritten, kept=kept)
+
+
+def warn_unwritten(path: Path, key: str, exc: BaseException, *, kept: bool) -> None:
+    """Say, once per judgment, that its verdict file could not be written, and where the verdict is."""
+    if isinstance(exc, OSError):
+        reason = f"{exc.__class__.__name__}: {exc.strerror or exc}"
+    else:
+        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+    where = (
+        "It is kept in the local cache, and the next run in auto mode with a writable store writes it"
+        if kept
+        else "No local cache is in use (pytest's cache provider is off), so it must be judged again"
+    )
+    message = (
+        f"llmjudge: cannot write the verdict file {path} ({reason}); the verdict (key {key[:12]}) was not stored "
+        f"there. {where}: make {path.parent} writable, or point --judge-store at a writable directory."
+    )
+    with contextlib.suppress(Warning):  # warnings turned into errors: the paid verdict still stands
+        warnings.warn(LedgerWriteWarning(message), stacklevel=3)
+
+
+def samples_of(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict]) -> list[Sample]:
+    """One Sample per (model, sample index): the rubric combines that sample's prompts."""
+    groups: dict[tuple[str, int], list[Call]] = {}
+    for call in plan.calls:
+        groups.setdefault((call.model_id, call.sample), []).append(call)
+    samples = []
+    for (model_id, sample), calls in groups.items():
+        outcome = plan.rubric.combine(plan.case, [(c.prompt, parsed[c.key]) for c in calls])
+        source = overall_source({answers[c.key].source for c in calls})
+        keys = tuple(c.key for c in calls)
+        samples.append(
+            Sample(
+                model_id,
+                sample,
+                outcome.score,
+                outcome.reasoning,
+                outcome.verdict,
+                outcome.confidence,
+                source,
+                keys,
+                dict(outcome.details),
+            )
+        )
+    return samples
+
+
+def verdict_of(plan: Plan, samples: Sequence[Sample], answers: Mapping[str, Answer]) -> Verdict:
+    """Combine the samples (each model's first, then the panel) and decide pass, fail or undecided."""
+    threshold = plan.threshold
+    per_model: dict[str, list[float]] = {}
+    for s in samples:
+        per_model.setdefault(s.model, []).append(s.score)
+    combined = combine_panel(per_model, threshold, plan.aggregate)
+    score = combined.score
+    representative = samples[0] if len(samples) == 1 else min(samples, key=lambda s: abs(s.score - score))
+    is_undecided = undecided([s.score for s in samples], score, threshold, plan.band)
+    details = dict(representative.details)
+    if len(per_model) > 1:
+        details["per_model"] = combined.per_model
+    outcome = Outcome(
+        representative.score,
+        representative.reasoning,
+        representative.verdict,
+        representative.confidence,
+        representative.details,
+    )
+    verdicts = {s.verdict for s in samples}
+    live = [result for result in (answers[c.key].result for c in plan.calls) if result is not None]
+    costs = [r.cost_usd for r in live if r.cost_usd is not None]
+    prompt_tokens = [r.prompt_tokens for r in live if r.prompt_tokens is not None]
+    completion_tokens = [r.completion_tokens for r in live if r.completion_tokens is not None]
+    first = plan.calls[0]
+    return Verdict(
+        score=score,
+        passed=score >= threshold and not is_undecided,
+        threshold=threshold,
+        reasoning=representative.reasoning,
+        verdict=verdicts.pop() if len(verdicts) == 1 else None,
+        confidence=representative.confidence if len(samples) == 1 else None,
+        model=",".join(dict.fromkeys(s.model for s in samples)),
+        source=overall_source({s.source for s in samples}),
+        key=first.key,
+        cost_usd=round(sum(costs), 8) if costs else (None if live else 0.0),
+        latency_s=round(time.monotonic() - plan.started, 4) if live else None,
+        raw=answers[first.key].reply.text,
+        criteria=plan.case.criteria,
+        rubric=plan.rubric.name,
+        keys=tuple(c.key for c in plan.calls),
+        samples=tuple(samples),
+        agreement=combined.agreement,
+        spread=combined.spread,
+        undecided=is_undecided,
+        details=details,
+        notes=tuple(plan.rubric.failure_details(outcome)),
+        structured=structured_of(answers[c.key].extra or answers[c.key].stored or {} for c in plan.calls),
+        prompt_tokens=sum(prompt_tokens) if prompt_tokens else None,
+        completion_tokens=sum(completion_tokens) if completion_tokens else None,
+    )
+
+
+def overall_source(sources: set[str]) -> str:
+    """The costliest way any part was answered: live, then cached, then replayed."""
+    for source in ("live", "cached", "replayed"):
+        if source in sources:
+            return source
+    return "replayed"

@@ -1,0 +1,162 @@
+"""Live calls, on the runtime's background loop: the missing calls sent concurrently, under the budget
+and one lock per key, with retries; a reply that holds no verdict is asked for again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..backends import CallResult, UnsupportedParamError, call_with_retries
+from ..errors import VerdictParseError
+from ..reask import combined, reask_request
+from ..rubrics import Reply
+from ..structured import format_used
+from .finish import parse
+from .lookup import Answer, reply_extra
+
+if TYPE_CHECKING:
+    from ..runtime import JudgeRuntime
+    from ..store import LocalCache
+    from .plan import Call, Plan
+
+
+async def call_live(plan: Plan, runtime: JudgeRuntime, missing: Sequence[Call]) -> dict[str, Answer]:
+    """Make the missing calls concurrently; the first error is raised once all have finished."""
+    deadline = plan.started + plan.settings.timeout
+    results = await asyncio.gather(
+        *(_call_one(plan, runtime, call, deadline) for call in missing), return_exceptions=True
+    )
+    answers: dict[str, Answer] = {}
+    for call, result in zip(missing, results, strict=False):
+        if isinstance(result, BaseException):
+            raise result
+        answers[call.key] = result
+    return answers
+
+
+async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) -> Answer:
+    settings = plan.settings
+    cache: LocalCache | None = runtime.cache if settings.mode in ("auto", "refresh") else None
+    async with runtime.key_lock(call.key), runtime.semaphore():
+        handle = await asyncio.to_thread(cache.acquire, call.key, deadline) if cache is not None else None
+        try:
+            if settings.mode == "auto" and cache is not None:
+                value = await asyncio.to_thread(cache.get, call.key)
+                if value is not None:  # another worker paid for it while we waited
+                    return Answer(Reply(value["reply"], value.get("logprobs")), "cached", extra=reply_extra(value))
+            runtime.check_budget()
+            result = await _send(plan, runtime, call, deadline)
+            plan.live_calls[0] += 1  # paid for, whether or not its reply parses
+            note_request(plan, runtime, call, result)
+            result = runtime.count(result, call.request.model)  # priced, counted against the budgets
+            result, earlier = await _until_parsed(plan, runtime, call, result, deadline)
+            reply = Reply(result.text, result.logprobs)
+            extra = reply_extra(
+                {"structured": format_used(call.request.params, result.sent), "retried_from": earlier or None}
+            )
+            if cache is not None:
+                value = {
+                    "reply": result.text,
+                    "logprobs": result.logprobs,
+                    "model": call.model_id,
+                    "cost_usd": result.cost_usd,
+                    **extra,
+                }
+                await asyncio.to_thread(cache.set, call.key, {k: v for k, v in value.items() if v is not None})
+            return Answer(reply, "live", result=result, extra=extra)
+        finally:
+            if cache is not None and handle is not None:
+                cache.release(handle)
+
+
+async def _until_parsed(
+    plan: Plan, runtime: JudgeRuntime, call: Call, result: CallResult, deadline: float
+) -> tuple[CallResult, list[str]]:
+    """The live result whose reply parses, asking again in the same conversation up to
+    --judge-parse-retries times (see `reask`); with the earlier replies.  A reply cut off at
+    max_tokens is not asked again (the same cap would cut it again); an unparseable reply is never stored."""
+    earlier: list[str] = []
+    request = call.request
+    while True:
+        if result.finish_reason == "length":
+            raise VerdictParseError(
+                f"the judge's reply was cut off at max_tokens (finish_reason=length), key {call.key[:12]}; "
+                "allow the judge more tokens. Nothing was stored.",
+                result.text,
+                key=call.key,
+            )
+        try:
+            parse(plan.rubric, call, Reply(result.text, result.logprobs))
+        except VerdictParseError:
+            if len(earlier) >= plan.settings.parse_retries:
+                raise
+        else:
+            return result, earlier
+        earlier.append(result.text)
+        request = reask_request(request, result.text)
+        runtime.check_budget()
+        remaining = max(0.001, deadline - time.monotonic())
+        again = await call_with_retries(
+            plan.backend,
+            request,
+            retries=plan.settings.retries,
+            timeout=remaining,
+            limit_s=plan.settings.timeout,
+            limiter=runtime.limiter(),
+        )
+        plan.live_calls[0] += 1
+        again = runtime.count(again, request.model)  # a re-ask is paid and counted like any call
+        result = combined(result, again)
+
+
+async def _send(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) -> CallResult:
+    """One call, with retries; a judge that refuses the log-probabilities a rubric asked for is asked
+    again without them (the rubric then scores plainly), with a warning."""
+    from ..rubrics.likert import LogprobsFallbackWarning, without_logprobs
+
+    settings = plan.settings
+    request = call.request
+    try:
+        remaining = max(0.001, deadline - time.monotonic())
+        return await call_with_retries(
+            plan.backend,
+            request,
+            retries=settings.retries,
+            timeout=remaining,
+            limit_s=settings.timeout,
+            limiter=runtime.limiter(),
+        )
+    except UnsupportedParamError as exc:
+        plain = without_logprobs(request, exc)
+        if plain is None:
+            raise
+        warnings.warn(
+            LogprobsFallbackWarning(
+                f"llmjudge: {request.model} takes no log-probabilities ({exc.unsupported_param} refused): "
+                f"{plan.rubric.name} judgments asking for them are scored plainly (details['scoring'] == 'plain')"
+            ),
+            stacklevel=1,
+        )
+    remaining = max(0.001, deadline - time.monotonic())
+    return await call_with_retries(
+        plan.backend,
+        plain,
+        retries=settings.retries,
+        timeout=remaining,
+        limit_s=settings.timeout,
+        limiter=runtime.limiter(),
+    )
+
+
+def note_request(plan: Plan, runtime: JudgeRuntime, call: Call, result: CallResult) -> None:
+    """Keep what a live call sent for the verdict record; say once per run what a model was not sent."""
+    if result.sent is None or call.model_id in plan.requests:
+        return
+    dropped = dict(result.dropped or {})
+    plan.requests[call.model_id] = (dict(result.sent), dropped)
+    for name, why in dropped.items():
+        runtime.note(f"llmjudge: {name} not sent: {why}")

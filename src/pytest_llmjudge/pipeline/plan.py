@@ -1,0 +1,401 @@
+"""Plan: merge a judgment's settings, choose its backend, and name every call by its key.
+
+Planning is synchronous and light: a replay never starts the background loop or imports LiteLLM.
+The settings merge and the default rubric's prompts are memoised (a suite repeats a few
+combinations).  `stored_elsewhere` is the whole store's index, made on first need: planning asks it
+which model recorded a judgment when none is configured, and lookup finds there the keys filed
+under other tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..aggregate import AGGREGATES
+from ..backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLMBackend
+from ..case import Case
+from ..errors import JudgeError
+from ..keys import KEY_VERSION, judgment_key, messages_sha256
+from ..rubrics import Prompt, Rubric, resolve_rubric
+from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
+from ..structured import structured_backend, structured_prompts
+
+if TYPE_CHECKING:
+    from ..runtime import JudgeRuntime, TestContext
+    from ..store import Ledger, VerdictIndex
+
+
+@dataclass(frozen=True)
+class Options:
+    """What one judgment may set for itself: `assert_judged`'s arguments after output and criteria.
+
+    The public functions spell these out for IDE help; everything inside takes this one definition.
+    """
+
+    input: Any = None
+    expected: Any = None
+    threshold: float | None = None
+    model: str | Sequence[str] | None = None
+    rubric: Any = None
+    samples: int | None = None
+    aggregate: str | None = None
+    band: float | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One judge call: who judges, which sample, which of the rubric's prompts, and its key."""
+
+    model_id: str  # the judge's id in the key (the model, or a custom backend's name)
+    sample: int
+    prompt: Prompt
+    request: CallRequest
+    key: str
+
+    @functools.cached_property
+    def messages_sha256(self) -> str:
+        """Stored beside each verdict; computed only when one is stored or a replay misses."""
+        return messages_sha256(self.request.messages)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One judgment, ready to look up: its case, rubric, resolved settings and calls."""
+
+    case: Case
+    rubric: Rubric
+    settings: Settings
+    aggregate: str
+    band: float
+    calls: tuple[Call, ...]
+    backend: Backend
+    ledger: Ledger | None
+    context: TestContext | None
+    started: float
+    threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
+    live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
+    # model id -> (parameters sent, parameters not sent and why), from its first live call
+    requests: dict[str, tuple[dict[str, Any], dict[str, str]]] = dataclasses.field(default_factory=dict)
+
+    @property
+    def threshold(self) -> float:
+        return self.settings.threshold
+
+
+def plan(
+    output: Any,
+    criteria: Any,
+    options: Options,
+    *,
+    runtime: JudgeRuntime,
+    context: TestContext | None,
+    backend: Any,
+    overrides: Mapping[str, Any],
+    asserts: bool = True,
+) -> Plan:
+    """Merge the settings (arguments > Judge overrides > marker > session), choose the backend, key every call.
+
+    `asserts`: the caller decides pass or fail (`assert_judged`); a `score` is recorded without a
+    threshold unless one was given somewhere (argument, Judge, marker, option).
+    """
+    started = time.monotonic()
+    marker: Mapping[str, Any] = context.marker if context is not None else {}
+    settings = _merged_settings(runtime.settings, marker, overrides, options)
+    if settings.samples > 1 and settings.judge_temperature() == 0:
+        warn_identical_samples(settings)
+    aggregate = options.aggregate or overrides.get("aggregate") or marker.get("aggregate") or "mean"
+    if aggregate not in AGGREGATES:
+        raise JudgeError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {aggregate!r}")
+    band = _check_band(
+        next((b for b in (options.band, overrides.get("band"), marker.get("band")) if b is not None), 0.0)
+    )
+    case = Case.build(output, criteria, options.input, options.expected)
+    asked = options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
+    if asked is None:  # the default kind: one shared instance, its prompts rendered once per case
+        rubric, prompts = _default_prompts(case)
+    else:
+        rubric = resolve_rubric(asked)
+        prompts = rubric.prompts(case)
+    chosen, structured = structured_backend(choose_backend(backend, context), settings.structured)
+    prompts = structured_prompts(rubric, prompts, structured)
+    api_base = settings.api_base if isinstance(chosen, LiteLLMBackend) else None
+    described = rubric.describe()
+    ledger = runtime.ledger_for(context)
+
+    def keyed(ids: Sequence[tuple[str, str]]) -> tuple[Call, ...]:
+        return tuple(
+            _call(model_id, send_model, sample, prompt, settings, api_base, described)
+            for model_id, send_model in ids
+            for sample in range(settings.samples)
+            for prompt in prompts
+        )
+
+    if not settings.model and settings.mode == "replay" and isinstance(chosen, LiteLLMBackend):
+        # CI with no judge configured: replay what was recorded, whichever model recorded it.
+        entries = ledger.entries() if ledger is not None else {}
+        model = recorded_model(entries, lambda m: keyed([(m, m)]))
+        if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
+            elsewhere = stored_elsewhere(runtime)
+            by_model = {s.key: s.entry for s in elsewhere.by_model().values()}
+            model = recorded_model(by_model, lambda m: keyed([(m, m)]), elsewhere.has)
+        if model is not None:
+            settings = settings._replace(model=(model,))
+        else:  # a miss: against the one model this test recorded with, so the miss names what changed
+            models = {e.get("model") for e in entries.values()}
+            only = models.pop() if len(models) == 1 else None
+            model = only if isinstance(only, str) else NO_MODEL
+        calls = keyed([(model, model)])
+    else:
+        calls = keyed(judge_ids(settings, chosen))
+    given = (
+        asserts
+        or options.threshold is not None
+        or "threshold" in overrides
+        or "threshold" in marker
+        or settings.sources.get("threshold", "default") != "default"
+    )
+    return Plan(case, rubric, settings, aggregate, band, calls, chosen, ledger, context, started, given)
+
+
+def warn_identical_samples(settings: Settings) -> None:
+    """Several samples at temperature 0 are one reply asked for again: say so (they cannot vary)."""
+    warnings.warn(
+        SamplesWarning(
+            f"llmjudge: samples={settings.samples} at temperature 0 sends the same request {settings.samples} times: "
+            "the samples cannot vary, so their agreement says little. Leave the temperature unset (samples are then "
+            "drawn at 1.0) or set one above 0."
+        ),
+        stacklevel=3,
+    )
+
+
+# The default rubric kind holds no state, so one instance serves every judgment (and the parse memo,
+# keyed by the rubric, hits); its prompts for a case are rendered once (a suite judges the same case
+# again under several models, samples or tests).
+_DEFAULT: list[Rubric] = []
+_PROMPTS: dict[Case, list[Prompt]] = {}
+
+
+def _default_prompts(case: Case) -> tuple[Rubric, list[Prompt]]:
+    if not _DEFAULT:
+        _DEFAULT.append(resolve_rubric(None))
+    rubric = _DEFAULT[0]
+    prompts = _PROMPTS.get(case)
+    if prompts is None:
+        prompts = rubric.prompts(case)
+        if len(_PROMPTS) >= 256:
+            _PROMPTS.clear()
+        _PROMPTS[case] = prompts
+    return rubric, list(prompts)
+
+
+NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
+
+
+def recorded_model(
+    entries: Mapping[str, Mapping[str, Any]],
+    calls_for: Callable[[str], Sequence[Call]],
+    has: Callable[[str], bool] | None = None,
+) -> str | None:
+    """The model that recorded this judgment, found without being told: keys are content hashes, so a
+    stored entry belongs to this judgment when its key is one this judgment computes with its model.
+
+    One model matches: that model.  None: None (the replay misses as usual).  Several: a JudgeError
+    naming them and the option that picks one.
+    """
+    matching: list[str] = []
+    for model in dict.fromkeys(str(e.get("model")) for e in entries.values() if isinstance(e.get("model"), str)):
+        keys = {call.key for call in calls_for(model)}
+        if any(has(k) for k in keys) if has is not None else not keys.isdisjoint(entries):
+            matching.append(model)
+    if len(matching) > 1:
+        raise JudgeError(
+            f"this judgment was recorded by several judge models ({', '.join(sorted(matching))}) and none is "
+            "configured: pick one with --judge-model=MODEL (or judge_model in the ini file, or LLMJUDGE_MODEL)"
+        )
+    return matching[0] if matching else None
+
+
+# Merged settings by (session settings, marker, arguments): a suite's judgments repeat a few
+# combinations, and merging (parsing and copying the settings) is most of planning's own cost.
+_MERGED: dict[tuple[Any, ...], tuple[Settings, Settings]] = {}
+
+
+def _merged_settings(
+    base: Settings, marker: Mapping[str, Any], overrides: Mapping[str, Any], options: Options
+) -> Settings:
+    from_marker = {k: v for k, v in marker.items() if k in MARKER_KEYS} if marker else {}
+    given = {k: v for k, v in overrides.items() if k in MARKER_KEYS and k != "rubric"} if overrides else {}
+    for name in ("threshold", "model", "samples"):
+        value = getattr(options, name)
+        if value is not None:
+            given[name] = value
+    if not from_marker and not given:  # nothing to merge: the session's settings as they are
+        return base
+    try:
+        # The value's type is part of the key: True == 1, but they may not parse alike.
+        memo: tuple[Any, ...] | None = (id(base), *_typed(from_marker), None, *_typed(given))
+        hash(memo)
+    except TypeError:  # an unhashable value (a list of models): merge without the memo
+        memo = None
+    cached = _MERGED.get(memo) if memo is not None else None
+    if cached is not None and cached[0] is base:
+        settings = cached[1]
+    else:
+        try:
+            settings = base.with_marker(from_marker).with_marker(given, force=True, where="assert_judged")
+        except SettingError as exc:
+            raise JudgeError(str(exc)) from None
+        if memo is not None:
+            if len(_MERGED) >= 256:
+                _MERGED.clear()
+            _MERGED[memo] = (base, settings)
+    if isinstance(options.threshold, bool):
+        raise JudgeError("threshold must be a number in [0, 1], not a bool")
+    return settings
+
+
+def _typed(values: Mapping[str, Any]) -> list[tuple[str, type, Any]]:
+    return [(k, type(v), v) for k, v in values.items()]
+
+
+def _check_band(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 0.5:
+        raise JudgeError(
+            f"band must be a number in [0, 0.5] (the inconclusive margin around the threshold), got {value!r}"
+        )
+    return float(value)
+
+
+def choose_backend(given: Any, context: TestContext | None) -> Backend:
+    """The Judge's own backend, else the test's `judge_backend` fixture, else LiteLLM."""
+    backend = given
+    if backend is None and context is not None:
+        backend = context.judge_backend()
+    if backend is None:
+        return LiteLLMBackend()
+    # A backend object already speaks the protocol; a bare callable is wrapped.
+    if isinstance(backend, Backend):
+        return backend
+    if callable(backend):
+        return CallableBackend(backend)
+    raise JudgeError(f"judge_backend must be a callable taking the chat messages, or None; got {backend!r}")
+
+
+def judge_ids(settings: Settings, backend: Backend) -> list[tuple[str, str]]:
+    """(id in the key, model sent) per judge.  A custom backend's name, or the model, is the id."""
+    models = settings.model
+    if isinstance(backend, LiteLLMBackend):
+        if not models:
+            raise JudgeError(
+                "no judge model configured: pass --judge-model=MODEL (or set judge_model in the ini file, "
+                "or LLMJUDGE_MODEL). The model is part of every verdict's key, so set it where recording "
+                "and replay both see it."
+            )
+        return [(m, m) for m in models]
+    name = getattr(backend, "name", None)
+    if not models:
+        fn = getattr(backend, "fn", backend)
+        return [(name or f"custom:{getattr(fn, '__qualname__', type(fn).__name__)}", "")]
+    if name and len(models) == 1:
+        return [(name, models[0])]
+    return [(f"{name}:{m}" if name else m, m) for m in models]
+
+
+def _call(
+    model_id: str,
+    send_model: str,
+    sample: int,
+    prompt: Prompt,
+    settings: Settings,
+    api_base: str | None,
+    rubric: Mapping[str, Any],
+) -> Call:
+    temperature = settings.judge_temperature()
+    params = {"temperature": temperature, **dict(prompt.params)}
+    messages = [dict(m) for m in prompt.messages]
+    # Who judges and what it is asked; how the call travels (api base, proxy, key) stays out.
+    # The request options join the key only when set, so a key made without them never changes.
+    key = judgment_key(
+        {
+            "model": model_id,
+            "messages": messages,
+            "params": params,
+            "sample": sample,
+            "rubric": rubric,
+            **requested(settings),
+        }
+    )
+    request = CallRequest(
+        model=send_model or model_id,
+        messages=messages,
+        api_base=api_base,
+        temperature=temperature,
+        params=dict(prompt.params),
+        max_tokens=settings.max_tokens,
+        reasoning_effort=settings.reasoning_effort,
+        extra_params=settings.params,
+        instructions_in_user=settings.instructions_in_user,
+    )
+    return Call(model_id, sample, prompt, request, key)
+
+
+def requested(settings: Settings) -> dict[str, Any]:
+    """The request options that are set, as the key and the ledger name them (the configured values:
+    what a model then takes is `plan_request`'s to decide, and the replay path never asks LiteLLM)."""
+    fields: dict[str, Any] = {}
+    if settings.max_tokens is not None:
+        fields["max_tokens"] = settings.max_tokens
+    if settings.reasoning_effort is not None:
+        fields["reasoning_effort"] = settings.reasoning_effort
+    if settings.params:
+        fields["extra_params"] = dict(settings.params)
+    if settings.instructions_in_user:
+        fields["instructions_in_user"] = True  # the judge sees other messages
+    return fields
+
+
+def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> dict[str, Any]:
+    """What a ledger entry says about the judgment beside its reply (and what a replay miss compares).
+
+    A live call's `result` adds what was actually sent, and what was configured but not sent, and why.
+    """
+    fields = {
+        "model": call.model_id,
+        "rubric": plan.rubric.name,
+        "prompt": call.prompt.name or None,
+        "sample": call.sample,
+        "criteria": plan.case.criteria,
+        "input": plan.case.input,
+        "expected": plan.case.expected,
+        "output": plan.case.output,
+        "messages_sha256": call.messages_sha256,
+        "params": {"temperature": plan.settings.judge_temperature(), **dict(call.prompt.params)},
+        **requested(plan.settings),
+        "key_version": KEY_VERSION,
+    }
+    if result is not None and result.sent is not None:
+        fields["sent"] = dict(result.sent)
+        if result.dropped:
+            fields["dropped"] = dict(result.dropped)
+    return fields
+
+
+_INDEXES: weakref.WeakKeyDictionary[JudgeRuntime, VerdictIndex] = weakref.WeakKeyDictionary()
+
+
+def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
+    """The runtime's index of the whole store, made on first need (a run the test files answer never walks)."""
+    index = _INDEXES.get(runtime)
+    if index is None:
+        from ..store import VerdictIndex
+
+        index = _INDEXES[runtime] = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
+    return index

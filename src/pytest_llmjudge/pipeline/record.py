@@ -1,0 +1,53 @@
+"""Each judgment's record for the reports, added to its test: its verdict, or its error (once)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import JudgmentFailed, VerdictParseError
+from ..redact import redact
+from ..verdict import Verdict, error_record, verdict_record
+
+if TYPE_CHECKING:
+    from .plan import Plan
+
+
+def note_verdict(plan: Plan, verdict: Verdict) -> None:
+    """Add the verdict's record to its test's records (nothing outside a test)."""
+    if plan.context is not None:
+        record = verdict_record(
+            verdict,
+            nodeid=plan.context.nodeid,
+            output=plan.case.output,
+            live_calls=plan.live_calls[0],
+            threshold_given=plan.threshold_given,
+            requests=plan.requests,
+        )
+        plan.context.records.append(record)
+
+
+_NOTED = "_llmjudge_noted"  # set on an error once recorded: the facade and run_many may both see it
+
+
+def note_error(plan: Plan, exc: BaseException) -> None:
+    """Add an error's record (and an unparseable reply as a report section) to its test, once."""
+    context = plan.context
+    if context is None or getattr(exc, _NOTED, False):
+        return
+    setattr(exc, _NOTED, True)
+    if isinstance(exc, JudgmentFailed):
+        return  # its verdict was already recorded
+    key = getattr(exc, "key", "") or (plan.calls[0].key if plan.calls else "")
+    record = error_record(
+        exc,
+        nodeid=context.nodeid,
+        criteria=plan.case.criteria,
+        rubric=plan.rubric.name,
+        key=key,
+        threshold=plan.threshold if plan.threshold_given else None,
+        output=plan.case.output,
+        live_calls=plan.live_calls[0],
+    )
+    context.records.append(record)
+    if isinstance(exc, VerdictParseError) and exc.text:
+        context.sections.append((f"llmjudge: unparseable judge reply (key {exc.key[:12]})", redact(exc.text)))
