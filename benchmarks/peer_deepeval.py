@@ -1,6 +1,6 @@
 """DeepEval side of the peer comparison (run with a Python that has deepeval; never the project venv).
 
-    /work/peer-venv/bin/python benchmarks/peer_deepeval.py BASE_URL N [--dead-url URL]
+    peer-venv/bin/python benchmarks/peer_deepeval.py BASE_URL N [--dead-url URL]
 
 Prints one JSON object: import time, per-judgment time of `assert_test` with a GEval metric against
 the local OpenAI-compatible server, and whether a cached evaluation replays with the server gone.

@@ -17,7 +17,7 @@ matters, a callable judge; nothing leaves the machine.
   memory   peak RSS of a replay run over 10,000 stored verdicts (and of the same suite, plain)
   parser   benchmarks/bench_parser.py --json (a colleague's): replies/s, seconds per 1 MB hostile reply
   peer     DeepEval's assert_test + GEval against the same kind of server, from a separate venv
-           (PEER_PYTHON, default /work/peer-venv/bin/python); skipped with a message if absent
+           (PEER_PYTHON, default peer-venv/bin/python); skipped with a message if absent
 """
 
 from __future__ import annotations
@@ -432,7 +432,7 @@ def bench_parser(tmp: Path, quick: bool) -> dict[str, Any]:
 
 
 def bench_peer(tmp: Path, quick: bool, live: dict[str, Any] | None) -> dict[str, Any]:
-    peer = Path(os.environ.get("PEER_PYTHON", "/work/peer-venv/bin/python"))
+    peer = Path(os.environ.get("PEER_PYTHON") or "peer-venv/bin/python")  # a venv of its own, beside the checkout
     ours_import = run([PY, "-X", "importtime", "-c", "import pytest_llmjudge"], ROOT)
     litellm_import = [
         run([PY, "-c", "import time; t=time.perf_counter(); import litellm; print('T', time.perf_counter()-t)"], ROOT)
