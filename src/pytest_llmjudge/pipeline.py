@@ -41,7 +41,7 @@ from .redact import redact
 from .rubrics import Outcome, Prompt, Reply, Rubric, read_reply, resolve_rubric
 from .settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .structured import format_used, structured_backend, structured_of, structured_prompts
-from .verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict, error_record, verdict_record
+from .verdict import LedgerWriteWarning, PendingRecord, Sample, StoredScoreWarning, Verdict, error_record
 
 if TYPE_CHECKING:
     from .parsing import ParsedVerdict
@@ -935,16 +935,18 @@ def note_request(plan: Plan, runtime: JudgeRuntime, call: Call, result: CallResu
 
 def note_verdict(plan: Plan, verdict: Verdict) -> None:
     """Add the verdict's record to its test's records (nothing outside a test)."""
-    if plan.context is not None:
-        record = verdict_record(
+    context = plan.context
+    if context is not None:  # built (and redacted) only where a report reads the whole record
+        pending = PendingRecord(
             verdict,
-            nodeid=plan.context.nodeid,
+            nodeid=context.nodeid,
             output=plan.case.output,
             live_calls=plan.live_calls[0],
             threshold_given=plan.threshold_given,
             requests=plan.requests,
+            whole=context.whole_records,
         )
-        plan.context.records.append(record)
+        context.records.append(pending)
 
 
 _NOTED = "_llmjudge_noted"  # set on an error once recorded: the facade and run_many may both see it
