@@ -8,7 +8,9 @@ a store.
 
 from __future__ import annotations
 
+import itertools
 import os
+import tempfile
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,6 +102,12 @@ def pytest_configure(config: pytest.Config) -> None:
     else:  # nothing configured: the defaults (and CI detection) are resolved if a test judges
         runtime = JudgeRuntime(_default_settings, rootdir=rootdir, cache_dir=_cache_dir(config, None))
     runtime.configured = configured
+    runtime.whole_records = bool(
+        hasattr(config, "workerinput")
+        or getattr(config.option, "xmlpath", None)
+        or config.get_verbosity() >= 1
+        or (configured and (runtime.settings.report or runtime.settings.html))
+    )
     config.stash[RUNTIME_KEY] = runtime
     config.pluginmanager.register(RunRecorder(config, runtime), "llmjudge-recorder")
     activate(runtime)
@@ -188,17 +196,18 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     from .runtime import STORED_SUFFIXES, TEST_ENV, TestContext, test_environment
 
-    path = Path(item.path) if getattr(item, "path", None) is not None else None
+    path = getattr(item, "path", None)
     context = TestContext(
         nodeid=item.nodeid,
         module_path=path if path is not None and path.suffix in STORED_SUFFIXES else None,
         test_name=_test_name(item),
     )
+    context.whole_records = runtime.whole_records
     item.stash[CONTEXT_KEY] = context
     runtime.current = context
     # A subprocess the test starts judges as the test would, into the test's verdict file.
     previous = os.environ.get(TEST_ENV)
-    context.used_file = _used_file(item.nodeid)
+    context.used_file = _used_file()
     value = test_environment(runtime, context, context.used_file)
     if value is not None:
         os.environ[TEST_ENV] = value
@@ -212,13 +221,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             os.environ[TEST_ENV] = previous
 
 
-def _used_file(nodeid: str) -> str:
-    """Where the test's subprocesses list the verdict keys they used (read back at teardown)."""
-    import hashlib
-    import tempfile
+_USED_FILES = itertools.count()
 
-    digest = hashlib.sha256(nodeid.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return os.path.join(tempfile.gettempdir(), f"llmjudge-used-{os.getpid()}-{digest}")
+
+def _used_file() -> str:
+    """Where the test's subprocesses list the verdict keys they used (read back at teardown): one
+    name per test attempt in this process, so nested sessions (pytester) never share one."""
+    return os.path.join(tempfile.gettempdir(), f"llmjudge-used-{os.getpid()}-{next(_USED_FILES)}")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -257,8 +266,10 @@ def pytest_runtest_makereport(
         report.sections.extend(context.sections)
         if context.records:  # shown by -rA / -rP and with failures: cost and latency per judgment
             from .reporting.terminal import judgment_lines
+            from .verdict import brief_record
 
-            report.sections.append(("llmjudge", "\n".join(judgment_lines(context.records))))
+            lines = judgment_lines([brief_record(entry) for entry in context.records])
+            report.sections.append(("llmjudge", "\n".join(lines)))
     elif call.when == "teardown":
         from .runtime import read_used_file
         from .session import PAYLOAD_ATTRIBUTE, item_payload
@@ -269,13 +280,14 @@ def pytest_runtest_makereport(
             ledger = runtime.ledger_for(context)
             if ledger is not None:
                 ledger.used.update(child_used)
-
         if context.records and getattr(item.config.option, "xmlpath", None):
             from .reporting.junit import user_properties
+            from .verdict import full_record
 
-            for record in context.records:
-                report.user_properties.extend(user_properties(record))
-        payload = item_payload(context)
+            for entry in context.records:
+                report.user_properties.extend(user_properties(full_record(entry)))
+        # A run that only counts its judgments hands over brief records (nothing built, nothing redacted).
+        payload = item_payload(context, full=context.whole_records)
         if payload:  # plain data on the report crosses the xdist wire to the controller's RunRecorder
             setattr(report, PAYLOAD_ATTRIBUTE, payload)
         if runtime is not None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import StoreError
 from .runtime import STORED_SUFFIXES
-from .store import LedgerDocument, ledger_path
+from .store import LedgerDocument, ledger_filename, ledger_path
 
 if TYPE_CHECKING:  # the CLI imports this module too, and runs without pytest
     import pytest
@@ -102,18 +102,25 @@ def run_manifest(
     tests: dict[str, Any] = {}
     dirs: set[str] = set()
     module_dirs: set[Path] = set()
+    # A module's tests share its verdict folder (a file name holds no "/"): paths are worked out once per module.
+    folders: dict[str, str | None] = {}
     everything = [*((n, o) for n, o in outcomes.items()), *((n, NOT_RUN) for n in not_run if n not in outcomes)]
     for nodeid, outcome in everything:
         if "::" not in nodeid:
             continue
         location, name = nodeid.split("::", 1)
-        module = Path(os.path.normpath(root / location))
-        if module.suffix not in STORED_SUFFIXES:
+        if location not in folders:
+            module = Path(os.path.normpath(root / location))
+            shared = None
+            if module.suffix in STORED_SUFFIXES:
+                shared = _rel(ledger_path(module, name, store_root=store_root, rootdir=root).parent, root)
+                dirs.add(shared)
+                module_dirs.add(module.parent)
+            folders[location] = shared
+        ledger_folder = folders[location]
+        if ledger_folder is None:
             continue
-        path = ledger_path(module, name, store_root=store_root, rootdir=root)
-        ledger = _rel(path, root)
-        dirs.add(ledger.rpartition("/")[0])
-        module_dirs.add(module.parent)
+        ledger = f"{ledger_folder}/{ledger_filename(name)}"
         tests[nodeid] = {"outcome": outcome, "ledger": ledger, "used": sorted(used.get(nodeid, ()))}
     if store_root is None:  # verdicts of modules that no longer exist, beside modules that ran
         for folder in module_dirs:

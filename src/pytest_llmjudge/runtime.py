@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .settings import Settings
     from .store import Ledger, LocalCache
     from .store.spend import SharedSpend
-    from .verdict import DriftRecord, JudgmentRecord
+    from .verdict import DriftRecord, JudgmentRecord, PendingRecord
 
 _UNSET: Any = object()
 # Files whose tests have verdict files: modules, and text files of doctests (--doctest-glob).
@@ -44,7 +44,7 @@ class TestContext:
         self.test_name = test_name
         self.marker: dict[str, Any] = marker if marker is not None else {}
         self.request: Any = None  # the test's FixtureRequest, bound by a fixture: resolves `judge_backend`
-        self.records: list[JudgmentRecord] = []  # one per judgment, for reports
+        self.records: list[JudgmentRecord | PendingRecord] = []  # one per judgment, for reports
         self.drift: list[DriftRecord] = []  # refresh mode: verdicts that moved against what was stored
         self.calibrations: list[dict[str, Any]] = []  # assert_judge_agrees' figures, for the reports
         self.sections: list[tuple[str, str]] = []  # report sections (raw replies)
@@ -52,6 +52,7 @@ class TestContext:
         self.backend: Any = _UNSET
         self.attempt = 1  # a rerun (pytest-rerunfailures) is attempt 2, 3, ...
         self.used_file: str | None = None  # where the test's subprocesses list the verdict keys they used
+        self.whole_records = True  # False: the run only counts this test's judgments (see JudgeRuntime.whole_records)
 
     def judge_backend(self) -> Any:
         """The `judge_backend` fixture's value for this test (None: use LiteLLM)."""
@@ -85,6 +86,9 @@ class JudgeRuntime:
         self.ledgers: dict[Path, Ledger] = {}
         self.current: TestContext | None = None
         self.configured = True  # False: the session set no option (the plugin then resolves settings lazily)
+        # Does a report read every judgment's whole record (JSON or HTML report, -v, JUnit, xdist)?  Else
+        # the summary counts brief records, and no record is redacted.
+        self.whole_records = True
         self.spent_usd = 0.0  # this process's live calls
         self.spent_tokens = 0  # this process's live calls, prompt + completion, where the server counted them
         self._uncountable: str | None = None  # why a budget can no longer be kept (then every live call is refused)
@@ -93,7 +97,7 @@ class JudgeRuntime:
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._semaphore: asyncio.Semaphore | None = None
         self._limiter: AdaptiveLimiter | None = None
-        self.child_settings: dict[str, Any] | None = None  # LLMJUDGE_TEST's session part, once settings are resolved
+        self.child_settings: str | None = None  # LLMJUDGE_TEST's session part (JSON), once settings are resolved
 
     @property
     def settings(self) -> Settings:
@@ -358,7 +362,7 @@ _CHILD_SETTINGS = (
 )
 
 
-def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: str) -> str | None:
+def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: str | os.PathLike[str]) -> str | None:
     """The value of LLMJUDGE_TEST while `context`'s test runs (None when the test has no verdict file).
 
     JSON: the node id, the verdict file, the settings a child process needs (mode, model, api base
@@ -381,15 +385,15 @@ def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: str
         "test_name": context.test_name,
         "module": str(context.module_path),
         "marker": marker,
-        "used": used_file,
+        "used": os.fspath(used_file),
     }
     part = runtime.child_settings
     if part is None:
-        part = _child_settings(runtime)
+        # The session's part is the same for every test: encoded once, and joined to the test's part.
+        part = json.dumps(_child_settings(runtime))
         if runtime.settings_resolved:  # kept once final (an unconfigured session resolves its settings late)
             runtime.child_settings = part
-    payload.update(part)
-    return json.dumps(payload)
+    return f"{json.dumps(payload)[:-1]}, {part[1:]}"
 
 
 def _child_settings(runtime: JudgeRuntime) -> dict[str, Any]:

@@ -47,18 +47,21 @@ PAYLOAD_KEY = "llmjudge"
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}  # a test's outcome is its worst phase's
 
 
-def item_payload(context: TestContext) -> ItemPayload:
-    """A test's records (with their drift), drift and used keys, as plain data; empty if it judged nothing."""
+def item_payload(context: TestContext, *, full: bool = True) -> ItemPayload:
+    """A test's records (with their drift), drift and used keys, as plain data; empty if it judged nothing.
+    Without `full`, the records are brief (see `PendingRecord`): for a summary that only counts them."""
     payload: ItemPayload = {}
     drift = [d.copy() for d in context.drift]
     if context.records:
+        from .verdict import brief_record, full_record
+
         moved = {d.get("key"): d for d in drift}
         records = []
-        for record in context.records:
-            record = record.copy()
-            entry = moved.get(record.get("key"))
-            if entry is not None:
-                record["drift"] = _change(entry)
+        for entry in context.records:
+            record = full_record(entry) if full else brief_record(entry)
+            change = moved.get(record.get("key"))
+            if change is not None:
+                record["drift"] = _change(change)
             records.append(record)
         if context.attempt > 1:  # a rerun: say which attempt these judgments belong to
             records = [_in_attempt(record, context.attempt) for record in records]

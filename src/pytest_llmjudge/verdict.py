@@ -1,9 +1,10 @@
 """What a judgment produces, as plain data: the Verdict, its samples, its failure text, its report record.
 
 A `Verdict` is what `judge.score` returns and `assert_judged` checks; `failure_message` is what a
-failed one shows.  A `JudgmentRecord` is built once by the pipeline, carried on the test's teardown report (so it
-crosses the xdist wire as plain JSON-safe data), and read by the terminal summary, the JUnit
-properties and the JSON and HTML reports.  Nothing else describes a judgment to a report.
+failed one shows.  A `JudgmentRecord` is built from what the pipeline keeps (a `PendingRecord`, built
+when a report needs it), carried on the test's teardown report (so it crosses the xdist wire as plain
+JSON-safe data), and read by the terminal summary, the JUnit properties and the JSON and HTML reports.
+Nothing else describes a judgment to a report.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ __all__ = [
     "DriftRecord",
     "JudgmentRecord",
     "LedgerWriteWarning",
+    "PendingRecord",
     "Sample",
     "SampleRecord",
     "StoredScoreWarning",
     "Verdict",
+    "brief_record",
     "error_record",
+    "full_record",
     "verdict_record",
 ]
 
@@ -191,23 +195,14 @@ def verdict_record(
     live_calls: int = 0,
     threshold_given: bool = True,
     requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None = None,
+    texts: bool = True,
 ) -> JudgmentRecord:
     """The report record of a verdict: JSON-safe, redacted.  Without `threshold_given` (a `score` no
     threshold was given for) its `threshold` is None: the test decides with the score, and reports
     should show the score alone (its `passed` is against the session's default threshold only).
-    `requests`: per judge model that was called live, the parameters sent and those dropped (and why)."""
-    reasoning = redact(verdict.reasoning)
-    samples: list[SampleRecord] = [
-        {
-            "model": s.model,
-            "sample": s.sample,
-            "score": s.score,
-            # One sample's reasoning is the verdict's: redact it once.
-            "reasoning": reasoning if s.reasoning == verdict.reasoning else redact(s.reasoning),
-            "source": s.source,
-        }
-        for s in verdict.samples
-    ]
+    `requests`: per judge model that was called live, the parameters sent and those dropped (and why).
+    Without `texts`, the record lacks the texts that need redacting (reasoning, samples, output): what
+    the summary and the judgment lines read."""
     record: JudgmentRecord = {
         "nodeid": nodeid,
         "criteria": verdict.criteria,
@@ -217,19 +212,33 @@ def verdict_record(
         "passed": verdict.passed,
         "verdict": verdict.verdict,
         "confidence": verdict.confidence,
-        "reasoning": reasoning,
-        "model": verdict.model,
-        "source": verdict.source,
-        "key": verdict.key,
-        "samples": samples,
-        "agreement": verdict.agreement,
-        "spread": verdict.spread,
-        "undecided": verdict.undecided,
-        "cost_usd": verdict.cost_usd,
-        "latency_s": verdict.latency_s,
-        "output": redact(output[:4000]),
-        "live_calls": live_calls,
     }
+    reasoning = ""
+    if texts:
+        reasoning = record["reasoning"] = redact(verdict.reasoning)
+    record["model"] = verdict.model
+    record["source"] = verdict.source
+    record["key"] = verdict.key
+    if texts:
+        record["samples"] = [
+            {
+                "model": s.model,
+                "sample": s.sample,
+                "score": s.score,
+                # One sample's reasoning is the verdict's: redact it once.
+                "reasoning": reasoning if s.reasoning == verdict.reasoning else redact(s.reasoning),
+                "source": s.source,
+            }
+            for s in verdict.samples
+        ]
+    record["agreement"] = verdict.agreement
+    record["spread"] = verdict.spread
+    record["undecided"] = verdict.undecided
+    record["cost_usd"] = verdict.cost_usd
+    record["latency_s"] = verdict.latency_s
+    if texts:
+        record["output"] = redact(output[:4000])
+    record["live_calls"] = live_calls
     if verdict.structured is not None:
         record["structured"] = verdict.structured
     if verdict.prompt_tokens is not None or verdict.completion_tokens is not None:
@@ -241,6 +250,78 @@ def verdict_record(
         if dropped:
             record["dropped"] = dropped
     return record
+
+
+class PendingRecord:
+    """A verdict's report record, built when a report needs it.
+
+    Most runs only count their judgments (the summary) and show a line per judgment: both read the
+    brief record, which holds no text that needs redacting.  The full record is built for the JSON
+    and HTML reports, `-v`, JUnit properties and the xdist hand-over only.
+    """
+
+    __slots__ = ("_brief", "_full", "live_calls", "nodeid", "output", "requests", "threshold_given", "verdict")
+
+    def __init__(
+        self,
+        verdict: Verdict,
+        *,
+        nodeid: str,
+        output: str,
+        live_calls: int,
+        threshold_given: bool,
+        requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None,
+        whole: bool = True,
+    ) -> None:
+        """`whole`: a report will read the whole record, so it is built (and redacted) now, under the
+        environment the judgment ran in (a test's monkeypatched key is still there to be redacted)."""
+        self.verdict = verdict
+        self.nodeid = nodeid
+        self.output = output
+        self.live_calls = live_calls
+        self.threshold_given = threshold_given
+        self.requests = requests
+        self._full: JudgmentRecord | None = self._build(texts=True) if whole else None
+        self._brief: JudgmentRecord | None = None
+
+    def full(self) -> JudgmentRecord:
+        """The record every report reads (built once; a copy each time, so callers may change it)."""
+        if self._full is None:
+            self._full = self._build(texts=True)
+        return self._full.copy()
+
+    def brief(self) -> JudgmentRecord:
+        """The record less its redacted texts, enough for the summary and the judgment lines (a copy)."""
+        if self._full is not None:
+            return self._full.copy()
+        if self._brief is None:
+            self._brief = self._build(texts=False)
+        return self._brief.copy()
+
+    def _build(self, *, texts: bool) -> JudgmentRecord:
+        return verdict_record(
+            self.verdict,
+            nodeid=self.nodeid,
+            output=self.output,
+            live_calls=self.live_calls,
+            threshold_given=self.threshold_given,
+            requests=self.requests,
+            texts=texts,
+        )
+
+
+# Tested as "a dict or not": nested pytester runs may import this module afresh, and a PendingRecord
+# made by one import is no instance of another's class.
+
+
+def full_record(entry: JudgmentRecord | PendingRecord) -> JudgmentRecord:
+    """A test's record as the reports read it (a copy)."""
+    return entry.copy() if isinstance(entry, dict) else entry.full()
+
+
+def brief_record(entry: JudgmentRecord | PendingRecord) -> JudgmentRecord:
+    """A test's record as the summary and the judgment lines read it (a copy; may lack the redacted texts)."""
+    return entry.copy() if isinstance(entry, dict) else entry.brief()
 
 
 def error_record(

@@ -8,13 +8,47 @@ loop every live call runs on.  Nothing here imports LiteLLM until a live call ne
 
 from __future__ import annotations
 
-from .callable import CallableBackend
-from .limiter import AdaptiveLimiter
-from .litellm import LiteLLMBackend, import_litellm
-from .loop import LoopThread
-from .plan import SentRequest, merge_instructions, plan_request
-from .protocol import Backend, CallRequest, CallResult, UnsupportedParamError
-from .retry import backoff_delay, call_with_retries, retry_after
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .callable import CallableBackend
+    from .limiter import AdaptiveLimiter
+    from .litellm import LiteLLMBackend, import_litellm
+    from .loop import LoopThread
+    from .plan import SentRequest, merge_instructions, plan_request
+    from .protocol import Backend, CallRequest, CallResult, UnsupportedParamError
+    from .retry import backoff_delay, call_with_retries, retry_after
+
+# Each name loads its module on first use: a replay needs the protocol and the callable backend, not
+# the limiter or the event-loop thread.
+_MODULE_OF = {
+    "AdaptiveLimiter": "limiter",
+    "Backend": "protocol",
+    "CallRequest": "protocol",
+    "CallResult": "protocol",
+    "CallableBackend": "callable",
+    "LiteLLMBackend": "litellm",
+    "LoopThread": "loop",
+    "SentRequest": "plan",
+    "UnsupportedParamError": "protocol",
+    "backoff_delay": "retry",
+    "call_with_retries": "retry",
+    "import_litellm": "litellm",
+    "merge_instructions": "plan",
+    "plan_request": "plan",
+    "retry_after": "retry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AdaptiveLimiter",

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import JudgmentFailed, VerdictParseError
 from ..redact import redact
-from ..verdict import Verdict, error_record, verdict_record
+from ..verdict import PendingRecord, Verdict, error_record
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -14,16 +14,18 @@ if TYPE_CHECKING:
 
 def note_verdict(plan: Plan, verdict: Verdict) -> None:
     """Add the verdict's record to its test's records (nothing outside a test)."""
-    if plan.context is not None:
-        record = verdict_record(
+    context = plan.context
+    if context is not None:  # built (and redacted) only where a report reads the whole record
+        pending = PendingRecord(
             verdict,
-            nodeid=plan.context.nodeid,
+            nodeid=context.nodeid,
             output=plan.case.output,
             live_calls=plan.live_calls[0],
             threshold_given=plan.threshold_given,
             requests=plan.requests,
+            whole=context.whole_records,
         )
-        plan.context.records.append(record)
+        context.records.append(pending)
 
 
 _NOTED = "_llmjudge_noted"  # set on an error once recorded: the facade and run_many may both see it

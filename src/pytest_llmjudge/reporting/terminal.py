@@ -5,6 +5,7 @@ test's report section, and drift."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import cast
 
 from ..errors import BackendError, BudgetExceeded, ReplayMiss, VerdictParseError
 from ..verdict import DriftRecord, JudgmentRecord
@@ -27,6 +28,11 @@ def format_usd(cost: float) -> str:
     return f"${cost:.4f}"
 
 
+def _fields(record: JudgmentRecord) -> Mapping[str, object]:
+    """The record read by any field name (keys it does not declare included), without copying it."""
+    return cast("Mapping[str, object]", record)
+
+
 def _token_count(fields: Mapping[str, object], name: str) -> int | None:
     value = fields.get(name)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -43,7 +49,7 @@ def tokens_text(fields: Mapping[str, object]) -> str | None:
 
 def is_scored_only(record: JudgmentRecord) -> bool:
     """A `judge.score(...)` given no threshold: it scored, and passed or failed nothing of its own."""
-    fields: dict[str, object] = dict(record)
+    fields = _fields(record)
     return fields.get("asserted") is False or ("error" not in record and record.get("threshold") is None)
 
 
@@ -55,7 +61,7 @@ def below_threshold(record: JudgmentRecord) -> bool:
 def live_calls(record: JudgmentRecord) -> int:
     """Judge calls a judgment made over the network, unparseable replies included (a panel or
     samples make several): the pipeline's own count where the record has it."""
-    fields: dict[str, object] = dict(record)
+    fields = _fields(record)
     counted = fields.get("live_calls")
     if isinstance(counted, int) and not isinstance(counted, bool):
         return counted
@@ -67,7 +73,7 @@ def live_calls(record: JudgmentRecord) -> int:
 
 def unpriced_calls(record: JudgmentRecord) -> int:
     """Live calls of a judgment whose price is unknown (LiteLLM does not price every model)."""
-    fields: dict[str, object] = dict(record)
+    fields = _fields(record)
     counted = fields.get("unpriced_calls")
     if isinstance(counted, int) and not isinstance(counted, bool):
         return counted
@@ -111,7 +117,7 @@ class Tally:
         cost = record.get("cost_usd")
         if isinstance(cost, (int, float)):
             self.priced_usd += cost
-        fields: dict[str, object] = dict(record)
+        fields = _fields(record)
         prompt, completion = _token_count(fields, "prompt_tokens"), _token_count(fields, "completion_tokens")
         if prompt is not None or completion is not None:
             self.prompt_tokens = (self.prompt_tokens or 0) + (prompt or 0)
@@ -211,7 +217,7 @@ def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = Fal
         unknown = "cost unknown" if live_calls(r) else "no cost"
         price = f"${cost:.6f}" if isinstance(cost, (int, float)) else unknown
         latency_text = f"{latency:.2f} s" if isinstance(latency, (int, float)) else "-"
-        tokens = tokens_text(dict(r))
+        tokens = tokens_text(_fields(r))
         if tokens:
             latency_text += f"  {tokens.split(' (')[0]}"
         lines.append(
