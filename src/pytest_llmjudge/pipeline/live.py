@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..backends import CallResult, UnsupportedParamError, call_with_retries
+from ..backends import CallRequest, CallResult, UnsupportedParamError, call_with_retries
 from ..errors import VerdictParseError
 from ..reask import combined, reask_request
 from ..rubrics import Reply
@@ -99,15 +99,7 @@ async def _until_parsed(
         earlier.append(result.text)
         request = reask_request(request, result.text)
         runtime.check_budget()
-        remaining = max(0.001, deadline - time.monotonic())
-        again = await call_with_retries(
-            plan.backend,
-            request,
-            retries=plan.settings.retries,
-            timeout=remaining,
-            limit_s=plan.settings.timeout,
-            limiter=runtime.limiter(),
-        )
+        again = await _with_retries(plan, runtime, request, deadline)
         plan.live_calls[0] += 1
         again = runtime.count(again, request.model)  # a re-ask is paid and counted like any call
         result = combined(result, again)
@@ -118,18 +110,9 @@ async def _send(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) 
     again without them (the rubric then scores plainly), with a warning."""
     from ..rubrics.likert import LogprobsFallbackWarning, without_logprobs
 
-    settings = plan.settings
     request = call.request
     try:
-        remaining = max(0.001, deadline - time.monotonic())
-        return await call_with_retries(
-            plan.backend,
-            request,
-            retries=settings.retries,
-            timeout=remaining,
-            limit_s=settings.timeout,
-            limiter=runtime.limiter(),
-        )
+        return await _with_retries(plan, runtime, request, deadline)
     except UnsupportedParamError as exc:
         plain = without_logprobs(request, exc)
         if plain is None:
@@ -141,13 +124,17 @@ async def _send(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) 
             ),
             stacklevel=1,
         )
-    remaining = max(0.001, deadline - time.monotonic())
+    return await _with_retries(plan, runtime, plain, deadline)
+
+
+async def _with_retries(plan: Plan, runtime: JudgeRuntime, request: CallRequest, deadline: float) -> CallResult:
+    """One request under the run's retry policy, what is left of the deadline, and the rate limiter."""
     return await call_with_retries(
         plan.backend,
-        plain,
-        retries=settings.retries,
-        timeout=remaining,
-        limit_s=settings.timeout,
+        request,
+        retries=plan.settings.retries,
+        timeout=max(0.001, deadline - time.monotonic()),
+        limit_s=plan.settings.timeout,
         limiter=runtime.limiter(),
     )
 
