@@ -2,8 +2,7 @@
 
 Each provider's server (tests/helpers/providers/) answers in that provider's public format; the plugin
 runs for real inside pytester with `--judge-api-base` pointing at it and the key in the provider's usual
-variable (a canary value).  What reached the server is asserted from the server's own record.  Where the
-plugin behaves wrongly today the test states the right behaviour and is a strict xfail naming the gap.
+variable (a canary value).  What reached the server is asserted from the server's own record.
 """
 
 from __future__ import annotations
@@ -203,15 +202,9 @@ def run(
     return result
 
 
-def everywhere(*names: str, xfail: dict[str, str] | None = None) -> pytest.MarkDecorator:
-    """Parametrize `keyed` over providers; `xfail` maps a provider to the issue-11 gap it shows."""
-    params = [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"issue 11: {xfail[n]}"))
-        if n in (xfail or {})
-        else n
-        for n in (names or PROVIDERS)
-    ]
-    return pytest.mark.parametrize("keyed", params, indirect=True)
+def everywhere(*names: str) -> pytest.MarkDecorator:
+    """Parametrize `keyed` over the named providers (all of them by default)."""
+    return pytest.mark.parametrize("keyed", list(names or PROVIDERS), indirect=True)
 
 
 # -- a passing judgment, and what reached the server ---------------------------------------------------------
