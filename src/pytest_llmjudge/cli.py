@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -47,27 +46,8 @@ from .prune import (
     project_root,
 )
 from .store import LedgerDocument
+from .store import finder as store_finder
 
-SKIP_DIRS = {
-    ".git",
-    ".hg",
-    ".svn",
-    ".tox",
-    ".nox",
-    "node_modules",
-    "__pycache__",
-    ".venv",
-    "venv",
-    ".env",
-    "env",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".hypothesis",
-    "site-packages",
-    ".eggs",
-}
-_LEDGER_SNIFF = re.compile(r'\A\s*\{\s*"format"\s*:\s*\d+\s*,\s*"test"\s*:')
 _HEX = re.compile(r"[0-9a-f]{4,64}")
 
 
@@ -78,40 +58,12 @@ class CliError(Exception):
 # -- finding and reading ledgers --------------------------------------------------------------
 
 
-def _is_venv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").is_file()
-
-
 def find_ledger_files(paths: Sequence[str | Path]) -> list[Path]:
     """Every ledger file under `paths` (files are taken as given); CliError for a missing path."""
-    found: list[Path] = []
-    for raw in paths:
-        root = Path(raw)
-        if not root.exists():
-            raise CliError(f"{raw}: no such file or directory")
-        if root.is_file():
-            found.append(root)
-            continue
-        for dirpath, dirnames, filenames in os.walk(root):
-            here = Path(dirpath)
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not _is_venv(here / d))
-            inside = "judge_verdicts" in here.parts
-            for name in sorted(filenames):
-                if not name.endswith(".json") or name.startswith("."):
-                    continue
-                path = here / name
-                if inside or _sniff(path):
-                    found.append(path)
-    return sorted(dict.fromkeys(found))
-
-
-def _sniff(path: Path) -> bool:
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(512).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return bool(_LEDGER_SNIFF.match(head))
+        return store_finder.find_ledger_files(paths)
+    except FileNotFoundError as exc:
+        raise CliError(f"{exc.filename}: no such file or directory") from None
 
 
 def read_ledger(path: Path) -> LedgerDocument:
