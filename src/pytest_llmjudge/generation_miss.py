@@ -12,6 +12,7 @@ from typing import Any
 
 from .errors import ReplayMiss
 from .redact import redact
+from .replay_miss import nearest
 from .settings import Settings
 from .store.ledger import redact_generation
 
@@ -96,9 +97,7 @@ def generation_miss(
         lines.append(f"  no generations are stored for this test (looked in {ledger_path})")
     else:
         compared = redact_generation(wanted)  # stored entries are redacted: compare like with like
-        best_key, best = min(
-            ((k, differences(entry, compared)) for k, entry in stored.items()), key=lambda kv: len(kv[1])
-        )
+        best_key, best = nearest(stored, compared, differences)
         differs = ", ".join(DESCRIBED.get(field, field) for field in best)
         lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
     command = f"pytest '{test}' --judge-mode=auto"

@@ -139,9 +139,13 @@ def differences(stored: Entry, wanted: Entry) -> list[str]:
     return [field for field in (match(stored, wanted) for match in MATCHERS) if field is not None]
 
 
-def nearest(entries: Mapping[str, Entry], wanted: Entry) -> tuple[str, list[str]]:
-    """The stored key that differs from `wanted` in the fewest fields, and those fields."""
-    return min(((key, differences(entry, wanted)) for key, entry in entries.items()), key=lambda kv: len(kv[1]))
+def nearest(
+    entries: Mapping[str, Entry], wanted: Entry, differ: Callable[[Entry, Entry], list[str]] | None = None
+) -> tuple[str, list[str]]:
+    """The stored key that differs from `wanted` in the fewest fields, and those fields (by `differ`:
+    a verdict's fields by default; generations name their own)."""
+    differ = differ or differences
+    return min(((key, differ(entry, wanted)) for key, entry in entries.items()), key=lambda kv: len(kv[1]))
 
 
 def replay_miss(
