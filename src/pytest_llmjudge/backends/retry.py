@@ -155,12 +155,13 @@ async def call_with_retries(
     rate_limited = False  # the last attempt was refused for the rate: the next goes first in the limiter
     while True:
         remaining = deadline - time.monotonic()
+        if limiter is not None and remaining > 0:  # raised as it is: it already says why no retry can follow
+            _refuse_a_pause_past_the_deadline(limiter, request, remaining, limit_s)
         slot: Slot | None = None
         try:
             if remaining <= 0:
                 raise TimeoutError()
             if limiter is not None:
-                _refuse_a_pause_past_the_deadline(limiter, request, remaining, limit_s)
                 slot = await asyncio.wait_for(limiter.acquire(first=rate_limited), remaining)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
