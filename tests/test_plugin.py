@@ -605,3 +605,29 @@ def test_plain_vcrpy_users_wrap_their_filter_with_ignore_judge_requests():
     judge.join()
     assert seen == [None], "None lets vcrpy send the judge's request unrecorded"
     assert ignore_judge_requests()("app request") == "app request"
+
+
+VISITS = """
+import pathlib
+
+def pytest_collect_file(file_path, parent):
+    with open(pathlib.Path(__file__).parent / "visited.txt", "a") as handle:
+        handle.write(str(file_path) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("store", [None, "stored/verdicts"])
+def test_collection_does_not_walk_the_verdict_files(pytester, openai_server, live_args, store):
+    # Given a suite whose verdicts were recorded (beside the module, or under --judge-store inside the tree)
+    pytester.makepyfile(test_refund=JUDGED)
+    store_args = [f"--judge-store={store}"] if store else []
+    pytester.runpytest(*live_args, *store_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    assert ledger_files(pytester.path) or list((pytester.path / "stored").rglob("*.json"))
+    # When it is collected again, with a conftest that notes every file pytest offers to plugins
+    pytester.makeconftest(VISITS)
+    result = pytester.runpytest(*live_args, *store_args, "--judge-mode=replay")
+    # Then the test replays, and pytest never walked into the verdict files (one visit per file each run)
+    result.assert_outcomes(passed=1)
+    visited = (pytester.path / "visited.txt").read_text().splitlines()
+    assert any(v.endswith("test_refund.py") for v in visited)
+    assert not [v for v in visited if v.endswith(".json")], visited

@@ -151,6 +151,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         deactivate(runtime)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Verdict folders hold only verdict files: pytest need not offer each of them to every plugin
+    (a suite of a thousand judged tests has a thousand files there, beside the modules)."""
+    if collection_path.name == "judge_verdicts":  # store.finder.VERDICTS_DIR, without importing the store
+        return True
+    runtime = config.stash.get(RUNTIME_KEY, None)
+    if runtime is not None and runtime.store_root is not None and collection_path == runtime.store_root:
+        return True
+    return None
+
+
 def _uses_judge(item: pytest.Item) -> bool:
     return item.get_closest_marker("judge") is not None or "judge" in getattr(item, "fixturenames", ())
 
