@@ -45,6 +45,25 @@ def response_format(rubric: Rubric) -> dict[str, Any] | None:
     return register_schema(f"{name}_reply", schema)
 
 
+# The reference by rubric, for rubrics that are the same object judgment after judgment (the default
+# kind's shared instance): building the schema and its canonical JSON is most of planning a replay.
+# Held with the rubric itself, so an id is never reused while its entry lives.
+_FORMATS: dict[int, tuple[Rubric, str, dict[str, Any] | None]] = {}
+
+
+def _format_of(rubric: Rubric, described: str) -> dict[str, Any] | None:
+    # `described` (the rubric's canonical description, part of its keys) changes whenever its
+    # parameters do, so a rubric changed in place never reuses a stale schema.
+    held = _FORMATS.get(id(rubric))
+    if held is not None and held[0] is rubric and held[1] == described:
+        return held[2]
+    wanted = response_format(rubric)
+    if len(_FORMATS) >= 64:
+        _FORMATS.clear()
+    _FORMATS[id(rubric)] = (rubric, described, wanted)
+    return wanted
+
+
 def structured_backend(backend: Backend, mode: str) -> tuple[Backend, str]:
     """The backend set to send structured output as `mode` says, and the mode in effect for its calls:
     only the LiteLLM backend sends `response_format`; a backend of your own gets plain prompts ("off")."""
@@ -56,9 +75,16 @@ def structured_backend(backend: Backend, mode: str) -> tuple[Backend, str]:
     return backend, mode
 
 
-def structured_prompts(rubric: Rubric, prompts: Sequence[Prompt], mode: str) -> list[Prompt]:
-    """`prompts`, each asking for the rubric's reply schema unless `mode` is off (or the rubric has none)."""
-    wanted = response_format(rubric) if mode != "off" else None
+def structured_prompts(
+    rubric: Rubric, prompts: Sequence[Prompt], mode: str, described: str | None = None
+) -> list[Prompt]:
+    """`prompts`, each asking for the rubric's reply schema unless `mode` is off (or the rubric has none).
+
+    `described`: the rubric's canonical description, if the caller has it (the schema is then
+    remembered for the rubric, judgment after judgment)."""
+    if mode == "off":
+        return list(prompts)
+    wanted = response_format(rubric) if described is None else _format_of(rubric, described)
     if wanted is None:
         return list(prompts)
     return [replace(p, params={**p.params, "response_format": wanted}) for p in prompts]

@@ -22,7 +22,7 @@ from ..aggregate import AGGREGATES
 from ..backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLMBackend
 from ..case import Case
 from ..errors import JudgeError
-from ..keys import KEY_VERSION, judgment_key, messages_sha256
+from ..keys import KEY_VERSION, canonical_json, judgment_key, messages_sha256
 from ..rubrics import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from ..structured import structured_backend, structured_prompts
@@ -124,9 +124,9 @@ def plan(
         rubric = resolve_rubric(asked)
         prompts = rubric.prompts(case)
     chosen, structured = structured_backend(choose_backend(backend, context), settings.structured)
-    prompts = structured_prompts(rubric, prompts, structured)
-    api_base = settings.api_base if isinstance(chosen, LiteLLMBackend) else None
     described = rubric.describe()
+    prompts = structured_prompts(rubric, prompts, structured, canonical_json(described))
+    api_base = settings.api_base if isinstance(chosen, LiteLLMBackend) else None
     ledger = runtime.ledger_for(context)
 
     def keyed(ids: Sequence[tuple[str, str]]) -> tuple[Call, ...]:
