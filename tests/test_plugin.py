@@ -422,6 +422,88 @@ def test_custom_backend_fixture_names_the_judge(pytester):
     assert entry["model"] == "team-judge-v1"
 
 
+NAMED_JUDGE = """
+def named(name):
+    def judge(messages):
+        return '{"reasoning": "judged by %s", "score": 0.8}' % name
+    judge.name = name
+    return judge
+"""
+
+
+def test_judge_backend_overrides_are_found_wherever_pytest_finds_fixtures(pytester, openai_server, live_args):
+    # Given judge_backend overridden in a sub-folder's conftest, a module, a class and by direct
+    # parametrization, and tests beside each of them that see the plugin's own (LiteLLM)
+    pytester.makepyfile(named_judge=NAMED_JUDGE)
+    pytester.mkpydir("sub")
+    pytester.makepyfile(
+        **{
+            "sub/conftest.py": """
+            import pytest
+            from named_judge import named
+
+            @pytest.fixture
+            def judge_backend():
+                return named("sub-judge")
+            """,
+            "sub/test_sub.py": """
+            from pytest_llmjudge import assert_judged
+
+            def test_sub():
+                assert assert_judged("hi", "greets").model == "sub-judge"
+            """,
+            "test_default.py": f"""
+            from pytest_llmjudge import assert_judged
+
+            def test_default():
+                assert assert_judged("hi SCORE=0.9", "greets").model == {MODEL!r}
+            """,
+            "test_module.py": """
+            import pytest
+            from pytest_llmjudge import assert_judged
+            from named_judge import named
+
+            @pytest.fixture(scope="module")
+            def judge_backend():
+                return named("module-judge")
+
+            def test_module():
+                assert assert_judged("hi", "greets").model == "module-judge"
+            """,
+            "test_class.py": f"""
+            import pytest
+            from pytest_llmjudge import assert_judged
+            from named_judge import named
+
+            class TestOwnJudge:
+                @pytest.fixture
+                def judge_backend(self):
+                    return named("class-judge")
+
+                def test_in_class(self):
+                    assert assert_judged("hi", "greets").model == "class-judge"
+
+            def test_beside_the_class():
+                assert assert_judged("hello SCORE=0.9", "greets").model == {MODEL!r}
+            """,
+            "test_param.py": """
+            import pytest
+            from pytest_llmjudge import assert_judged
+            from named_judge import named
+
+            @pytest.mark.parametrize("judge_backend", [named("param-judge")])
+            def test_param(judge_backend):
+                assert assert_judged("hi", "greets").model == "param-judge"
+            """,
+        }
+    )
+    # When the suite judges (live, then replayed), each test gets the judge pytest would give it
+    for mode in ("auto", "replay"):
+        result = pytester.runpytest(*live_args, f"--judge-mode={mode}", "-p", "no:randomly")
+        result.assert_outcomes(passed=6)
+    assert openai_server.request_count == 2
+
+
 def test_async_backend_and_async_test(pytester):
     pytester.makeconftest(
         """

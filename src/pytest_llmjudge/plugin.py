@@ -214,6 +214,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         test_name=_test_name(item),
     )
     context.whole_records = runtime.whole_records
+    context.default_backend = _sees_default_backend(item)
     item.stash[CONTEXT_KEY] = context
     runtime.current = context
     # A subprocess the test starts judges as the test would, into the test's verdict file.
@@ -230,6 +231,47 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             os.environ.pop(TEST_ENV, None)
         else:
             os.environ[TEST_ENV] = previous
+
+
+# Per collector node (module, class): whether `judge_backend` there is the plugin's own fixture.
+_DEFAULT_BACKEND: pytest.StashKey[dict[pytest.Collector, bool]] = pytest.StashKey()
+
+
+def _sees_default_backend(item: pytest.Item) -> bool:
+    """Whether pytest would give `item` this plugin's `judge_backend` fixture (None: LiteLLM).
+
+    Resolving the fixture with `request.getfixturevalue` costs about 0.1 ms a test (a sub-request, a
+    finalizer on the session), a third of replaying a verdict.  pytest has no public way to ask which
+    definition of a fixture a test would get, so its fixture manager is asked, once per module or
+    class; where it cannot answer, or the test parametrizes `judge_backend` itself, False: the
+    fixture is resolved as before.
+    """
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "judge_backend" in callspec.params:
+        return False
+    parent = item.parent
+    if parent is None:
+        return False
+    known = item.config.stash.setdefault(_DEFAULT_BACKEND, {})
+    answer = known.get(parent)
+    if answer is None:
+        answer = known[parent] = _only_default_backend(item)
+    return answer
+
+
+def _only_default_backend(item: pytest.Item) -> bool:
+    manager = getattr(item.session, "_fixturemanager", None)
+    visible = getattr(manager, "getfixturedefs", None)
+    if visible is None:
+        return False
+    try:
+        definitions = visible("judge_backend", item)
+    except (TypeError, AttributeError):  # another pytest's manager: resolve the fixture instead
+        return False
+    if not definitions or len(definitions) != 1:
+        return False
+    func = getattr(definitions[0], "func", None)
+    return getattr(func, "__module__", None) == __name__ and getattr(func, "__name__", None) == "judge_backend"
 
 
 _USED_FILES = itertools.count()

@@ -50,6 +50,8 @@ class TestContext:
         self.sections: list[tuple[str, str]] = []  # report sections (raw replies)
         self.ledger: Ledger | None = None  # this test's verdict file, once a judgment asked for it
         self.backend: Any = _UNSET
+        # True: pytest would give this test the plugin's own `judge_backend` (None), so it is not resolved
+        self.default_backend = False
         self.attempt = 1  # a rerun (pytest-rerunfailures) is attempt 2, 3, ...
         self.used_file: str | None = None  # where the test's subprocesses list the verdict keys they used
         self.whole_records = True  # False: the run only counts this test's judgments (see JudgeRuntime.whole_records)
@@ -58,7 +60,7 @@ class TestContext:
         """The `judge_backend` fixture's value for this test (None: use LiteLLM)."""
         if self.backend is _UNSET:
             self.backend = None
-            if self.request is not None:
+            if self.request is not None and not self.default_backend:
                 self.backend = self.request.getfixturevalue("judge_backend")
         return self.backend
 
