@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
 import time
 import warnings
@@ -402,11 +403,11 @@ def _from_elsewhere(plan: GenerationPlan, ledger: Ledger, key: str, *, copy: boo
     found = stored_elsewhere(plan.runtime).find_generation(key)
     if found is None or found.path == ledger.path:
         return None
-    other = plan.runtime.ledgers.get(found.path)
+    other = plan.runtime.ledgers.get(os.fspath(found.path))
     if other is None:
         from .store import Ledger
 
-        other = plan.runtime.ledgers[found.path] = Ledger(found.path, "")
+        other = plan.runtime.ledgers[os.fspath(found.path)] = Ledger(found.path, "")
     other.used.add(key)  # prune keeps the entry a replay relied on
     if copy:
         try:

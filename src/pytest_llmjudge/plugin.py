@@ -317,7 +317,9 @@ def pytest_runtest_makereport(
         return report
     if call.when == "call":
         report.sections.extend(context.sections)
-        if context.records:  # shown by -rA / -rP and with failures: cost and latency per judgment
+        # Shown by -rA / -rP and with failures: cost and latency per judgment (a passing test's
+        # section is built only when the run shows passes).
+        if context.records and (report.outcome != "passed" or _shows_passes(item.config)):
             from .reporting.terminal import judgment_lines
             from .verdict import brief_record
 
@@ -346,6 +348,11 @@ def pytest_runtest_makereport(
         if runtime is not None:
             runtime.finish_attempt(context)
     return report
+
+
+def _shows_passes(config: pytest.Config) -> bool:
+    chars = getattr(config.option, "reportchars", "") or ""
+    return "P" in chars or "A" in chars
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -85,7 +85,7 @@ class JudgeRuntime:
         self._cache_dir_source = cache_dir
         self._cache: LocalCache | None = None
         self._loop: LoopThread | None = None
-        self.ledgers: dict[Path, Ledger] = {}
+        self.ledgers: dict[str, Ledger] = {}  # by location (`Ledger.location`)
         self.current: TestContext | None = None
         self.configured = True  # False: the session set no option (the plugin then resolves settings lazily)
         # Does a report read every judgment's whole record (JSON or HTML report, -v, JUnit, xdist)?  Else
@@ -131,12 +131,13 @@ class JudgeRuntime:
         if context is None or (context.ledger is None and context.module_path is None):
             return None
         if context.ledger is None and context.module_path is not None:
-            from .store import Ledger, ledger_path
-
-            path = ledger_path(context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir)
-            ledger = self.ledgers.get(path)
+            ledger_type, location_of = _ledger_functions()
+            location = location_of(
+                context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir
+            )
+            ledger = self.ledgers.get(location)
             if ledger is None:
-                ledger = self.ledgers[path] = Ledger(path, context.nodeid)
+                ledger = self.ledgers[location] = ledger_type(location, context.nodeid)
             context.ledger = ledger
         return context.ledger
 
@@ -152,8 +153,8 @@ class JudgeRuntime:
         ledger = context.ledger
         if ledger is not None:
             context.ledger = None
-            if self.ledgers.get(ledger.path) is ledger:
-                del self.ledgers[ledger.path]
+            if self.ledgers.get(ledger.location) is ledger:
+                del self.ledgers[ledger.location]
 
     # -- live-call plumbing, used on the background loop only --------------------------------
 
@@ -422,6 +423,19 @@ def _without_credentials(url: str | None) -> str | None:
     parts = urlsplit(url)
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=host))
+
+
+def _ledger_functions() -> tuple[type[Ledger], Callable[..., str]]:
+    """The store's Ledger and ledger_location, imported on the first judgment (this module loads at
+    every start-up, and an import statement per judgment costs as much as the lookup it serves)."""
+    if not _LEDGER_FUNCTIONS:
+        from .store.ledger import Ledger, ledger_location
+
+        _LEDGER_FUNCTIONS.append((Ledger, ledger_location))
+    return _LEDGER_FUNCTIONS[0]
+
+
+_LEDGER_FUNCTIONS: list[tuple[type[Ledger], Callable[..., str]]] = []
 
 
 def read_used_file(path: str) -> set[str]:

@@ -72,7 +72,7 @@ def item_payload(context: TestContext, *, full: bool = True) -> ItemPayload:
         payload["calibrations"] = [dict(c) for c in context.calibrations]
     ledger = context.ledger  # None unless this test judged something
     if ledger is not None and ledger.used:
-        payload["used"] = {"ledger": str(ledger.path), "keys": sorted(ledger.used)}
+        payload["used"] = {"ledger": ledger.location, "keys": sorted(ledger.used)}
     return payload
 
 

@@ -322,7 +322,7 @@ def command_context(
         store_root=config.store_root,
     )
     context = TestContext(nodeid, source, source.stem)
-    context.ledger = runtime.ledgers[path] = Ledger(path, nodeid)
+    context.ledger = runtime.ledgers[os.fspath(path)] = Ledger(path, nodeid)
     runtime.current = context
     activate(runtime)
     try:

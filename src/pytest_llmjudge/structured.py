@@ -15,7 +15,6 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from .backends import Backend, LiteLLMBackend
@@ -87,7 +86,8 @@ def structured_prompts(
     wanted = response_format(rubric) if described is None else _format_of(rubric, described)
     if wanted is None:
         return list(prompts)
-    return [replace(p, params={**p.params, "response_format": wanted}) for p in prompts]
+    # Prompt(...) rather than dataclasses.replace: this runs for every judgment, and replace is slow.
+    return [Prompt(p.messages, p.scale, p.name, {**p.params, "response_format": wanted}) for p in prompts]
 
 
 def format_used(params: Mapping[str, Any] | None, sent: Mapping[str, Any] | None) -> str | None:

@@ -5,6 +5,7 @@ cache, and the calls that must go live.  A replay that misses raises, with what 
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -81,11 +82,11 @@ def adopt_from_elsewhere(runtime: JudgeRuntime, ledger: Ledger, key: str, *, cop
     path, entry = found.path, found.entry
     if path == ledger.path:
         return None
-    other = runtime.ledgers.get(path)
+    other = runtime.ledgers.get(os.fspath(path))
     if other is None:
         from ..store import Ledger
 
-        other = runtime.ledgers[path] = Ledger(path, "")
+        other = runtime.ledgers[os.fspath(path)] = Ledger(path, "")
     other.used.add(key)
     if copy:
         try:

@@ -231,6 +231,17 @@ _MERGED: dict[tuple[Any, ...], tuple[Settings, Settings]] = {}
 def _merged_settings(
     base: Settings, marker: Mapping[str, Any], overrides: Mapping[str, Any], options: Options
 ) -> Settings:
+    if not marker and not overrides and options.model is None and options.samples is None:
+        # The common case, an assertion with at most its own threshold: a memo keyed by the value alone.
+        threshold = options.threshold
+        if threshold is None:
+            return base
+        if isinstance(threshold, bool):
+            raise JudgeError("threshold must be a number in [0, 1], not a bool")
+        quick = (id(base), type(threshold), threshold)
+        held = _MERGED.get(quick)
+        if held is not None and held[0] is base:
+            return held[1]
     from_marker = {k: v for k, v in marker.items() if k in MARKER_KEYS} if marker else {}
     given = {k: v for k, v in overrides.items() if k in MARKER_KEYS and k != "rubric"} if overrides else {}
     for name in ("threshold", "model", "samples"):
@@ -257,6 +268,9 @@ def _merged_settings(
             if len(_MERGED) >= 256:
                 _MERGED.clear()
             _MERGED[memo] = (base, settings)
+            if not from_marker and set(given) == {"threshold"}:
+                threshold = given["threshold"]
+                _MERGED[(id(base), type(threshold), threshold)] = (base, settings)
     if isinstance(options.threshold, bool):
         raise JudgeError("threshold must be a number in [0, 1], not a bool")
     return settings

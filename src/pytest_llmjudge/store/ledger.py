@@ -88,17 +88,25 @@ def ledger_path(module_path: Path, test_name: str, *, store_root: Path | None, r
     return store_root.joinpath(relative.with_suffix(""), ledger_filename(test_name))
 
 
+def ledger_location(module_path: Path, test_name: str, *, store_root: Path | None, rootdir: Path) -> str:
+    """`ledger_path` as a string: what a replay opens, without building a Path per test."""
+    if store_root is None:
+        return _module_folder(module_path) + ledger_filename(test_name)
+    return os.fspath(ledger_path(module_path, test_name, store_root=store_root, rootdir=rootdir))
+
+
 def _beside_module(module_path: Path, test_name: str) -> Path:
     # Pure path arithmetic (no file system); the folder is the same for every test of a module.
-    return _module_folder(module_path) / ledger_filename(test_name)
+    return Path(_module_folder(module_path) + ledger_filename(test_name))
 
 
 @functools.lru_cache(maxsize=1024)
-def _module_folder(module_path: Path) -> Path:
-    return module_path.parent.joinpath("judge_verdicts", module_path.stem)
+def _module_folder(module_path: Path) -> str:
+    """The module's verdict folder, with a trailing separator (a file name is appended to it)."""
+    return os.path.join(module_path.parent.joinpath("judge_verdicts", module_path.stem), "")
 
 
-def _validate_entry(path: Path, key: str, entry: object, *, what: str = "verdict") -> dict[str, Any]:
+def _validate_entry(path: Path | str, key: str, entry: object, *, what: str = "verdict") -> dict[str, Any]:
     if not _KEY.fullmatch(key):
         raise StoreError(f"{path}: {key!r} is not a {what} key (64 hex digits)")
     if not isinstance(entry, dict):
@@ -121,30 +129,9 @@ class LedgerDocument:
     generations: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, path: Path) -> LedgerDocument:
+    def read(cls, path: Path | str) -> LedgerDocument:
         """Read and validate `path` (a missing file is empty); StoreError names a malformed one."""
-        try:
-            # Bytes then decode: as read_text does, without a text-wrapper per file (replay reads one per test).
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8")
-        except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty ledger
-            return cls(path, "", {})
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise StoreError(
-                f"{path}: the verdict file is not valid JSON ({exc}); fix it, or delete it and re-record"
-            ) from None
-        if not isinstance(data, dict) or not isinstance(data.get("verdicts"), dict):
-            raise StoreError(f"{path}: not a verdict file (expected an object with a 'verdicts' object)")
-        if data.get("format") != LEDGER_FORMAT:
-            raise StoreError(
-                f"{path}: verdict file format {data.get('format')!r}, this plugin reads format {LEDGER_FORMAT}"
-            )
-        entries = {key: _validate_entry(path, key, entry) for key, entry in data["verdicts"].items()}
-        return cls(path, str(data.get("test") or ""), entries, _read_generations(path, data))
+        return cls(Path(path), *_read_document(path))
 
     def write(self) -> None:
         """Rewrite atomically in the one layout (sorted, indented), so a diff shows only the change."""
@@ -157,7 +144,35 @@ class LedgerDocument:
         write_atomically(self.path, json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
 
 
-def _read_generations(path: Path, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _read_document(
+    path: Path | str,
+) -> tuple[str, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """A verdict file's test, verdicts and generations, validated (a missing file is empty)."""
+    try:
+        # Bytes then decode: as read_text does, without a text-wrapper per file (replay reads one per test).
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty ledger
+        return "", {}, {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise StoreError(
+            f"{path}: the verdict file is not valid JSON ({exc}); fix it, or delete it and re-record"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("verdicts"), dict):
+        raise StoreError(f"{path}: not a verdict file (expected an object with a 'verdicts' object)")
+    if data.get("format") != LEDGER_FORMAT:
+        raise StoreError(
+            f"{path}: verdict file format {data.get('format')!r}, this plugin reads format {LEDGER_FORMAT}"
+        )
+    entries = {key: _validate_entry(path, key, entry) for key, entry in data["verdicts"].items()}
+    return str(data.get("test") or ""), entries, _read_generations(path, data)
+
+
+def _read_generations(path: Path | str, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The "generations" section, validated as verdicts are (a file without it has none)."""
     section = data.get("generations")
     if section is None:
@@ -167,9 +182,9 @@ def _read_generations(path: Path, data: dict[str, Any]) -> dict[str, dict[str, A
     return {key: _validate_entry(path, key, entry, what="generation") for key, entry in section.items()}
 
 
-def read_ledger_file(path: Path) -> dict[str, dict[str, Any]]:
+def read_ledger_file(path: Path | str) -> dict[str, dict[str, Any]]:
     """Read and validate one ledger file; raise StoreError naming the file when it is malformed."""
-    return LedgerDocument.read(path).entries
+    return _read_document(path)[1]
 
 
 # The fields of an entry that can hold the user's data or the judge's words about it.  The others
@@ -258,8 +273,9 @@ class Ledger:
     that finished, keeping `used` for prune.
     """
 
-    def __init__(self, path: Path, nodeid: str, *, lock_dir: Path | None = None) -> None:
-        self.path = path
+    def __init__(self, path: Path | str, nodeid: str, *, lock_dir: Path | None = None) -> None:
+        self.location = os.fspath(path)  # what is opened: a replay builds no Path for it
+        self._path = path if isinstance(path, Path) else None
         self.nodeid = nodeid
         self.lock_dir = lock_dir  # None: default_lock_dir()
         self._entries: dict[str, dict[str, Any]] | None = None
@@ -267,9 +283,16 @@ class Ledger:
         self._lock = threading.Lock()  # score_many may record from several threads
         self.used: set[str] = set()  # keys this run read or wrote, verdicts and generations (for prune)
 
+    @property
+    def path(self) -> Path:
+        """The verdict file."""
+        if self._path is None:
+            self._path = Path(self.location)
+        return self._path
+
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
-            self._entries = read_ledger_file(self.path)
+            self._entries = _read_document(self.location)[1]
         return self._entries
 
     def get(self, key: str) -> dict[str, Any] | None:
