@@ -152,6 +152,8 @@ def samples_of(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, P
 
 def verdict_of(plan: Plan, samples: Sequence[Sample], answers: Mapping[str, Answer]) -> Verdict:
     """Combine the samples (each model's first, then the panel) and decide pass, fail or undecided."""
+    if len(samples) == 1 and len(plan.calls) == 1:
+        return _one_call(plan, samples[0], answers[plan.calls[0].key])
     threshold = plan.threshold
     per_model: dict[str, list[float]] = {}
     for s in samples:
@@ -201,6 +203,39 @@ def verdict_of(plan: Plan, samples: Sequence[Sample], answers: Mapping[str, Answ
         structured=structured_of(answers[c.key].extra or answers[c.key].stored or {} for c in plan.calls),
         prompt_tokens=sum(prompt_tokens) if prompt_tokens else None,
         completion_tokens=sum(completion_tokens) if completion_tokens else None,
+    )
+
+
+def _one_call(plan: Plan, sample: Sample, answer: Answer) -> Verdict:
+    """`verdict_of` for a judgment of one call (most of them): the same Verdict, without the panel's
+    bookkeeping (a replay's cost is mostly this kind of work, repeated for every judgment)."""
+    threshold = plan.threshold
+    score = round(sample.score, 6)  # as combine_panel rounds a lone score
+    result = answer.result
+    outcome = Outcome(sample.score, sample.reasoning, sample.verdict, sample.confidence, sample.details)
+    call = plan.calls[0]
+    return Verdict(
+        score=score,
+        passed=score >= threshold,  # one sample is never undecided
+        threshold=threshold,
+        reasoning=sample.reasoning,
+        verdict=sample.verdict,
+        confidence=sample.confidence,
+        model=sample.model,
+        source=sample.source,
+        key=call.key,
+        cost_usd=(None if result.cost_usd is None else round(result.cost_usd, 8)) if result is not None else 0.0,
+        latency_s=round(time.monotonic() - plan.started, 4) if result is not None else None,
+        raw=answer.reply.text,
+        criteria=plan.case.criteria,
+        rubric=plan.rubric.name,
+        keys=(call.key,),
+        samples=(sample,),
+        details=dict(sample.details),
+        notes=tuple(plan.rubric.failure_details(outcome)),
+        structured=structured_of((answer.extra or answer.stored or {},)),
+        prompt_tokens=result.prompt_tokens if result is not None else None,
+        completion_tokens=result.completion_tokens if result is not None else None,
     )
 
 
