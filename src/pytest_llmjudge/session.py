@@ -237,6 +237,8 @@ class RunRecorder:
         settings = runtime.settings
         if not settings.prune and not self.used:
             return  # nothing judged here: leave the manifest and the ledgers alone
+        if not settings.prune and getattr(self.config, "cache", None) is None:
+            return  # the manifest lives in pytest's cache: with the cache provider off, nothing would keep it
         from . import prune
 
         refusal = prune.full_run_refusal(self.config, self.exitstatus, settings.mode, self.outcomes)

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..backends import Backend
 from ..errors import JudgeError, JudgmentFailed
 from .finish import finish
-from .live import call_live
 from .lookup import Answer, lookup
 from .plan import Call, Options, Plan, plan, stored_elsewhere
 from .record import note_error, note_verdict
@@ -25,6 +24,17 @@ from .record import note_error, note_verdict
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime
     from ..verdict import Verdict
+    from .live import call_live
+
+
+def __getattr__(name: str) -> Any:
+    # The live stage (retries, the limiter, asking again) loads on the first call that must go
+    # live: a run that replays every verdict never imports it.
+    if name == "call_live":
+        from .live import call_live
+
+        return call_live
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Answer",
@@ -48,6 +58,8 @@ def run(plan: Plan, runtime: JudgeRuntime) -> Verdict:
     try:
         answers, missing = lookup(plan, runtime)
         if missing:
+            from .live import call_live
+
             answers.update(runtime.loop.run(call_live(plan, runtime, missing)))
         verdict = finish(plan, answers, runtime)
     except (JudgeError, JudgmentFailed) as exc:
@@ -62,6 +74,8 @@ async def arun(plan: Plan, runtime: JudgeRuntime) -> Verdict:
     try:
         answers, missing = lookup(plan, runtime)
         if missing:
+            from .live import call_live
+
             answers.update(await runtime.loop.wrap(call_live(plan, runtime, missing)))
         verdict = finish(plan, answers, runtime)
     except (JudgeError, JudgmentFailed) as exc:
@@ -87,6 +101,8 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
     going_live = [(each, answers, missing) for each, answers, missing in looked_up if missing]
 
     async def live_all() -> list[dict[str, Answer] | BaseException]:
+        from .live import call_live
+
         return await asyncio.gather(
             *(call_live(each, runtime, missing) for each, _, missing in going_live), return_exceptions=True
         )
