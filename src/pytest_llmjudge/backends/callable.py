@@ -8,9 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import BackendError
-from .plan import merge_instructions
 from .protocol import CallRequest, CallResult
-from .retry import error_detail
 
 
 class CallableBackend:
@@ -22,6 +20,8 @@ class CallableBackend:
 
     async def attempt(self, request: CallRequest, timeout: float) -> CallResult:
         """Call the function once; a sync one runs in a worker thread, so the loop keeps serving others."""
+        from .plan import merge_instructions  # what a call sends loads with the first live call, not at replay
+
         source = merge_instructions(request.messages) if request.instructions_in_user else request.messages
         messages = [dict(m) for m in source]
         if inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(type(self.fn).__call__):
@@ -39,5 +39,7 @@ class CallableBackend:
 
     def classify(self, exc: BaseException, request: CallRequest) -> BackendError:
         """Timeouts and dropped connections are retried; anything else the function raised is not."""
+        from .retry import error_detail
+
         retryable = isinstance(exc, (TimeoutError, ConnectionError))
         return BackendError(f"judge_backend raised {exc.__class__.__name__}: {error_detail(exc)}", retryable=retryable)

@@ -23,7 +23,6 @@ from typing import Any, TypeVar
 from ..errors import BackendError
 from ..keys import canonical_json
 from ..redact import redact
-from .retry import error_detail
 
 __all__ = [
     "FORMATS",
@@ -135,6 +134,8 @@ class FormatMemory:
                 return await attempt("json_schema"), "json_schema"
             except Exception as exc:
                 if refuses_format(exc):
+                    from .retry import error_detail  # the retry policy loads with the first live call
+
                     raise BackendError(
                         redact(
                             f"the judge's server refused the JSON schema sent as response_format under "

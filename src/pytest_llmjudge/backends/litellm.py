@@ -19,9 +19,7 @@ from urllib.parse import urlsplit
 from ..errors import BackendError, VerdictParseError
 from ..redact import redact
 from .formats import FormatMemory, first_format, schema_format, sent_value
-from .plan import plan_request
 from .protocol import CallRequest, CallResult, UnsupportedParamError
-from .retry import RETRYABLE_STATUS, error_detail, retry_after
 
 # The environment variable that holds each provider's key, for "check X" hints.
 KEY_VARIABLES = {
@@ -95,6 +93,8 @@ class LiteLLMBackend:
         A schema asked for as `response_format` is sent as `formats` decides (a refusal is asked again
         at once, one format down); `CallResult.sent` says what went.
         """
+        from .plan import plan_request  # loaded with the first live call: a replay never plans a request
+
         litellm = import_litellm()
         reference = (request.params or {}).get("response_format")
         schema = schema_format(reference)
@@ -237,6 +237,8 @@ def _path(api_base: str) -> str:
 
 def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendError:
     """Turn a LiteLLM exception into a BackendError that says whether to retry and what to do."""
+    from .retry import RETRYABLE_STATUS, error_detail, retry_after
+
     litellm = import_litellm()
     where = f"{request.model}" + (f" at {request.api_base}" if request.api_base else "")
     detail = error_detail(exc)
