@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .judge import Judge, user_facing
-from .rubrics.pairwise import Comparison
 from .runtime import JudgeRuntime, TestContext, active
 from .verdict import Verdict
+
+if TYPE_CHECKING:
+    from .rubrics.pairwise import Comparison
 
 __all__ = ["assert_better", "assert_judged", "assert_judged_async"]
 

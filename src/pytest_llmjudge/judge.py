@@ -10,17 +10,19 @@ import functools
 import inspect
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from . import pipeline
 from .errors import JudgeError, JudgmentFailed
 from .pipeline import Options, Plan
-from .rubrics.pairwise import Comparison, Pairwise, comparison_from
 from .runtime import JudgeRuntime, TestContext, active
 from .settings import MARKER_KEYS
 from .verdict import Sample, StoredScoreWarning, Verdict
 
-__all__ = ["Comparison", "Judge", "Sample", "StoredScoreWarning", "Verdict", "user_facing"]
+if TYPE_CHECKING:
+    from .rubrics.pairwise import Comparison
+
+__all__ = ["Judge", "Sample", "StoredScoreWarning", "Verdict", "user_facing"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -118,6 +120,8 @@ class Judge:
         Each order is its own call and key; orders that disagree make a tie.  Returns a
         `Comparison` (winner "candidate", "baseline" or "tie", both orders' reasoning, keys).
         """
+        from .rubrics.pairwise import comparison_from  # loaded by the first comparison, not on import
+
         plan = self._pair_plan(
             candidate, baseline, criteria, input=input, model=model, samples=samples, aggregate=aggregate
         )
@@ -126,6 +130,8 @@ class Judge:
     @user_facing
     async def acompare(self, candidate: Any, baseline: Any, criteria: str, **options: Any) -> Comparison:
         """`compare`, awaitable."""
+        from .rubrics.pairwise import comparison_from
+
         plan = self._pair_plan(candidate, baseline, criteria, **options)
         return comparison_from(await pipeline.arun(plan, self._runtime))
 
@@ -136,6 +142,8 @@ class Judge:
         """`compare`, and fail (JudgmentFailed, with both orders' reasoning) unless the candidate wins
         (or ties, with `allow_tie=True`)."""
         __tracebackhide__ = True
+        from .rubrics.pairwise import comparison_from
+
         plan = self._pair_plan(candidate, baseline, criteria, strict=not allow_tie, **options)
         return won_or_raise(comparison_from(pipeline.run(plan, self._runtime)), allow_tie)
 
@@ -154,6 +162,8 @@ class Judge:
         return self._plan(output, criteria, Options(**options), asserts=asserts)
 
     def _pair_plan(self, candidate: Any, baseline: Any, criteria: Any, *, strict: bool = False, **options: Any) -> Plan:
+        from .rubrics.pairwise import Pairwise
+
         # The verdict's threshold encodes what passes: not worse (0.5), or strictly better (just above).
         threshold = math.nextafter(0.5, 1.0) if strict else 0.5
         if baseline is None:

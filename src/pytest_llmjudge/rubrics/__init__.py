@@ -5,11 +5,15 @@ kinds by name; each kind is one module: `Score` (the default, 0-1), `PassFail` (
 confidence -> table), `Likert` (integer scale, optionally weighted by token log-probabilities),
 `Dimensions` (weighted per-dimension scores), `Checklist` (PASS/FAIL per constraint), `Questions`
 (one call per question), `Template` (your own prompt) and `Pairwise` (both orders of a comparison).
-Importing this package registers every kind.  `stored` decides a stored reply's score, the same
-way for replay and for `llmjudge reparse`.
+A kind's module loads on first need (a name imported from here, or the kind's name looked up in
+the registry).  `stored` decides a stored reply's score, the same way for replay and for
+`llmjudge reparse`.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .base import (
     Outcome,
@@ -22,15 +26,38 @@ from .base import (
     resolve_rubric,
     rubric_kinds,
 )
-from .checklist import Checklist
-from .dimensions import DIMENSION_DESCRIPTIONS, DIMENSION_WEIGHTS, QUALITY_LABELS, Dimensions
-from .likert import Likert, score_distribution
-from .pairwise import Comparison, OrderResult, Pairwise, comparison_from
-from .passfail import PASS_FAIL_SCORES, PassFail
-from .questions import Questions
-from .score import Score
 from .stored import read_reply, rebuild_stored, score_stored
-from .template import Template
+
+# public name -> the kind's module that defines it: imported on first use (PEP 562), so a suite judging
+# with the default kind does not load every kind (the registry loads a built-in kind by name as well)
+_LAZY = {
+    "Checklist": "checklist",
+    "DIMENSION_DESCRIPTIONS": "dimensions",
+    "DIMENSION_WEIGHTS": "dimensions",
+    "QUALITY_LABELS": "dimensions",
+    "Dimensions": "dimensions",
+    "Likert": "likert",
+    "score_distribution": "likert",
+    "Comparison": "pairwise",
+    "OrderResult": "pairwise",
+    "Pairwise": "pairwise",
+    "comparison_from": "pairwise",
+    "PASS_FAIL_SCORES": "passfail",
+    "PassFail": "passfail",
+    "Questions": "questions",
+    "Score": "score",
+    "Template": "template",
+}
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
+    from .checklist import Checklist
+    from .dimensions import DIMENSION_DESCRIPTIONS, DIMENSION_WEIGHTS, QUALITY_LABELS, Dimensions
+    from .likert import Likert, score_distribution
+    from .pairwise import Comparison, OrderResult, Pairwise, comparison_from
+    from .passfail import PASS_FAIL_SCORES, PassFail
+    from .questions import Questions
+    from .score import Score
+    from .template import Template
 
 __all__ = [
     "DIMENSION_DESCRIPTIONS",
@@ -62,3 +89,15 @@ __all__ = [
     "score_distribution",
     "score_stored",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # Not kept in this module's globals: the name follows its module if that is ever imported anew.
+    return getattr(importlib.import_module(f".{module_name}", __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

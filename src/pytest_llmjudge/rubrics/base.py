@@ -8,6 +8,7 @@ each key: changing a weight, a constraint or a question re-judges, nothing else 
 
 from __future__ import annotations
 
+import importlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -33,6 +34,7 @@ __all__ = [
     "RubricParse",
     "chat",
     "details_of",
+    "kind_named",
     "parse_failure",
     "register_rubric",
     "reply_object",
@@ -164,25 +166,62 @@ DEFAULT_KIND = "score"
 _KINDS: dict[str, type[Rubric]] = {}
 R = TypeVar("R", bound=type[Rubric])
 
+# Built-in kind name -> the module of this package that defines and registers it.  A kind's module is
+# imported on first need (its prompts, patterns and parsers cost time to load), so a suite judging with
+# the default kind does not load every other kind.
+_BUILT_IN = {
+    "checklist": "checklist",
+    "dimensions": "dimensions",
+    "likert": "likert",
+    "pairwise": "pairwise",
+    "pass_fail": "passfail",
+    "questions": "questions",
+    "score": "score",
+    "template": "template",
+}
+
+
+def _load_built_in(name: str) -> None:
+    importlib.import_module(f"{__package__}.{_BUILT_IN[name]}")
+
 
 def register_rubric(cls: R) -> R:
     """Class decorator: make a rubric kind findable by its `name` (its `version` and parameters stay in keys)."""
+    module = _BUILT_IN.get(cls.name)
+    built_in = module is not None and cls.__module__ == f"{__package__}.{module}"
+    if module is not None and not built_in and cls.name not in _KINDS:
+        _load_built_in(cls.name)  # a built-in name is taken even before its module is loaded
     known = _KINDS.get(cls.name)
-    if known is not None and known is not cls:
+    # A built-in kind's module run again (dropped from sys.modules, as pytest's in-process test runs
+    # do, then imported anew) registers its new class in place of the old one.
+    if known is not None and known is not cls and not built_in:
         raise RubricError(f"rubric name {cls.name!r} is taken by {known.__qualname__}")
     _KINDS[cls.name] = cls
     return cls
 
 
+def kind_named(name: str) -> type[Rubric] | None:
+    """The rubric kind registered as `name` (a built-in kind is loaded on first need), or None."""
+    kind = _KINDS.get(name)
+    if kind is None and name in _BUILT_IN:
+        _load_built_in(name)
+        kind = _KINDS.get(name)
+    return kind
+
+
 def rubric_kinds() -> Mapping[str, type[Rubric]]:
     """Every registered rubric kind by name (read-only): what a stored verdict's `rubric` field names."""
+    for name in _BUILT_IN:
+        kind_named(name)
     return MappingProxyType(_KINDS)
 
 
 def resolve_rubric(value: Any) -> Rubric:
     """A Rubric instance from what a user passed (None for the default kind, a Rubric, or a Rubric class)."""
     if value is None:
-        return _KINDS[DEFAULT_KIND]()
+        default = kind_named(DEFAULT_KIND)
+        assert default is not None  # a built-in kind
+        return default()
     if isinstance(value, Rubric):
         return value
     if isinstance(value, type) and issubclass(value, Rubric):

@@ -16,7 +16,7 @@ from typing import Any
 from ..case import Case
 from ..keys import messages_sha256
 from ..parsing import ParsedVerdict, parse_verdict
-from .base import DEFAULT_KIND, Prompt, Reply, Rubric, rubric_kinds
+from .base import DEFAULT_KIND, Prompt, Reply, Rubric, kind_named
 
 __all__ = ["read_reply", "rebuild_stored", "score_stored"]
 
@@ -58,7 +58,7 @@ def read_reply(rubric: Rubric, prompt: Prompt, reply: Reply) -> ParsedVerdict:
 def rebuild_stored(entry: Mapping[str, Any]) -> tuple[Rubric, Prompt] | None:
     """The rubric and prompt a stored entry was judged with, or None when no candidate's prompt hashes
     to the stored `messages_sha256` (the rubric had arguments that cannot be recovered)."""
-    cls = rubric_kinds().get(str(entry.get("rubric") or DEFAULT_KIND))
+    cls = kind_named(str(entry.get("rubric") or DEFAULT_KIND))
     wanted = entry.get("messages_sha256")
     if cls is None or not wanted:
         return None
