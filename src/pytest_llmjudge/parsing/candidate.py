@@ -11,9 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .lazy_patterns import install, lazy
+
 # Only used with fullmatch on strings of at most 64 characters.
-_NUMERIC_STRING = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
-_FRACTION_STRING = re.compile(
+_NUMERIC_STRING = lazy(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_FRACTION_STRING = lazy(
     r"([-+]?(?:\d{1,15}(?:\.\d{1,15})?|\.\d{1,15}))\s{0,3}"
     r"(?:(?:/|out\s{1,3}of)\s{0,3}(\d{1,15}(?:\.\d{1,15})?)|(%))"
 )
@@ -25,7 +27,7 @@ VALUE = (
 )
 # "Score: 1-10", "from 1 to 10", "a 3 or 4", "0.0 (poor) to 1.0 (good)": a range or alternatives after a
 # number, with at most one short parenthetical (what the range end means) between.
-RANGE_AFTER = re.compile(r"(?:[ \t]{0,2}\([^()\n]{0,80}\))?[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}[-+]?\.?\d")
+RANGE_AFTER = lazy(r"(?:[ \t]{0,2}\([^()\n]{0,80}\))?[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}[-+]?\.?\d")
 
 
 def range_follows(text: str, end: int) -> bool:
@@ -144,3 +146,6 @@ def normalize(found: Found, scale: tuple[float, float]) -> float | None:
     if math.isnan(value):
         return None
     return round(min(1.0, max(0.0, value)), 6)
+
+
+install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)

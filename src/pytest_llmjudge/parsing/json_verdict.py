@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from dataclasses import dataclass
 
 from ..errors import VerdictParseError
@@ -17,10 +16,11 @@ from .attribution import attributed_to_output, example_cued, quote_hugged
 from .candidate import Found, normalize
 from .json_fields import read_mapping, read_value
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, scan_objects
+from .lazy_patterns import install, lazy
 from .prepare import ascii_lower, strip_fences
 from .quotes import Quotes
 
-_KEYWORDS = re.compile(r"score|rating|pass|verdict|grade|result|fail|answer|correct|success|satisf|met")  # lowered
+_KEYWORDS = lazy(r"score|rating|pass|verdict|grade|result|fail|answer|correct|success|satisf|met")  # lowered
 
 
 @dataclass
@@ -103,7 +103,7 @@ def _check_siblings(cands: list[Candidate], scale: tuple[float, float]) -> None:
         )
 
 
-_ARRAY_GAP = re.compile(r"\s{0,64},\s{0,64}")
+_ARRAY_GAP = lazy(r"\s{0,64},\s{0,64}")
 
 
 def _check_array_siblings(text: str, cands: list[Candidate], scale: tuple[float, float]) -> None:
@@ -198,3 +198,6 @@ def _fenced_whole(text: str, span: Span, lead: int, tail: int) -> bool:
     before = text[lead : span.start].strip()
     after = text[span.end : tail].strip()
     return before in ("", "```", "```json", "```JSON") and after in ("", "```")
+
+
+install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
