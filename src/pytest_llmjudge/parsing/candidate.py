@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from .lazy_patterns import install, lazy
@@ -35,19 +34,31 @@ def range_follows(text: str, end: int) -> bool:
     return RANGE_AFTER.match(text, end) is not None
 
 
-@dataclass
 class Found:
     """One candidate answer, before normalization."""
 
-    raw: float | None = None  # the number as written (numerator of a fraction)
-    den: float | None = None  # denominator of a fraction or 100 for a percent
-    fixed: float | None = None  # a normalized score given directly (grade P = 0.5)
-    verdict: str | None = None  # "pass" / "fail"
-    partial: bool = False  # PARTIAL verdict: neither pass nor fail
-    confidence: str | None = None
-    reasoning: str | None = None
-    bad_score: bool = False  # a score field was present but not a number
-    pct: bool = False  # the value was written as a percent
+    # A plain class, not a dataclass: see json_scan.Span.
+    __slots__ = ("bad_score", "confidence", "den", "fixed", "partial", "pct", "raw", "reasoning", "verdict")
+
+    def __init__(
+        self,
+        *,
+        raw: float | None = None,
+        den: float | None = None,
+        fixed: float | None = None,
+        verdict: str | None = None,
+        confidence: str | None = None,
+        pct: bool = False,
+    ) -> None:
+        self.raw = raw  # the number as written (numerator of a fraction)
+        self.den = den  # denominator of a fraction or 100 for a percent
+        self.fixed = fixed  # a normalized score given directly (grade P = 0.5)
+        self.verdict = verdict  # "pass" / "fail"
+        self.partial = False  # PARTIAL verdict: neither pass nor fail
+        self.confidence = confidence
+        self.reasoning: str | None = None
+        self.bad_score = False  # a score field was present but not a number
+        self.pct = pct  # the value was written as a percent
 
     @property
     def usable(self) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from .lazy_patterns import install, lazy
@@ -29,13 +28,17 @@ _BRACKETS = lazy(r"[\[\]{}]")
 _BAD_ESCAPE = lazy(r'\\(?!["/bfnrtu])')
 
 
-@dataclass
 class Span:
     """Where a ``{...}`` object lies in the reply; ``truncated`` when it is never closed."""
 
-    start: int
-    end: int
-    truncated: bool = False
+    # A plain class, not a dataclass: generating a dataclass's methods costs ~2 M instructions
+    # at import, which every pytest run that imports the parser pays.
+    __slots__ = ("end", "start", "truncated")
+
+    def __init__(self, start: int, end: int, truncated: bool = False) -> None:
+        self.start = start
+        self.end = end
+        self.truncated = truncated
 
 
 class RepairBudget:
