@@ -30,7 +30,9 @@ def counting(pattern, flags):
 
 re._compile = counting
 import pytest_llmjudge.parsing
-re._compile = real
+print(len(calls))
+del calls[:]
+pytest_llmjudge.parsing.parse_verdict('{"score": 4, "reasoning": "Accurate."}', scale=(1, 5))
 print(len(calls))
 """
 
@@ -39,7 +41,9 @@ def test_importing_the_parser_compiles_almost_no_pattern() -> None:
     done = subprocess.run(
         [sys.executable, "-c", _COUNT_COMPILES], capture_output=True, text=True, check=True, timeout=120
     )
-    assert int(done.stdout.strip()) <= 3, done.stdout
+    at_import, clean_json_reply = (int(n) for n in done.stdout.split())
+    assert at_import <= 3
+    assert clean_json_reply <= 3  # a replayed or clean JSON reply needs only a few patterns
 
 
 def _parsing_modules() -> list[ModuleType]:
