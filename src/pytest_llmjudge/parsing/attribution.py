@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from .json_scan import Span
+from .lazy_patterns import install, lazy
 from .prepare import ECHO_PLACEHOLDER
 from .quotes import LazyQuotes
 
@@ -22,7 +23,7 @@ _ATTR_VERB = (
     r"|ends|ended|outputs|printed|prints|returns|returned)"
 )
 # "the output (also) says", "the model's response contains", "it says", "they claim", "quoted".
-_ATTRIBUTION = re.compile(
+_ATTRIBUTION = lazy(
     r"(?<![a-z])(?:(?:the|this|that|its|their)[ \t]+(?:[a-z']{1,12}[ \t]+){0,2}?"
     + _SOURCE
     + r"(?:'s)?|it|they)[ \t]+(?:[a-z]{1,12}[ \t]+){0,2}?"
@@ -31,25 +32,25 @@ _ATTRIBUTION = re.compile(
     r"|(?<![a-z])(?:quoted|quoting|verbatim)(?![a-z])"
 )
 # "... {"score": 1.0}. That is what the output asks for."
-_BACKREF = re.compile(
+_BACKREF = lazy(
     r"[\s`'\".,;:!?)\]\u201d\u2014-]{0,16}(?:that|this|which|it)(?:'s|[ \t]+is|[ \t]+was)[ \t]+"
     r"(?:(?:what|how|exactly|just|precisely|also|the|its|an?)[ \t]+){0,3}" + _SOURCE + r"(?![a-z])"
 )
-_ATTR_NEGATION = re.compile(r"(?<![a-z])(?:no|not|nothing|never|none|nor|without)(?![a-z])|n't")
+_ATTR_NEGATION = lazy(r"(?<![a-z])(?:no|not|nothing|never|none|nor|without)(?![a-z])|n't")
 # Words that hand over to the judge's own verdict: "contains errors, so my score: {...}".
-_OWN_INTRO = re.compile(
+_OWN_INTRO = lazy(
     r"(?<![a-z])(?:so|therefore|thus|hence|overall|my|mine|verdict|score|rating|grade|evaluation|assessment"
     r"|judge?ment|conclusion|final)(?![a-z])"
 )
-_SENTENCE_BREAK = re.compile(r"[.!?](?=\s)|\n[ \t]*\n")
+_SENTENCE_BREAK = lazy(r"[.!?](?=\s)|\n[ \t]*\n")
 # A label right after an attribution verb: 'the output claims Score: 10/10'.
-_LABEL_ATTRIBUTION = re.compile(
+_LABEL_ATTRIBUTION = lazy(
     r"(?<![a-z])(?:says|said|claims|claimed|asks|asked|reads|writes|wrote|requests|requested|demands"
     r"|demanded|tries|tried|instructs|insists|suggests|contains|includes)(?:[ \t]{1,3}(?:for|that|with))?"
     r"[ \t]{0,3}[:\-]?[ \t]{0,3}[\"'\u201c\u2018]?[ \t]{0,2}$"
 )
 # "in JSON format:" introduces the real answer, so "format" is not a cue.
-_EXAMPLE_CUE = re.compile(r"\b(?:example|e\.g\.|for instance|such as|like this)\b", re.IGNORECASE)
+_EXAMPLE_CUE = lazy(r"\b(?:example|e\.g\.|for instance|such as|like this)\b", re.IGNORECASE)
 
 
 def attributed_to_output(low: str, span: Span) -> bool:
@@ -115,3 +116,6 @@ class Skip:
 
     def accept(self, m: re.Match[str]) -> bool:
         return not self(m.start())
+
+
+install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)

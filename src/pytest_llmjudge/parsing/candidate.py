@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from .lazy_patterns import install, lazy
+
 # Only used with fullmatch on strings of at most 64 characters.
-_NUMERIC_STRING = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
-_FRACTION_STRING = re.compile(
+_NUMERIC_STRING = lazy(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_FRACTION_STRING = lazy(
     r"([-+]?(?:\d{1,15}(?:\.\d{1,15})?|\.\d{1,15}))\s{0,3}"
     r"(?:(?:/|out\s{1,3}of)\s{0,3}(\d{1,15}(?:\.\d{1,15})?)|(%))"
 )
@@ -25,7 +26,7 @@ VALUE = (
 )
 # "Score: 1-10", "from 1 to 10", "a 3 or 4", "0.0 (poor) to 1.0 (good)": a range or alternatives after a
 # number, with at most one short parenthetical (what the range end means) between.
-RANGE_AFTER = re.compile(r"(?:[ \t]{0,2}\([^()\n]{0,80}\))?[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}[-+]?\.?\d")
+RANGE_AFTER = lazy(r"(?:[ \t]{0,2}\([^()\n]{0,80}\))?[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}[-+]?\.?\d")
 
 
 def range_follows(text: str, end: int) -> bool:
@@ -33,19 +34,31 @@ def range_follows(text: str, end: int) -> bool:
     return RANGE_AFTER.match(text, end) is not None
 
 
-@dataclass
 class Found:
     """One candidate answer, before normalization."""
 
-    raw: float | None = None  # the number as written (numerator of a fraction)
-    den: float | None = None  # denominator of a fraction or 100 for a percent
-    fixed: float | None = None  # a normalized score given directly (grade P = 0.5)
-    verdict: str | None = None  # "pass" / "fail"
-    partial: bool = False  # PARTIAL verdict: neither pass nor fail
-    confidence: str | None = None
-    reasoning: str | None = None
-    bad_score: bool = False  # a score field was present but not a number
-    pct: bool = False  # the value was written as a percent
+    # A plain class, not a dataclass: see json_scan.Span.
+    __slots__ = ("bad_score", "confidence", "den", "fixed", "partial", "pct", "raw", "reasoning", "verdict")
+
+    def __init__(
+        self,
+        *,
+        raw: float | None = None,
+        den: float | None = None,
+        fixed: float | None = None,
+        verdict: str | None = None,
+        confidence: str | None = None,
+        pct: bool = False,
+    ) -> None:
+        self.raw = raw  # the number as written (numerator of a fraction)
+        self.den = den  # denominator of a fraction or 100 for a percent
+        self.fixed = fixed  # a normalized score given directly (grade P = 0.5)
+        self.verdict = verdict  # "pass" / "fail"
+        self.partial = False  # PARTIAL verdict: neither pass nor fail
+        self.confidence = confidence
+        self.reasoning: str | None = None
+        self.bad_score = False  # a score field was present but not a number
+        self.pct = pct  # the value was written as a percent
 
     @property
     def usable(self) -> bool:
@@ -144,3 +157,6 @@ def normalize(found: Found, scale: tuple[float, float]) -> float | None:
     if math.isnan(value):
         return None
     return round(min(1.0, max(0.0, value)), 6)
+
+
+install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from .lazy_patterns import install, lazy
 
 _REPAIR_MAX_CHARS = 64 * 1024  # json_repair is slow and superlinear: hand it little
 _REPAIR_BUDGET = 64 * 1024  # total characters repaired per reply
@@ -19,21 +20,25 @@ _SCAN_MAX_DEPTH = 512  # deeper than this is not a judge reply: stop the brace s
 _SCAN_MAX_STEPS = 20_000  # braces, strings and escapes visited by the scan
 MAX_JSON_CANDIDATES = 64  # objects examined per reply
 
-_STRUCT = re.compile(r'[{}"]')
+_STRUCT = lazy(r'[{}"]')
 # The rest of a JSON string after its opening quote (unrolled: linear, one step per reply string).
-_STRING_REST = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
-_BRACKETS = re.compile(r"[\[\]{}]")
+_STRING_REST = lazy(r'[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+_BRACKETS = lazy(r"[\[\]{}]")
 # A backslash that starts no JSON escape (run once "\\\\" pairs are set aside).
-_BAD_ESCAPE = re.compile(r'\\(?!["/bfnrtu])')
+_BAD_ESCAPE = lazy(r'\\(?!["/bfnrtu])')
 
 
-@dataclass
 class Span:
     """Where a ``{...}`` object lies in the reply; ``truncated`` when it is never closed."""
 
-    start: int
-    end: int
-    truncated: bool = False
+    # A plain class, not a dataclass: generating a dataclass's methods costs ~2 M instructions
+    # at import, which every pytest run that imports the parser pays.
+    __slots__ = ("end", "start", "truncated")
+
+    def __init__(self, start: int, end: int, truncated: bool = False) -> None:
+        self.start = start
+        self.end = end
+        self.truncated = truncated
 
 
 class RepairBudget:
@@ -153,3 +158,6 @@ def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
     if isinstance(value, tuple):  # logging variants return (value, log)
         value = value[0]
     return value, True
+
+
+install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)

@@ -9,44 +9,59 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
-from dataclasses import dataclass
 
 from ..errors import VerdictParseError
 from .attribution import attributed_to_output, example_cued, quote_hugged
 from .candidate import Found, normalize
 from .json_fields import read_mapping, read_value
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, scan_objects
+from .lazy_patterns import install, lazy
 from .prepare import ascii_lower, strip_fences
 from .quotes import Quotes
 
-_KEYWORDS = re.compile(r"score|rating|pass|verdict|grade|result|fail|answer|correct|success|satisf|met")  # lowered
+_KEYWORDS = lazy(r"score|rating|pass|verdict|grade|result|fail|answer|correct|success|satisf|met")  # lowered
 
 
-@dataclass
 class JsonOutcome:
     """What the JSON stages found: the chosen candidate and what the later stages need to know."""
 
-    found: Found | None = None
-    strategy: str = ""
-    span: Span | None = None
-    quoted: bool = False  # the chosen object is quoted or attributed content
-    whole: bool = False  # the reply was one JSON value: it decides alone
-    bad_score: bool = False
-    truncated: bool = False
-    spans: tuple[tuple[int, int], ...] = ()  # every object found in the prose
-    objects: list[Span] | None = None  # the scan's object spans, for quote pairing
-    quotes: Quotes | None = None  # built when an object needed it
+    # Plain classes, not dataclasses: see json_scan.Span.
+    __slots__ = (
+        "bad_score",
+        "found",
+        "objects",
+        "quoted",
+        "quotes",
+        "span",
+        "spans",
+        "strategy",
+        "truncated",
+        "whole",
+    )
+
+    def __init__(self) -> None:
+        self.found: Found | None = None
+        self.strategy = ""
+        self.span: Span | None = None
+        self.quoted = False  # the chosen object is quoted or attributed content
+        self.whole = False  # the reply was one JSON value: it decides alone
+        self.bad_score = False
+        self.truncated = False
+        self.spans: tuple[tuple[int, int], ...] = ()  # every object found in the prose
+        self.objects: list[Span] | None = None  # the scan's object spans, for quote pairing
+        self.quotes: Quotes | None = None  # built when an object needed it
 
 
-@dataclass
 class Candidate:
     """A JSON object's reading, with where it stands: the judge's own, quoted, or attributed."""
 
-    found: Found
-    quoted: bool = False  # inside quotation marks, hugged by one, or an example
-    attributed: bool = False  # introduced as what the graded output says
-    span: Span | None = None
+    __slots__ = ("attributed", "found", "quoted", "span")
+
+    def __init__(self, found: Found, quoted: bool = False, attributed: bool = False, span: Span | None = None) -> None:
+        self.found = found
+        self.quoted = quoted  # inside quotation marks, hugged by one, or an example
+        self.attributed = attributed  # introduced as what the graded output says
+        self.span = span
 
     @property
     def own(self) -> bool:
@@ -103,7 +118,7 @@ def _check_siblings(cands: list[Candidate], scale: tuple[float, float]) -> None:
         )
 
 
-_ARRAY_GAP = re.compile(r"\s{0,64},\s{0,64}")
+_ARRAY_GAP = lazy(r"\s{0,64},\s{0,64}")
 
 
 def _check_array_siblings(text: str, cands: list[Candidate], scale: tuple[float, float]) -> None:
@@ -198,3 +213,6 @@ def _fenced_whole(text: str, span: Span, lead: int, tail: int) -> bool:
     before = text[lead : span.start].strip()
     after = text[span.end : tail].strip()
     return before in ("", "```", "```json", "```JSON") and after in ("", "```")
+
+
+install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)

@@ -12,6 +12,7 @@ import re
 from ..errors import VerdictParseError
 from .attribution import Skip
 from .candidate import VALUE, Found, fits_scale, found_from_value, normalize, value_after
+from .lazy_patterns import install, lazy
 from .prepare import DIGIT, ascii_lower
 from .search import FIELD_CLAUSE_END, MAX_FIRST_SCAN, WORD_CHARS, gated, last, matches, negated_before
 
@@ -30,7 +31,7 @@ GRADE_LETTERS = {"c": (1.0, "pass"), "correct": (1.0, "pass"), "i": (0.0, "fail"
 # and run on ascii_lower(text), which keeps every position of the original.
 _SEP = r"[ \t]{0,3}(?:[*_]{1,2})?[ \t]{0,3}"
 _RESULT_TAG = gated(
-    re.compile(
+    lazy(
         r"\[\s{0,3}result\s{0,3}\]"
         + _SEP
         + r"[:\-]?"
@@ -41,14 +42,14 @@ _RESULT_TAG = gated(
     ("result",),
 )
 _RATING_BRACKETS = gated(
-    re.compile(
+    lazy(
         r"(?:rating[ \t]{0,3}(?:[:=：]|of|is)?|score[ \t]{0,3}[:=：])" + _SEP + r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]",
     ),
     ("[[",),
     word_start=True,
 )
 _GRADE = gated(
-    re.compile(
+    lazy(
         r"grade[ \t]{0,3}[:=]"
         + _SEP
         + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])"
@@ -57,9 +58,9 @@ _GRADE = gated(
     ("grade",),
     word_start=True,
 )
-_DOUBLE_BRACKETS = gated(re.compile(r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]"), ("[[",))
+_DOUBLE_BRACKETS = gated(lazy(r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]"), ("[[",))
 _FIELD = gated(
-    re.compile(
+    lazy(
         r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?"
         r"(?:score|rating|result|grade|points|overall|conclusion)(?![A-Za-z_])"
         + _SEP
@@ -73,12 +74,12 @@ _FIELD = gated(
     word_start=True,
 )
 _BRACKET_FIELD = gated(
-    re.compile(r"[(\[][ \t]{0,2}(?:score|rating)[ \t]{0,2}[:=]?[ \t]{0,2}" + VALUE + r"[ \t]{0,2}[)\]]"),
+    lazy(r"[(\[][ \t]{0,2}(?:score|rating)[ \t]{0,2}[:=]?[ \t]{0,2}" + VALUE + r"[ \t]{0,2}[)\]]"),
     ("score", "rating"),
 )
-_LONE_BRACKET = gated(re.compile(r"^[ \t]{0,8}\[[ \t]{0,3}" + VALUE + r"[ \t]{0,3}\][ \t]{0,8}$", re.MULTILINE), ("[",))
+_LONE_BRACKET = gated(lazy(r"^[ \t]{0,8}\[[ \t]{0,3}" + VALUE + r"[ \t]{0,3}\][ \t]{0,8}$", re.MULTILINE), ("[",))
 _CONFIDENCE = gated(
-    re.compile(
+    lazy(
         r"confidence(?:[ \t]{1,3}(?:level|score|rating))?"
         + _SEP
         + r"(?:[:=]|is)?"
@@ -94,13 +95,13 @@ _CONFIDENCE = gated(
 
 # A label or tag that says its score is the final one beats per-item ones.
 _FINAL_WORDS = ("final", "overall", "total", "aggregate", "conclusion")
-_FINAL_BEFORE = re.compile(r"(?<![a-z])(?:final|overall|total|aggregate|conclusion)(?![a-z])[^\n]{0,40}$")
+_FINAL_BEFORE = lazy(r"(?<![a-z])(?:final|overall|total|aggregate|conclusion)(?![a-z])[^\n]{0,40}$")
 # Words that may stand right before "Score:" without making it a per-item score.
 _PLAIN_BEFORE = frozenset(["the", "my", "a", "an", "your", "its", "this", "our", "their", "score", "rating"])
-_LAST_WORD = re.compile(r"([a-z]{1,30})[ \t*_#:>\-]{0,8}$")
+_LAST_WORD = lazy(r"([a-z]{1,30})[ \t*_#:>\-]{0,8}$")
 # "Final score:" with the value alone on the next line (or the one after a blank line).
 _FIELD_NEXT_LINE = gated(
-    re.compile(
+    lazy(
         r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?(?:score|rating|grade|points|overall|conclusion)(?![A-Za-z_])"
         + _SEP
         + r"[:=：][ \t*_]{0,6}\n(?:[ \t]{0,8}\n)?[ \t*_#>`]{0,6}"
@@ -112,7 +113,7 @@ _FIELD_NEXT_LINE = gated(
 )
 # XML-like score tags of other judge frameworks: <score>4</score>, <final_score>7/10</final_score>.
 _SCORE_TAG = gated(
-    re.compile(
+    lazy(
         r"<(?P<tag>(?:(?:final|overall|total)[_ -]?)?(?:score|rating))>\s{0,8}(?:[*_]{1,2})?"
         + VALUE
         + r"(?:[*_]{1,2})?\s{0,8}</(?P=tag)>",
@@ -243,9 +244,9 @@ def _grade(g: re.Match[str] | None) -> tuple[Found, tuple[int, int]] | None:
     return Found(fixed=fixed, verdict=verdict), g.span()
 
 
-_ANSWER_TAG = gated(re.compile(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>"), ("<answer>",))
+_ANSWER_TAG = gated(lazy(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>"), ("<answer>",))
 _VERDICT_LABEL = gated(
-    re.compile(
+    lazy(
         r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|outcome|answer|result)"
         + _SEP
         + r"[:=：]"
@@ -255,21 +256,21 @@ _VERDICT_LABEL = gated(
     ("pass", "fail", "partial"),
     word_start=True,
 )
-_BARE_VERDICT = re.compile(r"(?P<v>PASS|FAIL)(?:ED)?(?![A-Za-z])")
-_LONE_VERDICT_LINE = re.compile(r"^[ \t*_#>`\"'.\-]{0,8}(?P<v>pass|fail)(?:ed)?[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
-_VOCAB_JOIN = re.compile(r"\s{0,3}(?:or|and|nor|/|\||,)\s{0,3}")
+_BARE_VERDICT = lazy(r"(?P<v>PASS|FAIL)(?:ED)?(?![A-Za-z])")
+_LONE_VERDICT_LINE = lazy(r"^[ \t*_#>`\"'.\-]{0,8}(?P<v>pass|fail)(?:ed)?[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
+_VOCAB_JOIN = lazy(r"\s{0,3}(?:or|and|nor|/|\||,)\s{0,3}")
 # The reply's final word, standing alone: a Y/N letter after a sentence end or a line break
 # (criteria graders), or a last line that is only yes/no or correct/incorrect.  Decoration
 # (emphasis, quotes, a full stop) is allowed around it.  Run on the last 64 characters only.
 _DECOR = r"[ \t*_`\"'>#]{0,6}"
-_FINAL_LETTER = re.compile(r"(?:^|[.!?:;\n])\s{0,8}" + _DECOR + r"(?P<v>[YN])" + _DECOR + r"[.!]?" + _DECOR + r"\s*$")
-_FINAL_WORD_LINE = re.compile(
+_FINAL_LETTER = lazy(r"(?:^|[.!?:;\n])\s{0,8}" + _DECOR + r"(?P<v>[YN])" + _DECOR + r"[.!]?" + _DECOR + r"\s*$")
+_FINAL_WORD_LINE = lazy(
     r"(?:^|\n)" + _DECOR + r"(?P<v>yes|no|correct|incorrect)" + _DECOR + r"[.!]?" + _DECOR + r"\s*$"
 )
 # "Answer: Yes", "Verdict: N": a yes/no value that ends its line or its tag, or is followed by its reason
 # ("Judgement: No because ...", "Verdict: no, the proof omits steps").  "Answer: no idea" is no verdict.
 _YES_NO_LABEL = gated(
-    re.compile(
+    lazy(
         r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|answer|meets[ \t]criteria)"
         + _SEP
         + r"[:=：]"
@@ -281,7 +282,7 @@ _YES_NO_LABEL = gated(
     word_start=True,
 )
 # A verdict in double brackets, as criteria graders ask for it: "[[YES]]", "[[NO]]", "[[PASS]]".
-_BRACKET_VERDICT = gated(re.compile(r"\[\[[ \t]{0,3}(?P<v>yes|no|pass|fail)[ \t]{0,3}\]\]"), ("[[",))
+_BRACKET_VERDICT = gated(lazy(r"\[\[[ \t]{0,3}(?P<v>yes|no|pass|fail)[ \t]{0,3}\]\]"), ("[[",))
 _FINAL_VERDICTS = {"y": "pass", "yes": "pass", "correct": "pass", "n": "fail", "no": "fail", "incorrect": "fail"}
 
 
@@ -370,3 +371,6 @@ def confidence_word(text: str, spans: list[tuple[int, int]]) -> str | None:
         if m.group("word"):
             word = CONFIDENCE_WORDS.get(" ".join(m.group("word").lower().split()))
     return word
+
+
+install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)

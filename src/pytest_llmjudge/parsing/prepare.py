@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import re
 
-_ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
-_DATA_OPEN = re.compile(r"<([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
-_DATA_CLOSE = re.compile(r"</([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
-_NONCE = re.compile(r"[0-9A-Fa-f]{8,64}")
+from .lazy_patterns import install, lazy
+
+_ZERO_WIDTH = lazy("[\u200b\u200c\u200d\u2060\ufeff]")
+_DATA_OPEN = lazy(r"<([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
+_DATA_CLOSE = lazy(r"</([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
+_NONCE = lazy(r"[0-9A-Fa-f]{8,64}")
 # The end of a reasoning model's thinking: </think>, </thinking>, Kimi's close mark, or the
 # "Thinking... / ...done thinking." section of chat front ends.
-_THINK_CLOSE = re.compile(
+_THINK_CLOSE = lazy(
     r"</think(?:ing)?\s{0,3}>|\u25c1/think\u25b7|^[ \t]{0,8}\.{3}[ \t]{0,2}done thinking\.?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 
 ECHO_PLACEHOLDER = " [echoed data omitted] "
-DIGIT = re.compile(r"\d")
+DIGIT = lazy(r"\d")
 
 
 def ascii_lower(text: str) -> str:
@@ -118,3 +120,6 @@ def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
         pos = e
     parts.append(text[pos:])
     return "".join(parts)
+
+
+install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)

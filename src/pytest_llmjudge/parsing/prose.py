@@ -6,11 +6,10 @@ number counts when it is the whole reply or its first line, or the last line aft
 
 from __future__ import annotations
 
-import re
-
 from ..errors import VerdictParseError
 from .attribution import Skip
 from .candidate import VALUE, Found, found_from_value, inside_word, range_follows, value_after
+from .lazy_patterns import install, lazy
 from .prepare import DIGIT
 from .search import NEGATION, gated, matches, negated_before
 
@@ -22,7 +21,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 _RATING_VERB = gated(
-    re.compile(
+    lazy(
         r"(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned|gets|receives|merits"
         r"|award|awarded|deserves?|earns?|earned|earning"
         r"|(?:should|would|must|will)[ \t]{1,3}be(?=[ \t]{1,3}an?[ \t]))(?![A-Za-z])(?=[^\d\n.;!?]{0,60}\d)",
@@ -31,7 +30,7 @@ _RATING_VERB = gated(
     word_start=True,
 )
 _OBJECT_VERBS = _words("give gives giving given assign assigned award awarded gets receives merits")
-_TOKEN = re.compile(r"[ \t]{0,4}(?:(?P<word>[A-Za-z\u2019']{1,30})|(?P<num>[-+]?\d)|(?P<punct>\S))")
+_TOKEN = lazy(r"[ \t]{0,4}(?:(?P<word>[A-Za-z\u2019']{1,30})|(?P<num>[-+]?\d)|(?P<punct>\S))")
 # A filler word that means the number is not the rating ("rated on a scale from 1",
 # "the rating is based on 3 criteria", "scored at least 2").
 _STOP_WORDS = _words(
@@ -45,15 +44,15 @@ _AFTER_WORDS = _words(
     "considering so here this that the to at i it based reflecting from by is was or if while though "
     "although even"
 )
-_NEXT_WORD = re.compile(r"[ \t]{1,3}([A-Za-z]{1,30})")
+_NEXT_WORD = lazy(r"[ \t]{1,3}([A-Za-z]{1,30})")
 # "A score of 5 means ...", "a rating of 1 is given when ...", "Score 4: mostly right": the number is
 # named while explaining the rubric, not given to the graded output.
-_DEFINING = re.compile(
+_DEFINING = lazy(
     r"[ \t]{0,3}(?:[:=]|(?:means?|indicates?|represents?|signif(?:y|ies)|denotes?|corresponds?|requires?"
     r"|implies|would|should|could|(?:is|are)[ \t]{1,3}(?:given|reserved|for|awarded|assigned|used|meant|when))"
     r"(?![A-Za-z]))"
 )
-_PROSE_VALUE = re.compile(VALUE)
+_PROSE_VALUE = lazy(VALUE)
 
 
 def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
@@ -125,7 +124,7 @@ def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
     return found[0]
 
 
-_BARE = re.compile(
+_BARE = lazy(
     r"[*_`\"'\s]{0,6}(?P<num>[-+]?(?:\d{1,15}(?:\.\d{1,12})?|\.\d{1,12}))"
     r"(?:\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?))?(?P<pct>\s{0,2}%)?"
     r"(?:\s{0,2}points?)?[*_`\"'\s]{0,6}",
@@ -179,3 +178,6 @@ def bare_last(text: str) -> tuple[Found, tuple[int, int]] | None:
         return None
     f = found_from_value(m)
     return (f, (nl + 1, len(stripped))) if f is not None else None
+
+
+install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)

@@ -6,15 +6,15 @@ one lazy pass over at most 5,000 marks (text past them is not quote-aware).
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 
 from .json_scan import Span, scan_objects
+from .lazy_patterns import install, lazy
 
 _QUOTE_LIMIT = 2000  # a double quote closes within this many characters, or it is stray
 _SQUOTE_LIMIT = 500  # single quotes double as apostrophes: a shorter reach
 _MAX_QUOTES = 5_000  # quote marks examined per reply; past them no position counts as quoted
-_QUOTE_MARKS = re.compile("[\"'\u201c\u201d\u2018\u2019]")
+_QUOTE_MARKS = lazy("[\"'\u201c\u201d\u2018\u2019]")
 _NO_OPEN_AFTER = frozenset(")]}.,;:!?\"'\u201d\u2019")  # a mark after these closes, never opens
 _SQUOTE_OPEN_AFTER = frozenset("([{:-\u2014")  # besides whitespace: where a ' may open
 _SQUOTE_CLOSE_BEFORE = frozenset('.,;:!?)]}-\u2014"')  # besides whitespace: where a ' may close
@@ -118,3 +118,6 @@ class LazyQuotes:
 
     def inside(self, pos: int) -> bool:
         return self.get().inside(pos)
+
+
+install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
