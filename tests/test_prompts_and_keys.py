@@ -10,7 +10,7 @@ import pytest
 
 from pytest_llmjudge import JudgeError, Score
 from pytest_llmjudge.case import Case, render_case
-from pytest_llmjudge.keys import judgment_key
+from pytest_llmjudge.keys import canonical_json, judgment_key
 from pytest_llmjudge.outputs import judged_text
 from pytest_llmjudge.store import ledger_filename
 
@@ -276,3 +276,25 @@ def test_judgment_keys_and_prompts_stay_pinned(pytester):
         for key, entry in json.loads(path.read_text())["verdicts"].items():
             stored[key] = (entry["rubric"], entry["messages_sha256"])
     assert stored == PINNED
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"b": [1.5, 2, None, True, "é\u2028\ud800x"], "a": {"z": 0.1, "y": -0.0, "x": 1e300}},
+        [{"k": "v"}, [], {}],
+        {"1": "a digit key", "1.5": 2.5, "-": []},
+        "a string",
+        0.1,
+    ],
+)
+def test_canonical_json_is_the_standard_encoders_text(value):
+    # The key's JSON comes from the json module's C core; it must match the documented encoder byte for byte.
+    standard = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    assert canonical_json(value) == standard.encode(value)
+
+
+@pytest.mark.parametrize("value", [float("nan"), {"x": float("inf")}, {(1, 2): "tuple key"}, object()])
+def test_canonical_json_refuses_what_the_standard_encoder_refuses(value):
+    with pytest.raises((ValueError, TypeError)):
+        canonical_json(value)
