@@ -122,6 +122,23 @@ def test_a_built_in_kind_imported_anew_takes_its_place_in_the_registry():
     assert found == [True, True]
 
 
+def test_a_registry_imported_anew_still_finds_a_kind_whose_module_stayed_loaded():
+    # (the other way round: an in-process run dropped the registry's module but not the kind's, so
+    # importing the kind again registers nothing; the default kind must still be found)
+    found = fresh(
+        """
+        import json, sys
+        import pytest_llmjudge.rubrics.score
+        for name in ("pytest_llmjudge.rubrics", "pytest_llmjudge.rubrics.base"):
+            del sys.modules[name]
+        from pytest_llmjudge.rubrics.base import kind_named, resolve_rubric
+
+        print(json.dumps([kind_named("score") is not None, resolve_rubric(None).name]))
+        """
+    )
+    assert found == [True, "score"]
+
+
 KIND_TEST = """
 from pytest_llmjudge import assert_judged
 from pytest_llmjudge.rubrics import Likert, PassFail

@@ -182,7 +182,15 @@ _BUILT_IN = {
 
 
 def _load_built_in(name: str) -> None:
-    importlib.import_module(f"{__package__}.{_BUILT_IN[name]}")
+    module = importlib.import_module(f"{__package__}.{_BUILT_IN[name]}")
+    if name not in _KINDS:
+        # The module was loaded against another copy of this one (pytest's in-process runs drop the
+        # modules they imported, and this registry can be imported anew while the kind's module is
+        # not): its class is registered here from the module itself.
+        for value in vars(module).values():
+            if isinstance(value, type) and getattr(value, "name", None) == name and value.__module__ == module.__name__:
+                _KINDS[name] = value
+                break
 
 
 def register_rubric(cls: R) -> R:
