@@ -11,26 +11,72 @@ files (the CLI's and the index's one walk); `index` finds a key in any verdict f
 
 from __future__ import annotations
 
-from ..keys import canonical_json, judgment_key
-from .atomic import write_atomically
-from .cache import CacheWarning, LocalCache
-from .finder import SKIP_DIRS, find_ledger_files, walk_ledger_files
-from .index import StoredVerdict, VerdictIndex
-from .ledger import (
-    LEDGER_FORMAT,
-    REDACTED_FIELDS,
-    Ledger,
-    LedgerDocument,
-    LedgerWriteError,
-    default_lock_dir,
-    ledger_filename,
-    ledger_location,
-    ledger_path,
-    read_ledger_file,
-    redact_entry,
-    redact_value,
-)
-from .spend import SharedSpend
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..keys import canonical_json, judgment_key
+    from .atomic import write_atomically
+    from .cache import CacheWarning, LocalCache
+    from .finder import SKIP_DIRS, find_ledger_files, walk_ledger_files
+    from .index import StoredVerdict, VerdictIndex
+    from .ledger import (
+        LEDGER_FORMAT,
+        REDACTED_FIELDS,
+        Ledger,
+        LedgerDocument,
+        LedgerWriteError,
+        default_lock_dir,
+        ledger_filename,
+        ledger_location,
+        ledger_path,
+        read_ledger_file,
+        redact_entry,
+        redact_value,
+    )
+    from .spend import SharedSpend
+
+# Each name loads its module on first use: a replay opens verdict files (`ledger`) and needs neither
+# the local cache, the index of the whole store, the finder nor the shared spend.
+_MODULE_OF = {
+    "LEDGER_FORMAT": ".ledger",
+    "REDACTED_FIELDS": ".ledger",
+    "SKIP_DIRS": ".finder",
+    "CacheWarning": ".cache",
+    "Ledger": ".ledger",
+    "LedgerDocument": ".ledger",
+    "LedgerWriteError": ".ledger",
+    "LocalCache": ".cache",
+    "SharedSpend": ".spend",
+    "StoredVerdict": ".index",
+    "VerdictIndex": ".index",
+    "canonical_json": "..keys",
+    "default_lock_dir": ".ledger",
+    "find_ledger_files": ".finder",
+    "judgment_key": "..keys",
+    "ledger_filename": ".ledger",
+    "ledger_location": ".ledger",
+    "ledger_path": ".ledger",
+    "read_ledger_file": ".ledger",
+    "redact_entry": ".ledger",
+    "redact_value": ".ledger",
+    "walk_ledger_files": ".finder",
+    "write_atomically": ".atomic",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MODULE_OF])
+
 
 __all__ = [
     "LEDGER_FORMAT",
