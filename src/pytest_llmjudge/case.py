@@ -8,7 +8,6 @@ to do so it would have to contain the hash of itself.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Any
@@ -49,17 +48,22 @@ class Case:
             expected=None if expected is None else judged_text(expected, "expected"),
         )
 
-    @functools.cached_property
+    @property
     def nonce(self) -> str:
         """12 hex digits derived from the fenced texts: stable for a case, unguessable by its output.
 
-        Computed once per case (the system prompt and the user message both use it).
+        Computed once per case (the system prompt and the user message both use it); kept in the
+        instance's dict by hand, as functools.cached_property takes a lock on every first use.
         """
-        digest = hashlib.sha256()
-        for part in (self.output, self.input or "", self.expected or ""):
-            digest.update(part.encode("utf-8"))
-            digest.update(b"\x00")
-        return digest.hexdigest()[:12]
+        known: str | None = self.__dict__.get("_nonce")
+        if known is None:
+            digest = hashlib.sha256()
+            for part in (self.output, self.input or "", self.expected or ""):
+                digest.update(part.encode("utf-8"))
+                digest.update(b"\x00")
+            known = digest.hexdigest()[:12]
+            self.__dict__["_nonce"] = known  # not a field: equality, hashing and repr ignore it
+        return known
 
 
 def fence(name: str, text: str, nonce: str) -> str:

@@ -212,8 +212,13 @@ def _one_call(plan: Plan, sample: Sample, answer: Answer) -> Verdict:
     threshold = plan.threshold
     score = round(sample.score, 6)  # as combine_panel rounds a lone score
     result = answer.result
-    outcome = Outcome(sample.score, sample.reasoning, sample.verdict, sample.confidence, sample.details)
     call = plan.calls[0]
+    rubric = plan.rubric
+    if type(rubric).failure_details is Rubric.failure_details:  # the default says nothing more: no Outcome to build
+        notes: tuple[str, ...] = ()
+    else:
+        outcome = Outcome(sample.score, sample.reasoning, sample.verdict, sample.confidence, sample.details)
+        notes = tuple(rubric.failure_details(outcome))
     return Verdict(
         score=score,
         passed=score >= threshold,  # one sample is never undecided
@@ -232,7 +237,7 @@ def _one_call(plan: Plan, sample: Sample, answer: Answer) -> Verdict:
         keys=(call.key,),
         samples=(sample,),
         details=dict(sample.details),
-        notes=tuple(plan.rubric.failure_details(outcome)),
+        notes=notes,
         structured=structured_of((answer.extra or answer.stored or {},)),
         prompt_tokens=result.prompt_tokens if result is not None else None,
         completion_tokens=result.completion_tokens if result is not None else None,

@@ -333,7 +333,7 @@ def _call(
     rubric: Mapping[str, Any],
 ) -> Call:
     temperature = settings.judge_temperature()
-    params = {"temperature": temperature, **dict(prompt.params)}
+    params = {"temperature": temperature, **prompt.params}
     messages = [dict(m) for m in prompt.messages]
     # Who judges and what it is asked; how the call travels (api base, proxy, key) stays out.
     # The request options join the key only when set, so a key made without them never changes.
