@@ -101,6 +101,8 @@ __all__ = [
 ]
 
 
+# Spelled out rather than built by `lazy.lazy_exports` as the subpackages' are: this package is
+# imported at every pytest start-up, and importing that module too would add to it.
 def __getattr__(name: str) -> Any:
     module_name = _LAZY.get(name)
     if module_name is None:

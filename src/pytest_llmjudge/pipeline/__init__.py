@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..backends import Backend
 from ..errors import JudgeError, JudgmentFailed
+from ..lazy import lazy_exports
 from .finish import finish
 from .lookup import Answer, lookup
 from .plan import Call, Options, Plan, plan, stored_elsewhere
@@ -27,14 +28,9 @@ if TYPE_CHECKING:
     from .live import call_live
 
 
-def __getattr__(name: str) -> Any:
-    # The live stage (retries, the limiter, asking again) loads on the first call that must go
-    # live: a run that replays every verdict never imports it.
-    if name == "call_live":
-        from .live import call_live
-
-        return call_live
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The live stage (retries, the limiter, asking again) loads on the first call that must go live:
+# a run that replays every verdict never imports it.
+__getattr__, __dir__ = lazy_exports(__name__, {"call_live": ".live"}, globals())
 
 
 __all__ = [

@@ -12,9 +12,9 @@ the registry).  `stored` decides a stored reply's score, the same way for replay
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_exports
 from .base import (
     Outcome,
     Prompt,
@@ -91,13 +91,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # Not kept in this module's globals: the name follows its module if that is ever imported anew.
-    return getattr(importlib.import_module(f".{module_name}", __name__), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# Not kept in this module's globals: a name follows its module if that is ever imported anew.
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), keep=False)

@@ -11,8 +11,9 @@ files (the CLI's and the index's one walk); `index` finds a key in any verdict f
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ..keys import canonical_json, judgment_key
@@ -65,17 +66,7 @@ _MODULE_OF = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MODULE_OF])
+__getattr__, __dir__ = lazy_exports(__name__, _MODULE_OF, globals())
 
 
 __all__ = [
