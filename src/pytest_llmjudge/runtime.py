@@ -9,6 +9,7 @@ This module is loaded at every pytest start-up: it defines plain classes and imp
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -425,17 +426,13 @@ def _without_credentials(url: str | None) -> str | None:
     return urlunsplit(parts._replace(netloc=host))
 
 
+@functools.cache
 def _ledger_functions() -> tuple[type[Ledger], Callable[..., str]]:
     """The store's Ledger and ledger_location, imported on the first judgment (this module loads at
     every start-up, and an import statement per judgment costs as much as the lookup it serves)."""
-    if not _LEDGER_FUNCTIONS:
-        from .store.ledger import Ledger, ledger_location
+    from .store.ledger import Ledger, ledger_location
 
-        _LEDGER_FUNCTIONS.append((Ledger, ledger_location))
-    return _LEDGER_FUNCTIONS[0]
-
-
-_LEDGER_FUNCTIONS: list[tuple[type[Ledger], Callable[..., str]]] = []
+    return Ledger, ledger_location
 
 
 def read_used_file(path: str) -> set[str]:

@@ -238,8 +238,7 @@ def _merged_settings(
             return base
         if isinstance(threshold, bool):
             raise JudgeError("threshold must be a number in [0, 1], not a bool")
-        quick = (id(base), type(threshold), threshold)
-        held = _MERGED.get(quick)
+        held = _MERGED.get(_threshold_memo(base, threshold))
         if held is not None and held[0] is base:
             return held[1]
     from_marker = {k: v for k, v in marker.items() if k in MARKER_KEYS} if marker else {}
@@ -269,11 +268,15 @@ def _merged_settings(
                 _MERGED.clear()
             _MERGED[memo] = (base, settings)
             if not from_marker and set(given) == {"threshold"}:
-                threshold = given["threshold"]
-                _MERGED[(id(base), type(threshold), threshold)] = (base, settings)
+                _MERGED[_threshold_memo(base, given["threshold"])] = (base, settings)
     if isinstance(options.threshold, bool):
         raise JudgeError("threshold must be a number in [0, 1], not a bool")
     return settings
+
+
+def _threshold_memo(base: Settings, threshold: Any) -> tuple[Any, ...]:
+    """The memo key of the session's settings with only an assertion's own threshold merged in."""
+    return (id(base), type(threshold), threshold)
 
 
 def _typed(values: Mapping[str, Any]) -> list[tuple[str, type, Any]]:
