@@ -278,6 +278,93 @@ def test_judgment_keys_and_prompts_stay_pinned(pytester):
     assert stored == PINNED
 
 
+# Keys of the LiteLLM path (structured output asked for, request options set, a panel drawing samples,
+# rubrics with parameters of their own), computed before planning took its lean path for repeated
+# settings: planning alone, no judge called.
+PINNED_PLANS = {
+    "default": ({}, ("a36abda2a2c00c33e6e9e57815e785b9205bb9f2f7a8a6e3aa32d91bb6176ace",)),
+    "structured off": (
+        {"LLMJUDGE_STRUCTURED": "off"},
+        ("5083bd5e26237dee20afb007d6bd5058eda531fb0328102907d01825fd0715c5",),
+    ),
+    "structured on": (
+        {"LLMJUDGE_STRUCTURED": "on"},
+        ("a36abda2a2c00c33e6e9e57815e785b9205bb9f2f7a8a6e3aa32d91bb6176ace",),
+    ),
+    "request options": (
+        {
+            "LLMJUDGE_MAX_TOKENS": "512",
+            "LLMJUDGE_REASONING_EFFORT": "low",
+            "LLMJUDGE_PARAMS": '{"seed": 7}',
+            "LLMJUDGE_INSTRUCTIONS_IN_USER": "true",
+        },
+        ("1977a37fca1c211ae0c7776d80aeb2fa8599d850a223ee0e0997828729ace341",),
+    ),
+    "panel, samples": (
+        {"LLMJUDGE_MODEL": "openai/a,anthropic/b", "LLMJUDGE_SAMPLES": "2"},
+        (
+            "a7a146ea5bb71535e2965b002ccdc019d656ff56e30ea022ba9a3be96b400a34",
+            "9c0f17b4e98f2c7e4cab0dce0b50726c4106c980b64279b2a238fed29a68a76e",
+            "787f0fcb47713f9c878c267bcea1db5962d82ea00512373921a58456525c4d21",
+            "432ab2ef7e694fc5e9502f0f1fddc4fa6b1cdc05665897e8aba1f782a32e01ab",
+        ),
+    ),
+    "temperature": (
+        {"LLMJUDGE_TEMPERATURE": "0.3"},
+        ("416becbe298ade7f87c5c8f45ade819f28bc363278375c51be0b5d5b4916550d",),
+    ),
+}
+PINNED_RUBRIC_PLANS = {
+    "likert": ({}, ("fb1682df383b74191fe09b2e8696c9969cddda745357b50ff6f5498e6668b450",)),
+    "pass_fail": ({"LLMJUDGE_MAX_TOKENS": "64"}, ("3832390db473c517fc2d08ced12641b27b2ed588f07de35dcc77f461dfde65dc",)),
+    "pairwise": (
+        {},
+        (
+            "b533c370087f52ee2c58bd540bc8681bf24e9864a37b0bf56f7f9c78447ce923",
+            "9c3429f77161c195c001ba316d2d71fbee89ebf6528c597ce96b7a5beb114850",
+        ),
+    ),
+}
+
+
+def planned_keys(env: dict[str, str], **options: object) -> tuple[str, ...]:
+    from pytest_llmjudge.pipeline import Options, plan
+    from pytest_llmjudge.runtime import JudgeRuntime
+    from pytest_llmjudge.settings import resolve
+
+    runtime = JudgeRuntime(resolve({}, {}, {"LLMJUDGE_MODEL": "openai/judge", **env}), rootdir=Path("."))
+    planned = plan(
+        "Returns are accepted within 30 days.",
+        "Says returns are accepted within 30 days",
+        Options(**options),
+        runtime=runtime,
+        context=None,
+        backend=None,
+        overrides={},
+    )
+    return tuple(call.key for call in planned.calls)
+
+
+@pytest.mark.parametrize("name", PINNED_PLANS)
+def test_default_rubric_keys_stay_pinned_through_litellm(name):
+    env, keys = PINNED_PLANS[name]
+    # Planned twice: the second judgment with the same settings reuses what the first worked out.
+    assert planned_keys(env, input="Can I return shoes?") == keys
+    assert planned_keys(env, input="Can I return shoes?") == keys
+
+
+@pytest.mark.parametrize("name", PINNED_RUBRIC_PLANS)
+def test_rubric_keys_stay_pinned_through_litellm(name):
+    from pytest_llmjudge import Likert, PassFail
+    from pytest_llmjudge.rubrics.pairwise import Pairwise
+
+    rubric = {"likert": Likert(1, 5, logprobs=True), "pass_fail": PassFail(), "pairwise": Pairwise()}[name]
+    env, keys = PINNED_RUBRIC_PLANS[name]
+    case = {"input": "Can I return shoes?", "expected": "Within 30 days."}
+    assert planned_keys(env, rubric=rubric, **case) == keys
+    assert planned_keys(env, rubric=rubric, **case) == keys
+
+
 @pytest.mark.parametrize(
     "value",
     [
