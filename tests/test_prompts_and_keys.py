@@ -385,3 +385,33 @@ def test_canonical_json_is_the_standard_encoders_text(value):
 def test_canonical_json_refuses_what_the_standard_encoder_refuses(value):
     with pytest.raises((ValueError, TypeError)):
         canonical_json(value)
+
+
+SLOT_TEXT = "\x00llmjudge:messages\x00"  # the template's own placeholder, as a value a user could pass
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"model": "m", "params": {"temperature": 0.0}, "sample": 0, "rubric": {"name": "score", "version": 1}},
+        {"model": "é/\u2028", "params": {}, "sample": 3, "max_tokens": 9, "extra_params": {"messages": [1]}},
+        {"model": SLOT_TEXT, "params": {"x": SLOT_TEXT}, "sample": 0},
+        {"model": "m", "extra_params": {"messages": SLOT_TEXT}, "sample": 0},
+    ],
+    ids=["usual", "unicode and a messages field elsewhere", "the placeholder as values", "the placeholder as messages"],
+)
+def test_a_key_template_gives_the_key_judgment_key_gives(fields):
+    from types import MappingProxyType
+
+    from pytest_llmjudge.keys import KeyTemplate
+
+    template = KeyTemplate(fields)
+    for messages in (
+        [{"role": "system", "content": "rules"}, {"role": "user", "content": 'out "\ud800" \\ ' + SLOT_TEXT}],
+        ({"content": "x", "role": "user"},),
+        [],
+    ):
+        assert template.key(messages) == judgment_key({**fields, "messages": [dict(m) for m in messages]})
+    # A rubric's read-only messages are keyed as the dicts they hold.
+    read_only = (MappingProxyType({"role": "user", "content": "hi"}),)
+    assert template.key(read_only) == judgment_key({**fields, "messages": [{"role": "user", "content": "hi"}]})

@@ -23,12 +23,13 @@ from .rubrics import Prompt, Rubric
 
 __all__ = [
     "USED",
+    "asking",
+    "format_for",
     "format_used",
     "response_format",
     "structured_backend",
     "structured_line",
     "structured_of",
-    "structured_prompts",
 ]
 
 USED = ("json_schema", "json_object", "none")  # what a live call sent, as recorded
@@ -74,16 +75,18 @@ def structured_backend(backend: Backend, mode: str) -> tuple[Backend, str]:
     return backend, mode
 
 
-def structured_prompts(
-    rubric: Rubric, prompts: Sequence[Prompt], mode: str, described: str | None = None
-) -> list[Prompt]:
-    """`prompts`, each asking for the rubric's reply schema unless `mode` is off (or the rubric has none).
+def format_for(rubric: Rubric, mode: str, described: str | None = None) -> dict[str, Any] | None:
+    """The `response_format` reference `rubric`'s calls carry under `mode`, or None: mode off, or no schema.
 
     `described`: the rubric's canonical description, if the caller has it (the schema is then
     remembered for the rubric, judgment after judgment)."""
     if mode == "off":
-        return list(prompts)
-    wanted = response_format(rubric) if described is None else _format_of(rubric, described)
+        return None
+    return response_format(rubric) if described is None else _format_of(rubric, described)
+
+
+def asking(prompts: Sequence[Prompt], wanted: Mapping[str, Any] | None) -> list[Prompt]:
+    """`prompts`, each asking for the reply schema `wanted` (see `format_for`); as they are if None."""
     if wanted is None:
         return list(prompts)
     # Prompt(...) rather than dataclasses.replace: this runs for every judgment, and replace is slow.

@@ -1,10 +1,12 @@
 """Plan: merge a judgment's settings, choose its backend, and name every call by its key.
 
 Planning is synchronous and light: a replay never starts the background loop or imports LiteLLM.
-The settings merge and the default rubric's prompts are memoised (a suite repeats a few
-combinations).  `stored_elsewhere` is the whole store's index, made on first need: planning asks it
-which model recorded a judgment when none is configured, and lookup finds there the keys filed
-under other tests.
+The settings merge, the default rubric's prompts and the `Setup` its calls share under given settings
+are memoised (a suite repeats a few combinations), so planning a judgment is mostly the case's own
+work: its prompts and the messages in its keys.
+
+`stored_elsewhere` is the whole store's index, made on first need: planning asks it which model
+recorded a judgment when none is configured, and lookup finds there the keys filed under other tests.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ from ..aggregate import AGGREGATES
 from ..backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLMBackend
 from ..case import Case
 from ..errors import JudgeError
-from ..keys import KEY_VERSION, canonical_json, judgment_key, messages_sha256
+from ..keys import KEY_VERSION, KeyTemplate, canonical_json, judgment_key, messages_sha256
 from ..rubrics import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
-from ..structured import structured_backend, structured_prompts
+from ..structured import asking, format_for, structured_backend
 
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime, TestContext
@@ -56,13 +58,100 @@ class Call:
     model_id: str  # the judge's id in the key (the model, or a custom backend's name)
     sample: int
     prompt: Prompt
-    request: CallRequest
     key: str
+    send_model: str  # the model sent ("" where a custom backend has none: its id is sent)
+    setup: Setup = dataclasses.field(repr=False, compare=False)
+
+    @functools.cached_property
+    def request(self) -> CallRequest:
+        """What a live call sends, made on first need: a replay sends nothing."""
+        return self.setup.request(self)
 
     @functools.cached_property
     def messages_sha256(self) -> str:
         """Stored beside each verdict; computed only when one is stored or a replay misses."""
-        return messages_sha256(self.request.messages)
+        return messages_sha256([dict(m) for m in self.prompt.messages])
+
+
+class Setup:
+    """What the calls of every judgment with the same settings, rubric and backend share.
+
+    The backend set for structured output, the rubric's description, the parameters each call asks
+    for, and (where kept for reuse) each judge's and sample's key template: a suite judges many
+    outputs the same way, and planning one is then only the case's own work.
+    """
+
+    __slots__ = (
+        "api_base",
+        "backend",
+        "described",
+        "params",
+        "rubric",
+        "settings",
+        "templates",
+        "wanted",
+    )
+
+    def __init__(self, settings: Settings, rubric: Rubric, backend: Backend, *, reused: bool = False) -> None:
+        """`reused`: judgment after judgment (the key templates are then kept; else each key is made in full)."""
+        self.settings = settings
+        self.rubric = rubric
+        self.backend, structured = structured_backend(backend, settings.structured)
+        self.described = rubric.describe()
+        self.wanted = format_for(rubric, structured, canonical_json(self.described))
+        # A prompt with no parameters of its own asks for these (and its key names them).
+        self.params: dict[str, Any] = {"temperature": settings.judge_temperature()}
+        if self.wanted is not None:
+            self.params["response_format"] = self.wanted
+        self.api_base = settings.api_base if isinstance(self.backend, LiteLLMBackend) else None
+        self.templates: dict[tuple[str, int], KeyTemplate] | None = {} if reused else None
+
+    def calls(self, ids: Sequence[tuple[str, str]], prompts: Sequence[Prompt]) -> tuple[Call, ...]:
+        """Every call of a judgment: each judge (id in the key, model sent), each sample, each prompt."""
+        asked = asking(prompts, self.wanted)
+        plain = [not p.params for p in prompts]
+        return tuple(
+            Call(model_id, sample, prompt, self.key(model_id, sample, prompt, bare), send_model, self)
+            for model_id, send_model in ids
+            for sample in range(self.settings.samples)
+            for prompt, bare in zip(asked, plain, strict=True)
+        )
+
+    def key(self, model_id: str, sample: int, prompt: Prompt, plain: bool) -> str:
+        """The call's key.  `plain`: the rubric gave the prompt no parameters (it asks for `params`)."""
+        # Who judges and what it is asked; how the call travels (api base, proxy, key) stays out.
+        # The request options join the key only when set, so a key made without them never changes.
+        if plain and self.templates is not None:
+            template = self.templates.get((model_id, sample))
+            if template is None:
+                fields = {"model": model_id, "params": self.params, "sample": sample, "rubric": self.described}
+                template = self.templates[(model_id, sample)] = KeyTemplate({**fields, **requested(self.settings)})
+            return template.key(prompt.messages)
+        return judgment_key(
+            {
+                "model": model_id,
+                "messages": [dict(m) for m in prompt.messages],
+                "params": {"temperature": self.params["temperature"], **prompt.params},
+                "sample": sample,
+                "rubric": self.described,
+                **requested(self.settings),
+            }
+        )
+
+    def request(self, call: Call) -> CallRequest:
+        """What `call` sends, as configured."""
+        settings = self.settings
+        return CallRequest(
+            model=call.send_model or call.model_id,
+            messages=[dict(m) for m in call.prompt.messages],
+            api_base=self.api_base,
+            temperature=self.params["temperature"],
+            params=dict(call.prompt.params),
+            max_tokens=settings.max_tokens,
+            reasoning_effort=settings.reasoning_effort,
+            extra_params=settings.params,
+            instructions_in_user=settings.instructions_in_user,
+        )
 
 
 @dataclass(frozen=True)
@@ -123,37 +212,28 @@ def plan(
     else:
         rubric = resolve_rubric(asked)
         prompts = rubric.prompts(case)
-    chosen, structured = structured_backend(choose_backend(backend, context), settings.structured)
-    described = rubric.describe()
-    prompts = structured_prompts(rubric, prompts, structured, canonical_json(described))
-    api_base = settings.api_base if isinstance(chosen, LiteLLMBackend) else None
+    if backend is None and context is not None:
+        backend = context.judge_backend()
+    setup = _setup_for(settings, rubric, backend, shared=asked is None)
     ledger = runtime.ledger_for(context)
 
-    def keyed(ids: Sequence[tuple[str, str]]) -> tuple[Call, ...]:
-        return tuple(
-            _call(model_id, send_model, sample, prompt, settings, api_base, described)
-            for model_id, send_model in ids
-            for sample in range(settings.samples)
-            for prompt in prompts
-        )
-
-    if not settings.model and settings.mode == "replay" and isinstance(chosen, LiteLLMBackend):
+    if not settings.model and settings.mode == "replay" and isinstance(setup.backend, LiteLLMBackend):
         # CI with no judge configured: replay what was recorded, whichever model recorded it.
         entries = ledger.entries() if ledger is not None else {}
-        model = recorded_model(entries, lambda m: keyed([(m, m)]))
+        model = recorded_model(entries, lambda m: setup.calls([(m, m)], prompts))
         if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
             elsewhere = stored_elsewhere(runtime)
             by_model = {s.key: s.entry for s in elsewhere.by_model().values()}
-            model = recorded_model(by_model, lambda m: keyed([(m, m)]), elsewhere.has)
+            model = recorded_model(by_model, lambda m: setup.calls([(m, m)], prompts), elsewhere.has)
         if model is not None:
             settings = settings._replace(model=(model,))
         else:  # a miss: against the one model this test recorded with, so the miss names what changed
             models = {e.get("model") for e in entries.values()}
             only = models.pop() if len(models) == 1 else None
             model = only if isinstance(only, str) else NO_MODEL
-        calls = keyed([(model, model)])
+        calls = setup.calls([(model, model)], prompts)
     else:
-        calls = keyed(judge_ids(settings, chosen))
+        calls = setup.calls(judge_ids(settings, setup.backend), prompts)
     given = (
         asserts
         or options.threshold is not None
@@ -161,7 +241,7 @@ def plan(
         or "threshold" in marker
         or settings.sources.get("threshold", "default") != "default"
     )
-    return Plan(case, rubric, settings, aggregate, band, calls, chosen, ledger, context, started, given)
+    return Plan(case, rubric, settings, aggregate, band, calls, setup.backend, ledger, context, started, given)
 
 
 def warn_identical_samples(settings: Settings) -> None:
@@ -291,19 +371,35 @@ def _check_band(value: Any) -> float:
     return float(value)
 
 
-def choose_backend(given: Any, context: TestContext | None) -> Backend:
-    """The Judge's own backend, else the test's `judge_backend` fixture, else LiteLLM."""
-    backend = given
-    if backend is None and context is not None:
-        backend = context.judge_backend()
-    if backend is None:
+# The Setup of the default rubric judged through LiteLLM, by the settings it was made for (most
+# judgments are these: one per settings object a run merges).  Held with its settings, so an id is
+# never reused while its entry lives.
+_SETUPS: dict[int, Setup] = {}
+
+
+def _setup_for(settings: Settings, rubric: Rubric, given: Any, *, shared: bool) -> Setup:
+    """The Setup for a judgment; `shared`: the rubric is the default kind's shared instance."""
+    if given is None and shared:
+        held = _SETUPS.get(id(settings))
+        if held is not None and held.settings is settings:
+            return held
+        if len(_SETUPS) >= 64:
+            _SETUPS.clear()
+        setup = _SETUPS[id(settings)] = Setup(settings, rubric, LiteLLMBackend(), reused=True)
+        return setup
+    return Setup(settings, rubric, as_backend(given))
+
+
+def as_backend(given: Any) -> Backend:
+    """The Judge's own backend or the test's `judge_backend` fixture value; LiteLLM where it is None."""
+    if given is None:
         return LiteLLMBackend()
     # A backend object already speaks the protocol; a bare callable is wrapped.
-    if isinstance(backend, Backend):
-        return backend
-    if callable(backend):
-        return CallableBackend(backend)
-    raise JudgeError(f"judge_backend must be a callable taking the chat messages, or None; got {backend!r}")
+    if isinstance(given, Backend):
+        return given
+    if callable(given):
+        return CallableBackend(given)
+    raise JudgeError(f"judge_backend must be a callable taking the chat messages, or None; got {given!r}")
 
 
 def judge_ids(settings: Settings, backend: Backend) -> list[tuple[str, str]]:
@@ -324,44 +420,6 @@ def judge_ids(settings: Settings, backend: Backend) -> list[tuple[str, str]]:
     if name and len(models) == 1:
         return [(name, models[0])]
     return [(f"{name}:{m}" if name else m, m) for m in models]
-
-
-def _call(
-    model_id: str,
-    send_model: str,
-    sample: int,
-    prompt: Prompt,
-    settings: Settings,
-    api_base: str | None,
-    rubric: Mapping[str, Any],
-) -> Call:
-    temperature = settings.judge_temperature()
-    params = {"temperature": temperature, **prompt.params}
-    messages = [dict(m) for m in prompt.messages]
-    # Who judges and what it is asked; how the call travels (api base, proxy, key) stays out.
-    # The request options join the key only when set, so a key made without them never changes.
-    key = judgment_key(
-        {
-            "model": model_id,
-            "messages": messages,
-            "params": params,
-            "sample": sample,
-            "rubric": rubric,
-            **requested(settings),
-        }
-    )
-    request = CallRequest(
-        model=send_model or model_id,
-        messages=messages,
-        api_base=api_base,
-        temperature=temperature,
-        params=dict(prompt.params),
-        max_tokens=settings.max_tokens,
-        reasoning_effort=settings.reasoning_effort,
-        extra_params=settings.params,
-        instructions_in_user=settings.instructions_in_user,
-    )
-    return Call(model_id, sample, prompt, request, key)
 
 
 def requested(settings: Settings) -> dict[str, Any]:
