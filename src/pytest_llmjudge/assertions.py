@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .judge import Judge, user_facing
+from .judge import Judge, passed_or_raise, user_facing
+from .pipeline import Options
 from .runtime import JudgeRuntime, TestContext, active
 from .verdict import Verdict
 
@@ -54,9 +55,7 @@ def assert_judged(
     samples disagree fails as "judge undecided" rather than passing or failing by chance.
     """
     __tracebackhide__ = True
-    return _current_judge().assert_judged(
-        output,
-        criteria,
+    options = Options(
         input=input,
         expected=expected,
         threshold=threshold,
@@ -66,6 +65,7 @@ def assert_judged(
         aggregate=aggregate,
         band=band,
     )
+    return passed_or_raise(_current_judge().judged(output, criteria, options, asserts=True))
 
 
 @user_facing

@@ -93,8 +93,16 @@ class Judge:
     def assert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """Judge and fail the test (JudgmentFailed) when the score is under the threshold."""
         __tracebackhide__ = True
-        plan = self._prepare(output, criteria, asserts=True, **options)
-        return passed_or_raise(pipeline.run(plan, self._runtime))
+        return passed_or_raise(self.judged(output, criteria, Options(**options), asserts=True))
+
+    def judged(self, output: Any, criteria: Any, options: Options, *, asserts: bool = False) -> Verdict:
+        """One judgment with its options gathered already; a low score does not raise.
+
+        `asserts`: the caller decides pass or fail (as `assert_judged` does).  The module-level
+        `assert_judged` comes here directly: a judgment's arguments are packed once.
+        """
+        _check_requires(criteria, input=options.input, expected=options.expected)
+        return pipeline.run(self._plan(output, criteria, options, asserts=asserts), self._runtime)
 
     @user_facing
     async def aassert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
