@@ -54,6 +54,8 @@ def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> 
                 stacklevel=2,
             )
     write_back(plan, answers, parsed, runtime)
+    if len(plan.calls) == 1:
+        return _one_call(plan, answers, parsed)
     return verdict_of(plan, samples_of(plan, answers, parsed), answers)
 
 
@@ -152,8 +154,6 @@ def samples_of(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, P
 
 def verdict_of(plan: Plan, samples: Sequence[Sample], answers: Mapping[str, Answer]) -> Verdict:
     """Combine the samples (each model's first, then the panel) and decide pass, fail or undecided."""
-    if len(samples) == 1 and len(plan.calls) == 1:
-        return _one_call(plan, samples[0], answers[plan.calls[0].key])
     threshold = plan.threshold
     per_model: dict[str, list[float]] = {}
     for s in samples:
@@ -206,19 +206,29 @@ def verdict_of(plan: Plan, samples: Sequence[Sample], answers: Mapping[str, Answ
     )
 
 
-def _one_call(plan: Plan, sample: Sample, answer: Answer) -> Verdict:
-    """`verdict_of` for a judgment of one call (most of them): the same Verdict, without the panel's
-    bookkeeping (a replay's cost is mostly this kind of work, repeated for every judgment)."""
+def _one_call(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict]) -> Verdict:
+    """`samples_of` and `verdict_of` for a judgment of one call (most of them): the same Verdict, without
+    the panel's bookkeeping (a replay's cost is mostly this kind of work, repeated for every judgment)."""
+    call = plan.calls[0]
+    answer = answers[call.key]
+    rubric = plan.rubric
+    outcome = rubric.combine(plan.case, [(call.prompt, parsed[call.key])])
+    sample = Sample(
+        call.model_id,
+        call.sample,
+        outcome.score,
+        outcome.reasoning,
+        outcome.verdict,
+        outcome.confidence,
+        answer.source,
+        (call.key,),
+        dict(outcome.details),
+    )
     threshold = plan.threshold
     score = round(sample.score, 6)  # as combine_panel rounds a lone score
     result = answer.result
-    call = plan.calls[0]
-    rubric = plan.rubric
-    if type(rubric).failure_details is Rubric.failure_details:  # the default says nothing more: no Outcome to build
-        notes: tuple[str, ...] = ()
-    else:
-        outcome = Outcome(sample.score, sample.reasoning, sample.verdict, sample.confidence, sample.details)
-        notes = tuple(rubric.failure_details(outcome))
+    # The default says nothing more on failure: no call for it.
+    notes = () if type(rubric).failure_details is Rubric.failure_details else tuple(rubric.failure_details(outcome))
     return Verdict(
         score=score,
         passed=score >= threshold,  # one sample is never undecided

@@ -4,11 +4,10 @@ cache, and the calls that must go live.  A replay that misses raises, with what 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..backends import CallResult
 from ..errors import JudgeError, StoreError
@@ -22,15 +21,14 @@ if TYPE_CHECKING:
     from .plan import Call, Plan
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
     """The judge's reply to one call, and where it came from."""
 
     reply: Reply
     source: str  # "replayed" (ledger), "cached" (local cache) or "live"
     stored: Mapping[str, Any] | None = None  # the ledger entry a replayed reply came from
     result: CallResult | None = None  # a live call's result (its cost)
-    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # stored beside a new reply (see reply_extra)
+    extra: Mapping[str, Any] = MappingProxyType({})  # stored beside a new reply (see reply_extra)
 
 
 def reply_extra(fields: Mapping[str, Any]) -> dict[str, Any]:

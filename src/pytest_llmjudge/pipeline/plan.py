@@ -12,13 +12,12 @@ recorded a judgment when none is configured, and lookup finds there the keys fil
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..aggregate import AGGREGATES
 from ..backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLMBackend
@@ -34,11 +33,12 @@ if TYPE_CHECKING:
     from ..store import Ledger, VerdictIndex
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     """What one judgment may set for itself: `assert_judged`'s arguments after output and criteria.
 
     The public functions spell these out for IDE help; everything inside takes this one definition.
+    (A NamedTuple, as the pipeline's other plain records: every judgment makes one, and a frozen
+    dataclass takes three times as long to make.)
     """
 
     input: Any = None
@@ -51,8 +51,7 @@ class Options:
     band: float | None = None
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     """One judge call: who judges, which sample, which of the rubric's prompts, and its key."""
 
     model_id: str  # the judge's id in the key (the model, or a custom backend's name)
@@ -60,14 +59,14 @@ class Call:
     prompt: Prompt
     key: str
     send_model: str  # the model sent ("" where a custom backend has none: its id is sent)
-    setup: Setup = dataclasses.field(repr=False, compare=False)
+    setup: Setup
 
-    @functools.cached_property
+    @property
     def request(self) -> CallRequest:
-        """What a live call sends, made on first need: a replay sends nothing."""
+        """What a live call sends, made when asked: a replay sends nothing."""
         return self.setup.request(self)
 
-    @functools.cached_property
+    @property
     def messages_sha256(self) -> str:
         """Stored beside each verdict; computed only when one is stored or a replay misses."""
         return messages_sha256([dict(m) for m in self.prompt.messages])
@@ -154,9 +153,13 @@ class Setup:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Plan:
-    """One judgment, ready to look up: its case, rubric, resolved settings and calls."""
+    """One judgment, ready to look up: its case, rubric, resolved settings and calls.
+
+    The stages only read it, but for the counts the live stage keeps (`live_calls`, `requests`).
+    Not frozen: every judgment makes one, and a frozen dataclass sets each field the slow way.
+    """
 
     case: Case
     rubric: Rubric
