@@ -9,8 +9,8 @@ This module is loaded at every pytest start-up: it defines plain classes and imp
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -426,13 +426,19 @@ def _without_credentials(url: str | None) -> str | None:
     return urlunsplit(parts._replace(netloc=host))
 
 
-@functools.cache
 def _ledger_functions() -> tuple[type[Ledger], Callable[..., str]]:
     """The store's Ledger and ledger_location, imported on the first judgment (this module loads at
-    every start-up, and an import statement per judgment costs as much as the lookup it serves)."""
-    from .store.ledger import Ledger, ledger_location
+    every start-up, and an import statement per judgment costs as much as the lookup it serves).
 
-    return Ledger, ledger_location
+    Found in sys.modules each time, not kept here: an in-process pytest run (pytester) imports the
+    store afresh, and a test that patches its Ledger must patch the one judgments use."""
+    module: Any = sys.modules.get(_LEDGER_MODULE)
+    if module is None:
+        from .store import ledger as module
+    return module.Ledger, module.ledger_location
+
+
+_LEDGER_MODULE = __name__.rpartition(".")[0] + ".store.ledger"
 
 
 def read_used_file(path: str) -> set[str]:
