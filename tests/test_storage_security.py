@@ -53,7 +53,15 @@ socket.socket.connect_ex = _refuse
 
 def pytest_sessionfinish(session):
     heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("litellm", "openai", "httpx", "aiohttp", "diskcache"))
-    Path("offline-report.json").write_text(__import__("json").dumps({"connects": ATTEMPTS, "modules": heavy}))
+    live_only = sorted(m for m in sys.modules if m in LIVE_ONLY)
+    report = {"connects": ATTEMPTS, "modules": heavy, "live_only": live_only}
+    Path("offline-report.json").write_text(__import__("json").dumps(report))
+
+# The plugin's own modules that only a live call needs: the call records, the retries, the limiter,
+# the event-loop thread, the request planner, the live stage, the custom-callable backend.
+LIVE_ONLY = {
+    "pytest_llmjudge.backends." + name for name in ("protocol", "retry", "limiter", "loop", "plan", "callable")
+} | {"pytest_llmjudge.pipeline.live"}
 """
 
 
@@ -79,7 +87,7 @@ def test_replay_opens_no_connection_and_imports_no_litellm(pytester, openai_serv
     result = pytester.runpytest_subprocess(*live(openai_server), "-p", "no:cacheprovider", "-p", "no:xdist")
     result.assert_outcomes(passed=2)
     report = json.loads((pytester.path / "offline-report.json").read_text())
-    assert report == {"connects": [], "modules": []}
+    assert report == {"connects": [], "modules": [], "live_only": []}
     assert openai_server.request_count == 2
     result.stdout.fnmatch_lines(["llmjudge: 2 judged, 2 replayed, 0 live*"])
 
@@ -93,7 +101,7 @@ def test_a_replay_miss_also_stays_offline(pytester, openai_server, monkeypatch):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*ReplayMiss: no stored verdict*CI detected: CI is set*"])
     report = json.loads((pytester.path / "offline-report.json").read_text())
-    assert report == {"connects": [], "modules": []}
+    assert report == {"connects": [], "modules": [], "live_only": []}
     assert openai_server.request_count == 0
 
 

@@ -15,11 +15,14 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .backends import Backend, LiteLLMBackend
+from .backends import LiteLLMBackend
 from .backends.formats import register_schema
 from .rubrics import Prompt, Rubric
+
+if TYPE_CHECKING:
+    from .backends import Backend
 
 __all__ = [
     "USED",

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from .protocol import Backend, CallRequest, CallResult, UnsupportedParamError
     from .retry import backoff_delay, call_with_retries, retry_after
 
-# Each name loads its module on first use: a replay needs the protocol and the callable backend, not
-# the limiter or the event-loop thread.
+# Each name loads its module on first use: a replay needs only the LiteLLM backend's class (to
+# tell it from a backend of your own), not the protocol's call records, the limiter or the loop.
 _MODULE_OF = {
     "AdaptiveLimiter": "limiter",
     "Backend": "protocol",

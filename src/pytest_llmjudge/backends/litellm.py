@@ -13,13 +13,15 @@ import importlib
 import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, VerdictParseError
 from ..redact import redact
 from .formats import FormatMemory, first_format, schema_format, sent_value
-from .protocol import CallRequest, CallResult, UnsupportedParamError
+
+if TYPE_CHECKING:  # the protocol's records load with the first live call: a replay makes none
+    from .protocol import CallRequest, CallResult
 
 # The environment variable that holds each provider's key, for "check X" hints.
 KEY_VARIABLES = {
@@ -94,6 +96,7 @@ class LiteLLMBackend:
         at once, one format down); `CallResult.sent` says what went.
         """
         from .plan import plan_request  # loaded with the first live call: a replay never plans a request
+        from .protocol import CallResult, UnsupportedParamError
 
         litellm = import_litellm()
         reference = (request.params or {}).get("response_format")
@@ -237,6 +240,7 @@ def _path(api_base: str) -> str:
 
 def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendError:
     """Turn a LiteLLM exception into a BackendError that says whether to retry and what to do."""
+    from .protocol import UnsupportedParamError
     from .retry import RETRYABLE_STATUS, error_detail, retry_after
 
     litellm = import_litellm()

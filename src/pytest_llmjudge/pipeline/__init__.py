@@ -14,7 +14,6 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..backends import Backend
 from ..errors import JudgeError, JudgmentFailed
 from ..lazy import lazy_exports
 from .finish import finish
@@ -35,7 +34,6 @@ __getattr__, __dir__ = lazy_exports(__name__, {"call_live": ".live"}, globals())
 
 __all__ = [
     "Answer",
-    "Backend",
     "Call",
     "Options",
     "Plan",

@@ -9,13 +9,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..backends import CallResult
 from ..errors import JudgeError, StoreError
 from ..rubrics import Reply
 from .finish import warn_unwritten
 from .plan import stored_elsewhere, stored_fields
 
 if TYPE_CHECKING:
+    from ..backends import CallResult
     from ..runtime import JudgeRuntime
     from ..store import Ledger
     from .plan import Call, Plan

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..aggregate import AGGREGATES
-from ..backends import Backend, CallableBackend, CallRequest, CallResult, LiteLLMBackend
+from ..backends import LiteLLMBackend
 from ..case import Case
 from ..errors import JudgeError
 from ..keys import KEY_VERSION, KeyTemplate, canonical_json, judgment_key, messages_sha256
@@ -29,6 +29,7 @@ from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from ..structured import asking, format_for, structured_backend
 
 if TYPE_CHECKING:
+    from ..backends import Backend, CallRequest, CallResult
     from ..runtime import JudgeRuntime, TestContext
     from ..store import Ledger, VerdictIndex
 
@@ -139,6 +140,8 @@ class Setup:
 
     def request(self, call: Call) -> CallRequest:
         """What `call` sends, as configured."""
+        from ..backends import CallRequest  # the protocol loads with the first live call: a replay sends none
+
         settings = self.settings
         return CallRequest(
             model=call.send_model or call.model_id,
@@ -397,6 +400,8 @@ def as_backend(given: Any) -> Backend:
     """The Judge's own backend or the test's `judge_backend` fixture value; LiteLLM where it is None."""
     if given is None:
         return LiteLLMBackend()
+    from ..backends import Backend, CallableBackend
+
     # A backend object already speaks the protocol; a bare callable is wrapped.
     if isinstance(given, Backend):
         return given
