@@ -49,6 +49,8 @@ def test_importing_the_assertions_and_the_judge_loads_no_other_rubric_kind():
     )
     assert "pytest_llmjudge.rubrics" in loaded
     assert [m for m in NOT_DEFAULT if f"pytest_llmjudge.rubrics.{m}" in loaded] == []
+    # nor what only those kinds return from a parse
+    assert "pytest_llmjudge.rubrics.parsed" not in loaded
 
 
 def test_every_built_in_kind_is_in_the_registry_of_a_fresh_interpreter():

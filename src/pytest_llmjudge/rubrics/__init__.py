@@ -6,8 +6,8 @@ confidence -> table), `Likert` (integer scale, optionally weighted by token log-
 `Dimensions` (weighted per-dimension scores), `Checklist` (PASS/FAIL per constraint), `Questions`
 (one call per question), `Template` (your own prompt) and `Pairwise` (both orders of a comparison).
 A kind's module loads on first need (a name imported from here, or the kind's name looked up in
-the registry).  `stored` decides a stored reply's score, the same way for replay and for
-`llmjudge reparse`.
+the registry).  `parsed` holds `RubricParse`, what a structured kind's parse returns.  `stored`
+decides a stored reply's score, the same way for replay and for `llmjudge reparse`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from .base import (
     Reply,
     Rubric,
     RubricError,
-    RubricParse,
     register_rubric,
     resolve_rubric,
     rubric_kinds,
@@ -45,6 +44,7 @@ _LAZY = {
     "PASS_FAIL_SCORES": "passfail",
     "PassFail": "passfail",
     "Questions": "questions",
+    "RubricParse": "parsed",
     "Score": "score",
     "Template": "template",
 }
@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .dimensions import DIMENSION_DESCRIPTIONS, DIMENSION_WEIGHTS, QUALITY_LABELS, Dimensions
     from .likert import Likert, score_distribution
     from .pairwise import Comparison, OrderResult, Pairwise, comparison_from
+    from .parsed import RubricParse
     from .passfail import PASS_FAIL_SCORES, PassFail
     from .questions import Questions
     from .score import Score

@@ -31,7 +31,6 @@ __all__ = [
     "Reply",
     "Rubric",
     "RubricError",
-    "RubricParse",
     "chat",
     "details_of",
     "kind_named",
@@ -84,16 +83,12 @@ class Outcome:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class RubricParse(ParsedVerdict):
-    """A parsed reply plus what a structured rubric read from it (dimensions, constraints, ...)."""
-
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-
 def details_of(parsed: ParsedVerdict) -> Mapping[str, Any]:
-    """What a structured rubric read from a reply beyond the score (empty for a plain parse)."""
-    return parsed.details if isinstance(parsed, RubricParse) else {}
+    """What a structured rubric read from a reply beyond the score (empty for a plain parse).
+
+    Read as an attribute: `RubricParse` (see `parsed`) loads with the first kind that makes one."""
+    details: Mapping[str, Any] | None = getattr(parsed, "details", None)
+    return details if details is not None else {}
 
 
 class Rubric(ABC):

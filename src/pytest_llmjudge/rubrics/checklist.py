@@ -13,7 +13,6 @@ from .base import (
     Prompt,
     Reply,
     Rubric,
-    RubricParse,
     chat,
     parse_failure,
     register_rubric,
@@ -21,6 +20,7 @@ from .base import (
     system_prompt,
     text_items,
 )
+from .parsed import RubricParse
 
 __all__ = ["CHECKLIST_INSTRUCTIONS", "Checklist"]
 

@@ -17,7 +17,6 @@ from .base import (
     Reply,
     Rubric,
     RubricError,
-    RubricParse,
     chat,
     parse_failure,
     register_rubric,
@@ -25,6 +24,7 @@ from .base import (
     system_prompt,
     unit_score,
 )
+from .parsed import RubricParse
 
 __all__ = ["DIMENSIONS_INSTRUCTIONS", "DIMENSION_DESCRIPTIONS", "DIMENSION_WEIGHTS", "QUALITY_LABELS", "Dimensions"]
 

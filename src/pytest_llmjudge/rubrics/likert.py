@@ -18,13 +18,13 @@ from .base import (
     Reply,
     Rubric,
     RubricError,
-    RubricParse,
     chat,
     parse_failure,
     register_rubric,
     reply_object,
     system_prompt,
 )
+from .parsed import RubricParse
 
 __all__ = [
     "LIKERT_INSTRUCTIONS",

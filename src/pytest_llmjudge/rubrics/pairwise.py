@@ -26,13 +26,13 @@ from .base import (
     Prompt,
     Reply,
     Rubric,
-    RubricParse,
     chat,
     details_of,
     parse_failure,
     register_rubric,
     reply_object,
 )
+from .parsed import RubricParse
 
 if TYPE_CHECKING:
     from ..verdict import Verdict

@@ -13,7 +13,6 @@ from .base import (
     Reply,
     Rubric,
     RubricError,
-    RubricParse,
     chat,
     parse_failure,
     register_rubric,
@@ -21,6 +20,7 @@ from .base import (
     system_prompt,
     unit_score,
 )
+from .parsed import RubricParse
 
 __all__ = ["PASS_FAIL_INSTRUCTIONS", "PASS_FAIL_SCORES", "PassFail"]
 
