@@ -376,6 +376,7 @@ def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: str
     if context.module_path is None:
         return None
     import json
+    from json.encoder import encode_basestring_ascii as quoted
 
     marker = {}
     for name, value in context.marker.items():
@@ -384,20 +385,19 @@ def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: str
         except (TypeError, ValueError):
             continue
         marker[name] = value
-    payload: dict[str, Any] = {
-        "nodeid": context.nodeid,
-        "test_name": context.test_name,
-        "module": str(context.module_path),
-        "marker": marker,
-        "used": os.fspath(used_file),
-    }
     part = runtime.child_settings
     if part is None:
         # The session's part is the same for every test: encoded once, and joined to the test's part.
         part = json.dumps(_child_settings(runtime))
         if runtime.settings_resolved:  # kept once final (an unconfigured session resolves its settings late)
             runtime.child_settings = part
-    return f"{json.dumps(payload)[:-1]}, {part[1:]}"
+    # Every test of the session pays for this (it cannot know whether the test starts a child that
+    # judges): the test's few strings are quoted directly rather than through json.dumps.
+    return (
+        f'{{"nodeid": {quoted(context.nodeid)}, "test_name": {quoted(context.test_name)}, '
+        f'"module": {quoted(str(context.module_path))}, "marker": {json.dumps(marker) if marker else "{}"}, '
+        f'"used": {quoted(os.fspath(used_file))}, {part[1:]}'
+    )
 
 
 def _child_settings(runtime: JudgeRuntime) -> dict[str, Any]:
@@ -443,6 +443,10 @@ _LEDGER_MODULE = __name__.rpartition(".")[0] + ".store.ledger"
 
 def read_used_file(path: str) -> set[str]:
     """The verdict keys a test's subprocesses used (one per line), the file removed."""
+    # Asked first without raising: most tests start no child that judges, and a FileNotFoundError
+    # for each of them cost more than the rest of the plugin's per-test bookkeeping.
+    if not os.access(path, os.F_OK):
+        return set()
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
