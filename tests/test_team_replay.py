@@ -349,6 +349,29 @@ def test_a_subprocess_of_a_test_records_and_replays_into_the_tests_file(pytester
     assert openai_server.request_count == 1
 
 
+def test_prune_keeps_the_verdict_a_tests_subprocess_used(pytester, openai_server, live_args):
+    # Given a verdict that only a test's subprocess judges with (the test itself never judges),
+    pytester.makepyfile(
+        """
+        import subprocess, sys
+
+        def test_cli_tool():
+            code = "from pytest_llmjudge import assert_judged; assert_judged('Ships in 2 days. SCORE=0.9', 'Says when')"
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+        """
+    )
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    (recorded,) = ledger_files(pytester.path)
+    stored = json.loads(recorded.read_text())["verdicts"]
+    # when a full replay prunes what no test used,
+    pytester.runpytest(*live_args, "--judge-mode=replay", "--judge-prune").assert_outcomes(passed=1)
+    # then the subprocess's verdict is kept: the keys it used were handed back to its test.
+    assert ledger_files(pytester.path) == [recorded]
+    assert json.loads(recorded.read_text())["verdicts"] == stored
+    assert openai_server.request_count == 1
+
+
 # -- 11. reruns are counted once per attempt ------------------------------------------------------
 
 
