@@ -415,3 +415,15 @@ def test_a_key_template_gives_the_key_judgment_key_gives(fields):
     # A rubric's read-only messages are keyed as the dicts they hold.
     read_only = (MappingProxyType({"role": "user", "content": "hi"}),)
     assert template.key(read_only) == judgment_key({**fields, "messages": [{"role": "user", "content": "hi"}]})
+
+
+@pytest.mark.parametrize("instructions", ["Reply with a score.", "Odd \x00nonce\x00 text {braces}", ""])
+def test_the_system_message_is_the_role_the_data_rule_and_the_instructions(instructions):
+    from pytest_llmjudge.case import data_rules
+    from pytest_llmjudge.rubrics.base import EVALUATOR, system_prompt
+
+    for case in (Case.build("one output", "c"), Case.build("another output", "c")):
+        # Twice: the second is made from what the first worked out.
+        for _ in range(2):
+            expected = EVALUATOR.format(rules=data_rules(case.nonce)) + "\n\n" + instructions
+            assert system_prompt(case, instructions) == expected

@@ -71,7 +71,7 @@ class Judge:
         self._runtime = runtime or active() or JudgeRuntime.standalone()
         self._context = context if context is not None else (self._runtime.current if runtime is None else None)
         self._backend = backend
-        unknown = set(overrides) - set(MARKER_KEYS) - {"aggregate", "band"}
+        unknown = set(overrides) - set(MARKER_KEYS) - {"aggregate", "band"} if overrides else None
         if unknown:
             raise JudgeError(
                 f"Judge() got unknown setting(s) {', '.join(sorted(unknown))}; "

@@ -245,7 +245,21 @@ EVALUATOR = (
 
 def system_prompt(case: Case, instructions: str) -> str:
     """The evaluator's system message: its role, the rule that fenced text is data, then `instructions`."""
-    return EVALUATOR.format(rules=data_rules(case.nonce)) + "\n\n" + instructions
+    template = _SYSTEM_TEMPLATES.get(instructions)
+    if template is None:
+        if _NONCE_SLOT in instructions:  # (never, in practice) the slot's text is the rubric's own
+            return EVALUATOR.format(rules=data_rules(case.nonce)) + "\n\n" + instructions
+        template = EVALUATOR.format(rules=data_rules(_NONCE_SLOT)) + "\n\n" + instructions
+        if len(_SYSTEM_TEMPLATES) >= 64:
+            _SYSTEM_TEMPLATES.clear()
+        _SYSTEM_TEMPLATES[instructions] = template
+    return template.replace(_NONCE_SLOT, case.nonce)
+
+
+# The system message of each kind's instructions with a slot for the nonce: a judgment fills in the
+# nonce rather than formatting the role and the data rule again.
+_NONCE_SLOT = "\x00nonce\x00"
+_SYSTEM_TEMPLATES: dict[str, str] = {}
 
 
 def chat(system: str, user: str) -> tuple[Message, ...]:
