@@ -208,9 +208,12 @@ def plan(
     aggregate = options.aggregate or overrides.get("aggregate") or marker.get("aggregate") or "mean"
     if aggregate not in AGGREGATES:
         raise JudgeError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {aggregate!r}")
-    band = _check_band(
-        next((b for b in (options.band, overrides.get("band"), marker.get("band")) if b is not None), 0.0)
-    )
+    band = options.band
+    if band is None:
+        band = overrides.get("band")
+    if band is None:
+        band = marker.get("band")
+    band = 0.0 if band is None else _check_band(band)
     case = Case.build(output, criteria, options.input, options.expected)
     asked = options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
     if asked is None:  # the default kind: one shared instance, its prompts rendered once per case
@@ -263,23 +266,16 @@ def warn_identical_samples(settings: Settings) -> None:
 
 
 # The default rubric kind holds no state, so one instance serves every judgment (and the parse memo,
-# keyed by the rubric, hits); its prompts for a case are rendered once (a suite judges the same case
-# again under several models, samples or tests).
+# keyed by the rubric, hits).  Its prompts are not kept: each case is rendered in a few microseconds,
+# and keeping the last few hundred held their texts alive for nothing in a suite of distinct outputs.
 _DEFAULT: list[Rubric] = []
-_PROMPTS: dict[Case, list[Prompt]] = {}
 
 
 def _default_prompts(case: Case) -> tuple[Rubric, list[Prompt]]:
     if not _DEFAULT:
         _DEFAULT.append(resolve_rubric(None))
     rubric = _DEFAULT[0]
-    prompts = _PROMPTS.get(case)
-    if prompts is None:
-        prompts = rubric.prompts(case)
-        if len(_PROMPTS) >= 256:
-            _PROMPTS.clear()
-        _PROMPTS[case] = prompts
-    return rubric, list(prompts)
+    return rubric, rubric.prompts(case)
 
 
 NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
