@@ -70,7 +70,7 @@ class Call(NamedTuple):
     @property
     def messages_sha256(self) -> str:
         """Stored beside each verdict; computed only when one is stored or a replay misses."""
-        return messages_sha256([dict(m) for m in self.prompt.messages])
+        return messages_sha256(self.prompt.messages)  # canonical_json writes any mapping as its dict
 
 
 class Setup:
@@ -130,7 +130,7 @@ class Setup:
         return judgment_key(
             {
                 "model": model_id,
-                "messages": [dict(m) for m in prompt.messages],
+                "messages": list(prompt.messages),
                 "params": {"temperature": self.params["temperature"], **prompt.params},
                 "sample": sample,
                 "rubric": self.described,
