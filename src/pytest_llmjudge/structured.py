@@ -1,9 +1,9 @@
 """Structured output, the asking side: a rubric's reply schema as the `response_format` of its calls.
 
-With `--judge-structured` auto or on, each prompt of a rubric that declares a reply schema carries
-`response_format` (a reference to its JSON schema: name and sha256) in its call parameters, so the
-schema is part of every key and named in every verdict file (off:
-nothing is added, and the keys are those of a plain prompt).  Whether a live call sends it, a plain
+With `--judge-structured` auto or on, each call of a rubric that declares a reply schema asks for
+`response_format` (a reference to its JSON schema: name and sha256) among its parameters (the
+planning stage's `Setup.asked`), so the schema is part of every key and named in every verdict file
+(off: nothing is added, and the keys are those of a plain prompt).  Whether a live call sends it, a plain
 `{"type": "json_object"}` or nothing is the backend's decision per model (`backends.formats`); what
 was sent is recorded beside the reply as "json_schema", "json_object" or "none".  The parser reads
 every reply either way: a schema is a request, not a guarantee.
@@ -14,19 +14,18 @@ from __future__ import annotations
 import copy
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .backends import LiteLLMBackend
 from .backends.formats import register_schema
-from .rubrics import Prompt, Rubric
+from .rubrics import Rubric
 
 if TYPE_CHECKING:
     from .backends import Backend
 
 __all__ = [
     "USED",
-    "asking",
     "format_for",
     "format_used",
     "response_format",
@@ -86,14 +85,6 @@ def format_for(rubric: Rubric, mode: str, described: str | None = None) -> dict[
     if mode == "off":
         return None
     return response_format(rubric) if described is None else _format_of(rubric, described)
-
-
-def asking(prompts: Sequence[Prompt], wanted: Mapping[str, Any] | None) -> list[Prompt]:
-    """`prompts`, each asking for the reply schema `wanted` (see `format_for`); as they are if None."""
-    if wanted is None:
-        return list(prompts)
-    # Prompt(...) rather than dataclasses.replace: this runs for every judgment, and replace is slow.
-    return [Prompt(p.messages, p.scale, p.name, {**p.params, "response_format": wanted}) for p in prompts]
 
 
 def format_used(params: Mapping[str, Any] | None, sent: Mapping[str, Any] | None) -> str | None:

@@ -26,7 +26,7 @@ from ..errors import JudgeError
 from ..keys import KEY_VERSION, KeyTemplate, canonical_json, judgment_key, messages_sha256
 from ..rubrics import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
-from ..structured import asking, format_for, structured_backend
+from ..structured import format_for, structured_backend
 
 if TYPE_CHECKING:
     from ..backends import Backend, CallRequest, CallResult
@@ -108,35 +108,49 @@ class Setup:
 
     def calls(self, ids: Sequence[tuple[str, str]], prompts: Sequence[Prompt]) -> tuple[Call, ...]:
         """Every call of a judgment: each judge (id in the key, model sent), each sample, each prompt."""
-        asked = asking(prompts, self.wanted)
-        plain = [not p.params for p in prompts]
         return tuple(
-            Call(model_id, sample, prompt, self.key(model_id, sample, prompt, bare), send_model, self)
+            Call(model_id, sample, prompt, self.key(model_id, sample, prompt), send_model, self)
             for model_id, send_model in ids
             for sample in range(self.settings.samples)
-            for prompt, bare in zip(asked, plain, strict=True)
+            for prompt in prompts
         )
 
-    def key(self, model_id: str, sample: int, prompt: Prompt, plain: bool) -> str:
-        """The call's key.  `plain`: the rubric gave the prompt no parameters (it asks for `params`)."""
-        # Who judges and what it is asked; how the call travels (api base, proxy, key) stays out.
-        # The request options join the key only when set, so a key made without them never changes.
-        if plain and self.templates is not None:
+    def asked(self, prompt: Prompt) -> dict[str, Any]:
+        """The parameters a call of `prompt` asks for beside the temperature: the prompt's own, and the
+        reply schema's reference (which takes the place of any the rubric set)."""
+        if self.wanted is None:
+            return dict(prompt.params)
+        return {**prompt.params, "response_format": self.wanted}
+
+    def params_of(self, prompt: Prompt) -> dict[str, Any]:
+        """Every parameter a call of `prompt` asks for, as its key and its verdict file name them."""
+        return dict(self._params(prompt))
+
+    def _params(self, prompt: Prompt) -> Mapping[str, Any]:
+        # A prompt without parameters of its own asks for the Setup's: shared, read only.
+        return self.params if not prompt.params else {"temperature": self.params["temperature"], **self.asked(prompt)}
+
+    def key(self, model_id: str, sample: int, prompt: Prompt) -> str:
+        """The call's key: who judges and what it is asked; how the call travels (api base, proxy, key) stays out."""
+        if not prompt.params and self.templates is not None:
+            # A prompt without parameters of its own asks for `params`: its keys differ only in the messages.
             template = self.templates.get((model_id, sample))
             if template is None:
-                fields = {"model": model_id, "params": self.params, "sample": sample, "rubric": self.described}
-                template = self.templates[(model_id, sample)] = KeyTemplate({**fields, **requested(self.settings)})
+                template = self.templates[(model_id, sample)] = KeyTemplate(self._fields(model_id, sample, self.params))
             return template.key(prompt.messages)
-        return judgment_key(
-            {
-                "model": model_id,
-                "messages": list(prompt.messages),
-                "params": {"temperature": self.params["temperature"], **prompt.params},
-                "sample": sample,
-                "rubric": self.described,
-                **requested(self.settings),
-            }
-        )
+        fields = self._fields(model_id, sample, self._params(prompt))
+        fields["messages"] = list(prompt.messages)
+        return judgment_key(fields)
+
+    def _fields(self, model_id: str, sample: int, params: Mapping[str, Any]) -> dict[str, Any]:
+        # The request options join the key only when set, so a key made without them never changes.
+        return {
+            "model": model_id,
+            "params": params,
+            "sample": sample,
+            "rubric": self.described,
+            **requested(self.settings),
+        }
 
     def request(self, call: Call) -> CallRequest:
         """What `call` sends, as configured."""
@@ -148,7 +162,7 @@ class Setup:
             messages=[dict(m) for m in call.prompt.messages],
             api_base=self.api_base,
             temperature=self.params["temperature"],
-            params=dict(call.prompt.params),
+            params=self.asked(call.prompt),
             max_tokens=settings.max_tokens,
             reasoning_effort=settings.reasoning_effort,
             extra_params=settings.params,
@@ -456,7 +470,7 @@ def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> d
         "expected": plan.case.expected,
         "output": plan.case.output,
         "messages_sha256": call.messages_sha256,
-        "params": {"temperature": plan.settings.judge_temperature(), **dict(call.prompt.params)},
+        "params": call.setup.params_of(call.prompt),
         **requested(plan.settings),
         "key_version": KEY_VERSION,
     }
