@@ -92,7 +92,8 @@ def _settings_text(settings: Settings) -> str:
 
 
 def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
-    from .backends.litellm import import_litellm, key_variable
+    from .backends.litellm import key_variable
+    from .backends.litellm_import import import_litellm
     from .backends.plan import plan_request
     from .pipeline import Options, plan
 
