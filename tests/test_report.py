@@ -235,13 +235,13 @@ def test_xdist_report_merges_every_worker_and_keeps_their_drift(pytester, monkey
 
 
 def test_summary_never_shows_a_real_spend_as_zero():
-    from pytest_llmjudge.reporting.terminal import format_usd, summary_sentence
+    from pytest_llmjudge.reporting.terminal import Tally, format_usd
 
     assert format_usd(0.0) == "$0.0000"
     assert format_usd(0.00001) == "<$0.0001"
     assert format_usd(0.0312) == "$0.0312"
     records = [{"source": "live", "passed": True, "cost_usd": 0.00002}]
-    assert summary_sentence(records).endswith(", <$0.0001")
+    assert Tally.of(records).sentence().endswith(", <$0.0001")
 
 
 def test_worker_notices_reach_the_summary_under_xdist(pytester, openai_server, live_args):
@@ -276,7 +276,7 @@ def test_worker_notices_reach_the_summary_under_xdist(pytester, openai_server, l
 
 
 def test_summary_counts_errors_by_their_kind():
-    from pytest_llmjudge.reporting.terminal import summary_sentence
+    from pytest_llmjudge.reporting.terminal import Tally
 
     records = [
         {"error": "VerdictParseError", "error_kind": "unparseable"},
@@ -284,7 +284,7 @@ def test_summary_counts_errors_by_their_kind():
         {"error": "SomeNewError", "error_kind": "over budget"},
         {"error": "StoreError", "error_kind": "error"},
     ]
-    assert summary_sentence(records) == (
+    assert Tally.of(records).sentence() == (
         "llmjudge: 4 judged, 0 replayed, 0 live, 0 below threshold, 1 unparseable, 1 missing, 1 over budget, 1 other errors, $0.0000"
     )
 
@@ -322,28 +322,29 @@ def test_a_rerun_reports_each_attempts_judgments_once_marked_with_its_attempt(py
 
 
 def test_cost_reads_unknown_when_unpriced_and_says_so_when_partly_priced():
-    from pytest_llmjudge.reporting.terminal import summary_sentence
+    from pytest_llmjudge.reporting.terminal import Tally
 
     priced = {"source": "live", "passed": True, "threshold": 0.5, "cost_usd": 0.001}
     unpriced = {"source": "live", "passed": True, "threshold": 0.5, "cost_usd": None}
     replayed = {"source": "replayed", "passed": True, "threshold": 0.5, "cost_usd": 0.0}
-    assert summary_sentence([unpriced, replayed]).endswith(", cost unknown")
-    assert summary_sentence([priced, unpriced]).endswith(", at least $0.0010 (1 of 2 live calls unpriced)")
-    assert summary_sentence([priced, replayed]).endswith(", $0.0010")
+    assert Tally.of([unpriced, replayed]).sentence().endswith(", cost unknown")
+    assert Tally.of([priced, unpriced]).sentence().endswith(", at least $0.0010 (1 of 2 live calls unpriced)")
+    assert Tally.of([priced, replayed]).sentence().endswith(", $0.0010")
     # The pipeline's own counts win: an unparseable reply was a live call, and it was not priced.
     unparseable = {"error": "VerdictParseError", "error_kind": "unparseable", "live_calls": 1, "unpriced_calls": 1}
-    assert summary_sentence([priced, unparseable]).endswith(", at least $0.0010 (1 of 2 live calls unpriced)")
+    assert Tally.of([priced, unparseable]).sentence().endswith(", at least $0.0010 (1 of 2 live calls unpriced)")
 
 
 def test_a_score_given_no_threshold_is_reported_as_scored_not_passed():
     from pytest_llmjudge.reporting.json_report import judgment_status
-    from pytest_llmjudge.reporting.terminal import judgment_lines, summary_sentence
+    from pytest_llmjudge.reporting.terminal import Tally, judgment_lines
 
     scored = {"source": "replayed", "score": 0.5, "threshold": 0.5, "passed": True, "asserted": False, "key": "ab" * 32}
     failed = {"source": "replayed", "score": 0.2, "threshold": 0.7, "passed": False, "key": "cd" * 32}
     assert judgment_lines([scored])[0].startswith("SCORED 0.50  replayed")
     assert judgment_status(scored) == "scored"
-    assert summary_sentence([scored, failed]).startswith(
+    sentence = Tally.of([scored, failed]).sentence()
+    assert sentence.startswith(
         "llmjudge: 2 judged, 2 replayed, 0 live, 1 below threshold, 1 scored without a threshold, 0 unparseable"
     )
 

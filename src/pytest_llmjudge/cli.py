@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import StoreError, VerdictParseError
+from .errors import StoreError, VerdictParseError, first_line
 from .prune import (
     NOT_RUN,
     ManifestError,
@@ -100,7 +100,7 @@ def reparse_entry(entry: Mapping[str, Any]) -> Reparsed:
     try:
         parsed = score_stored(entry)
     except VerdictParseError as exc:
-        return Reparsed(error=str(exc).splitlines()[0] if str(exc) else "unparseable")
+        return Reparsed(error=first_line(exc, default="unparseable"))
     except Exception as exc:  # noqa: BLE001 - a parser crash is reported per entry, not fatal
         return Reparsed(error=f"{exc.__class__.__name__}: {exc}"[:200])
     if parsed is None:

@@ -13,7 +13,6 @@ Each says what it ignores, so that one judgment measures one thing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar
 
 from typing_extensions import Self
 
@@ -29,8 +28,6 @@ __all__ = [
     "TONE",
     "Criterion",
 ]
-
-C = TypeVar("C", bound="Criterion")
 
 
 class Criterion(str):

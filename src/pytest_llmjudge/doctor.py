@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import BackendError, BudgetExceeded, JudgeError
+from .errors import BackendError, BudgetExceeded, JudgeError, first_line
 
 if TYPE_CHECKING:
     from .rubrics import Rubric
@@ -92,7 +92,8 @@ def _settings_text(settings: Settings) -> str:
 
 
 def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
-    from .backends.litellm import import_litellm, key_variable
+    from .backends.litellm import key_variable
+    from .backends.litellm_import import import_litellm
     from .backends.plan import plan_request
     from .pipeline import Options, plan
 
@@ -102,7 +103,7 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
     try:
         bare, provider, _, _ = litellm.get_llm_provider(model, api_base=api_base)
     except Exception as exc:  # noqa: BLE001 - LiteLLM says why in its own words
-        return [Check("FAIL", "model", f"LiteLLM cannot route {model}: {_first_line(exc)}")]
+        return [Check("FAIL", "model", f"LiteLLM cannot route {model}: {first_line(exc)}")]
     checks = [Check("ok", "model", f"{model}: LiteLLM provider {provider}, model {bare}")]
 
     probe = plan(
@@ -190,7 +191,7 @@ def _probe(runtime: JudgeRuntime, model: str) -> list[Check]:
                 verdicts.append(verdict)
                 scores.append(verdict.score)
         except JudgeError as exc:
-            checks.append(Check("FAIL", f"probe {family}", f"{type(exc).__name__}: {_first_line(exc)}"))
+            checks.append(Check("FAIL", f"probe {family}", f"{type(exc).__name__}: {first_line(exc)}"))
             if isinstance(exc, (BackendError, BudgetExceeded)):
                 checks.append(Check("skip", "probe", "the remaining probes: the judge did not answer (see above)"))
                 break
@@ -228,11 +229,6 @@ def _shown(name: str, value: object) -> object:
     if name == "response_format" and isinstance(value, dict):
         return value.get("type")
     return value
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def doctor_lines(checks: Sequence[Check]) -> list[str]:

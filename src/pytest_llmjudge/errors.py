@@ -16,6 +16,7 @@ __all__ = [
     "ReplayMiss",
     "StoreError",
     "VerdictParseError",
+    "first_line",
 ]
 
 
@@ -82,6 +83,14 @@ class BudgetExceeded(JudgeError):
 
 class StoreError(JudgeError):
     """A stored verdict file or cache entry is unreadable or malformed."""
+
+
+def first_line(exc: BaseException, *, default: str | None = None) -> str:
+    """The first line of `exc`'s message, for a one-line report; `default` (else the class name) when it has none."""
+    text = str(exc).strip()
+    if text:
+        return text.splitlines()[0]
+    return type(exc).__name__ if default is None else default
 
 
 # Show these as `pytest_llmjudge.X` in tracebacks and reprs: that is where users import them.

@@ -21,10 +21,10 @@ from ..backends import CallRequest, LiteLLMBackend, LoopThread, call_with_retrie
 from ..errors import JudgeError, ReplayMiss
 from ..keys import judgment_key
 from ..redact import redact
+from ..rubrics.questions_file import dump_questions_file, read_questions_file
 from ..settings import OPTIONS_BY_NAME, SettingError, Settings
 from .forms import KINDS, Dropped, select_questions
 from .prompt import question_messages, read_questions
-from .record import dump_questions_file, read_questions_file
 
 __all__ = ["QuestionSet", "QuestionsWarning", "generate_question_set", "generate_questions"]
 

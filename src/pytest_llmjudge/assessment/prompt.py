@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..parsing import parse_json_object
-from ..parsing.json_scan import RepairBudget, load_json
+from ..parsing.json_scan import RepairBudget, load_json, load_whole
 from ..parsing.prepare import prepare, strip_fences
 
 __all__ = ["FORMS", "question_messages", "read_questions"]
@@ -67,13 +66,10 @@ def read_questions(reply: str) -> list[Any] | None:
     """The list of questions a reply holds (`{"questions": [...]}`, or a bare list; fenced, in prose or in
     need of repair), or None when it holds none.  Items are returned as written, for the check to judge."""
     text = prepare(reply)
-    body = strip_fences(text.strip())
-    try:
-        found = _question_list(json.loads(body, strict=False))
-    except (ValueError, RecursionError):  # not plain JSON (or nested too deep): look closer
-        found = None
-    if found is None:
+    found = _question_list(load_whole(text))
+    if found is None:  # not plain JSON: look closer
         found = _question_list(parse_json_object(reply))
+    body = strip_fences(text.strip())
     if found is None and "[" in body:  # a bare list in prose, or one that needs repair (cut off: no "]")
         start, end = body.index("["), body.rfind("]")
         value, _ = load_json(body[start : end + 1] if end > start else body[start:], RepairBudget())

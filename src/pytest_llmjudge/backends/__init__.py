@@ -2,8 +2,9 @@
 
 `protocol` says what a backend is (`Backend`, `CallRequest`, `CallResult`); `plan` decides what a
 call sends; `retry` holds the retry policy every backend shares and `limiter` the adaptive
-concurrency limit; `litellm` and `callable` are the two backends; `loop` is the background event
-loop every live call runs on.  Nothing here imports LiteLLM until a live call needs it.
+concurrency limit; `litellm` and `callable` are the two backends; `litellm_import` imports LiteLLM
+for the backend and the planner alike; `loop` is the background event loop every live call runs on.
+Nothing here imports LiteLLM until a live call needs it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from ..lazy import lazy_exports
 if TYPE_CHECKING:
     from .callable import CallableBackend
     from .limiter import AdaptiveLimiter
-    from .litellm import LiteLLMBackend, import_litellm
+    from .litellm import LiteLLMBackend
+    from .litellm_import import import_litellm
     from .loop import LoopThread
     from .plan import SentRequest, merge_instructions, plan_request
     from .protocol import Backend, CallRequest, CallResult, UnsupportedParamError
@@ -35,7 +37,7 @@ _MODULE_OF = {
     "UnsupportedParamError": "protocol",
     "backoff_delay": "retry",
     "call_with_retries": "retry",
-    "import_litellm": "litellm",
+    "import_litellm": "litellm_import",
     "merge_instructions": "plan",
     "plan_request": "plan",
     "retry_after": "retry",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
-import os
 import re
 import sys
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 from ..errors import BackendError, VerdictParseError
 from ..redact import redact
 from .formats import FormatMemory, first_format, schema_format, sent_value
+from .litellm_import import import_litellm
 
 if TYPE_CHECKING:  # the protocol's records load with the first live call: a replay makes none
     from .protocol import CallRequest, CallResult
@@ -58,19 +58,6 @@ def key_variable(model: str) -> str:
     """The environment variable that holds the key for `model`'s provider."""
     provider = provider_of(model)
     return KEY_VARIABLES.get(provider, f"{provider.upper()}_API_KEY")
-
-
-def import_litellm() -> Any:
-    """Import LiteLLM without its import-time network fetch, banners or tokenizer downloads."""
-    # Unless set before the first import, litellm fetches a price list from the internet at import;
-    # and on its first Anthropic-style call, a list of beta headers (5 s timeout) unless told to use
-    # the copy it ships.  Set only where the user has not chosen.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")
-    litellm: Any = importlib.import_module("litellm")
-    litellm.suppress_debug_info = True
-    litellm.disable_hf_tokenizer_download = True
-    return litellm
 
 
 # What each model and api base accepted as response_format, for the process (see `formats`).

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .litellm_import import import_litellm
 from .protocol import CallRequest
 
 # Parameters the plugin chooses itself; a model that refuses them judges without them.
@@ -57,8 +58,6 @@ def merge_instructions(messages: Sequence[Mapping[str, str]]) -> tuple[dict[str,
 
 def plan_request(request: CallRequest) -> SentRequest:
     """Decide what `request` sends (imports LiteLLM: call it only where a live call may follow)."""
-    from .litellm import import_litellm
-
     litellm = import_litellm()
     messages = (
         merge_instructions(request.messages)

@@ -16,7 +16,7 @@ import random
 import re
 import time
 
-from ..errors import BackendError, VerdictParseError
+from ..errors import BackendError, VerdictParseError, first_line
 from ..redact import redact
 from .limiter import AdaptiveLimiter, Slot
 from .protocol import Backend, CallRequest, CallResult
@@ -28,8 +28,7 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
 def error_detail(exc: BaseException) -> str:
     """The first line of an error's message, redacted and bounded, for our own messages."""
-    text = str(exc).strip()
-    return redact(text.splitlines()[0] if text else "")[:300]
+    return redact(first_line(exc, default=""))[:300]
 
 
 # Where a server says how long to wait, most precise first.  LiteLLM prefixes the provider's own

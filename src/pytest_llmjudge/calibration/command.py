@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import JudgeError
+from ..errors import JudgeError, first_line
 from ..redact import redact
 from ..settings import OPTIONS_BY_NAME, SettingError
 from .assertion import disagreement_lines, figures_lines, number_text
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
             return _error(f"{problems[0]} (and {len(problems) - 1} more bad rows)")
         return _error(str(exc))
     except (JudgeError, SettingError) as exc:
-        return _error(str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__)
+        return _error(first_line(exc))
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import JudgeError
+from ..errors import JudgeError, first_line
 from .labels import CalibrationError, LabelledExample, load_examples
 from .stats import CalibrationResult, Judged, calibrate
 
@@ -67,11 +67,6 @@ def _rubric(example: LabelledExample, default: Any, where: str) -> Any:
     return kind
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def run_calibration(
     examples: Source,
     *,
@@ -110,7 +105,7 @@ def run_calibration(
         except CalibrationError:
             raise
         except JudgeError as exc:
-            message = f"{where}:{example.line}: example {example.name!r}: {_first_line(exc)}"
+            message = f"{where}:{example.line}: example {example.name!r}: {first_line(exc)}"
             raise ExampleError(message, source=where, example=example, cause=exc) from None
         if used_threshold is None:
             used_threshold = verdict.threshold

@@ -6,7 +6,6 @@ json-repair, json-fragment, labelled, bare-number, prose (then a lone number aft
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from collections.abc import Mapping
@@ -17,10 +16,10 @@ from ..errors import VerdictParseError
 from .attribution import Skip
 from .candidate import Found, fits_scale, normalize
 from .json_fields import fields_of, reasoning_in
-from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, scan_objects
+from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
 from .json_verdict import json_stage
 from .labels import confidence_word, marker_score, marker_verdict
-from .prepare import ascii_lower, blank_spans, prepare, strip_fences
+from .prepare import ascii_lower, blank_spans, prepare
 from .prose import bare_first, bare_last, prose_score
 from .quotes import LazyQuotes
 from .search import retracted_after
@@ -232,24 +231,22 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     text = prepare(text)
-    body = strip_fences(text.strip())
-    if body[:1] in ("{", "["):
-        try:
-            value = json.loads(body, strict=False)
-        except (ValueError, RecursionError):  # not JSON, or nested too deep
-            value = None
-        if isinstance(value, dict):
-            return value
-        if isinstance(value, list):
-            for item in value:
-                if isinstance(item, dict):
-                    return item
+    found = _first_object(load_whole(text))
+    if found is not None:
+        return found
     spans, _ = scan_objects(text)
     budget = RepairBudget()
     for span in spans[:MAX_JSON_CANDIDATES]:
-        value, _ = load_json(text[span.start : span.end], budget)
-        if isinstance(value, list):
-            value = next((v for v in value if isinstance(v, dict)), None)
-        if isinstance(value, dict) and value:
-            return value
+        found = _first_object(load_json(text[span.start : span.end], budget)[0])
+        if found:  # an empty object inside prose says nothing
+            return found
+    return None
+
+
+def _first_object(value: Any) -> dict[str, Any] | None:
+    """`value` if it is an object; the first object in it if it is a list."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, list):
+        return next((v for v in value if isinstance(v, dict)), None)
     return None

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from .lazy_patterns import install, lazy
+from .prepare import strip_fences
 
 _REPAIR_MAX_CHARS = 64 * 1024  # json_repair is slow and superlinear: hand it little
 _REPAIR_BUDGET = 64 * 1024  # total characters repaired per reply
@@ -127,6 +128,18 @@ def _escape_stray_backslashes(s: str) -> str:
     if "\x00" in s:
         return s
     return _BAD_ESCAPE.sub(r"\\\\", s.replace("\\\\", "\x00")).replace("\x00", "\\\\")
+
+
+def load_whole(text: str) -> dict[str, Any] | list[Any] | None:
+    """The whole reply (trimmed, out of its code fence) as plain JSON: an object or a list, else None."""
+    body = strip_fences(text.strip())
+    if body[:1] not in ("{", "["):  # json.loads would only fail or give a scalar: spare it
+        return None
+    try:
+        value = json.loads(body, strict=False)
+    except (ValueError, RecursionError):  # not JSON, or nested too deep
+        return None
+    return value if isinstance(value, (dict, list)) else None
 
 
 def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:

@@ -8,15 +8,14 @@ object before it (or an attributed one of the same shape) makes the reply an err
 from __future__ import annotations
 
 import itertools
-import json
 
 from ..errors import VerdictParseError
 from .attribution import attributed_to_output, example_cued, quote_hugged
 from .candidate import Found, normalize
 from .json_fields import read_mapping, read_value
-from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, scan_objects
+from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, load_whole, scan_objects
 from .lazy_patterns import install, lazy
-from .prepare import ascii_lower, strip_fences
+from .prepare import ascii_lower
 from .quotes import Quotes
 
 _KEYWORDS = lazy(r"score|rating|pass|verdict|grade|result|fail|answer|correct|success|satisf|met")  # lowered
@@ -140,24 +139,19 @@ def _decision(found: Found, scale: tuple[float, float]) -> tuple[float | None, s
 def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget) -> JsonOutcome:
     """Stages 1-3: the whole reply as JSON, repaired, then the objects inside the prose."""
     out = JsonOutcome()
-    body = strip_fences(text.strip())
-    if body[:1] in ("{", "["):
-        try:
-            value = json.loads(body, strict=False)
-        except (ValueError, RecursionError):  # not JSON, or nested too deep
-            value = None
-        if isinstance(value, (dict, list)):
-            whole_cands = [Candidate(f) for f in read_value(value) if f.usable]
-            if isinstance(value, list):
-                _check_siblings(whole_cands, scale)
-            chosen = _choose(whole_cands, scale)
-            out.whole = isinstance(value, dict) or bool(whole_cands)
-            if chosen:
-                out.found, out.strategy = chosen.found, "json"
-                return out
-            if isinstance(value, dict):
-                out.bad_score = read_mapping(value).bad_score
-                return out
+    value = load_whole(text)
+    if value is not None:
+        whole_cands = [Candidate(f) for f in read_value(value) if f.usable]
+        if isinstance(value, list):
+            _check_siblings(whole_cands, scale)
+        chosen = _choose(whole_cands, scale)
+        out.whole = isinstance(value, dict) or bool(whole_cands)
+        if chosen:
+            out.found, out.strategy = chosen.found, "json"
+            return out
+        if isinstance(value, dict):
+            out.bad_score = read_mapping(value).bad_score
+            return out
     spans, out.truncated = scan_objects(text)
     out.objects = spans
     if not spans:

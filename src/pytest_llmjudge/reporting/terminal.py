@@ -139,6 +139,8 @@ class Tally:
         self.scored += is_scored_only(record)
 
     def cost_text(self) -> str:
+        """`$0.0031`; `cost unknown` when no live call was priced; `at least $0.0031 (2 of 5 live calls
+        unpriced)` when some were."""
         if not self.unpriced:
             return format_usd(self.priced_usd)
         if self.unpriced >= self.calls and not self.priced_usd:
@@ -146,6 +148,8 @@ class Tally:
         return f"at least {format_usd(self.priced_usd)} ({self.unpriced} of {self.calls} live calls unpriced)"
 
     def sentence(self) -> str | None:
+        """`llmjudge: 14 judged, 11 replayed, 3 live, 1 below threshold, 0 unparseable, $0.0031`, or None
+        if nothing was judged.  "below threshold" counts judgments, not tests: a passing test may hold one."""
         if not self.judged:
             return None
         kinds, by_source = self.kinds, self.sources
@@ -165,6 +169,9 @@ class Tally:
         return "llmjudge: " + ", ".join(parts)
 
     def details(self) -> str | None:
+        """`llmjudge: 3 live judge calls, 90 tokens (60 prompt + 30 completion), 1.82 s judging (slowest 0.71 s,
+        tests/test_a.py::test_x)`, when anything went live (calls whose reply did not parse count: they were made).
+        The tokens show where the judge's server reported them."""
         if not self.calls and not self.timed:
             return None
         calls = self.calls
@@ -176,25 +183,6 @@ class Tally:
         if self.slowest is not None:
             text += f" (slowest {self.slowest[0]:.2f} s, {self.slowest[1]})"
         return text
-
-
-def cost_text(records: Iterable[JudgmentRecord]) -> str:
-    """`$0.0031`; `cost unknown` when no live call was priced; `at least $0.0031 (2 of 5 live calls
-    unpriced)` when some were."""
-    return Tally.of(records).cost_text()
-
-
-def summary_sentence(records: Iterable[JudgmentRecord]) -> str | None:
-    """`llmjudge: 14 judged, 11 replayed, 3 live, 1 below threshold, 0 unparseable, $0.0031`, or None
-    if nothing was judged.  "below threshold" counts judgments, not tests: a passing test may hold one."""
-    return Tally.of(records).sentence()
-
-
-def summary_details(records: Iterable[JudgmentRecord]) -> str | None:
-    """`llmjudge: 3 live judge calls, 90 tokens (60 prompt + 30 completion), 1.82 s judging (slowest 0.71 s,
-    tests/test_a.py::test_x)`, when anything went live (calls whose reply did not parse count: they were made).
-    The tokens show where the judge's server reported them."""
-    return Tally.of(records).details()
 
 
 def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = False) -> list[str]:

@@ -7,7 +7,8 @@ confidence -> table), `Likert` (integer scale, optionally weighted by token log-
 (one call per question), `Template` (your own prompt) and `Pairwise` (both orders of a comparison).
 A kind's module loads on first need (a name imported from here, or the kind's name looked up in
 the registry).  `parsed` holds `RubricParse`, what a structured kind's parse returns.  `stored`
-decides a stored reply's score, the same way for replay and for `llmjudge reparse`.
+decides a stored reply's score, the same way for replay and for `llmjudge reparse`.  `questions_file`
+reads and writes the questions file that `Questions.from_file` loads and `llmjudge questions` writes.
 """
 
 from __future__ import annotations

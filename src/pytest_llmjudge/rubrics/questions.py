@@ -61,7 +61,7 @@ class Questions(Rubric):
 
         The file is parsed, never executed; a missing or malformed file is a `RubricError` naming it.
         """
-        from ..assessment.record import read_questions_file
+        from .questions_file import read_questions_file
 
         loaded = read_questions_file(path)
         try:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+from ..errors import first_line
 from ..keys import canonical_json
 
 if TYPE_CHECKING:
@@ -195,5 +196,5 @@ class LocalCache:
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
+    text = first_line(exc, default="")
     return f"{exc.__class__.__name__}: {text[:200]}" if text else exc.__class__.__name__

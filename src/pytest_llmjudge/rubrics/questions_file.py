@@ -1,4 +1,5 @@
-"""The reviewable questions file: the questions, and beside them the generation that wrote them.
+"""The reviewable questions file of the `Questions` rubric: the questions, and beside them the generation
+that wrote them (`llmjudge questions`).
 
     {
       "format": 1,
@@ -24,8 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..rubrics.base import RubricError
 from ..store.atomic import write_atomically
+from .base import RubricError
 
 __all__ = ["FORMAT", "MAX_FILE_BYTES", "QuestionsFile", "dump_questions_file", "is_yaml", "read_questions_file"]
 
@@ -44,6 +45,7 @@ class QuestionsFile:
 
 
 def is_yaml(path: Path) -> bool:
+    """Whether `path` names a YAML questions file (by its suffix)."""
     return path.suffix.lower() in (".yaml", ".yml")
 
 
