@@ -3,6 +3,13 @@
 LiteLLM is imported here, once, on purpose: in-process `pytester.runpytest` breaks after the
 first inner run that imported it (and every run gets seconds slower), so the outer session owns
 the import.  The price-list fetch is off before that import.
+
+httpcore is imported here for the same reason.  httpx (which LiteLLM imports) loads httpcore only
+on its first request, and then keeps httpcore's exception classes in a module-level table that
+maps them to its own.  An in-process run drops every module it imported first when it ends, so if
+an inner run made the process's first httpx request, later requests in the outer session raise
+exceptions from a fresh httpcore that the table no longer knows: httpx passes them through
+unmapped, and LiteLLM reports a timeout or a dropped connection as a different error.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import httpcore  # noqa: F401  (see the module docstring)
 import litellm  # noqa: F401  (see the module docstring)
 import pytest
 
