@@ -286,7 +286,8 @@ RESPONSE_FORMATS = {
 
 
 def test_response_format_through_litellm_directly(llama_server, openai_key, observe):
-    """Not used by the plugin yet: what each response_format becomes at this server, through LiteLLM."""
+    """What each response_format becomes at this server, through LiteLLM: at least one gives a JSON reply of
+    the rubric's shape (the Likert weighting test below constrains its reply with the json_object+schema form)."""
     import litellm
 
     schema = {
@@ -298,6 +299,7 @@ def test_response_format_through_litellm_directly(llama_server, openai_key, obse
         {"role": "system", "content": "Rate the answer from 1 to 5. Reply with JSON."},
         {"role": "user", "content": "Question: Can I return shoes after 20 days?\nAnswer: Yes, within 30 days."},
     ]
+    shaped = []  # the forms whose reply is a JSON object with reasoning and score
     for name, form in RESPONSE_FORMATS.items():
         form = json.loads(json.dumps(form))
         if "schema" in form:
@@ -329,10 +331,13 @@ def test_response_format_through_litellm_directly(llama_server, openai_key, obse
         except ValueError:
             parsed = None
         keys = sorted(parsed) if isinstance(parsed, dict) else None
+        if keys is not None and {"reasoning", "score"} <= set(keys):
+            shaped.append(name)
         observe(
             f"response_format {name}: finish_reason {choice.finish_reason}, valid JSON {parsed is not None}, "
             f"keys {keys}, reply {text[:120]!r}"
         )
+    assert shaped, "no response_format gave a JSON reply with reasoning and score"
 
 
 ECHOED_SCALE = re.compile(r"score is 0(?:\.0)? \(fails the criteria entirely\) to 1(?:\.0)?", re.I)
