@@ -11,9 +11,10 @@ returned is printed at the end of the run ("real model observations").
 Observed with llama-cpp-python 0.3.36 and SmolLM2-135M-Instruct (Q4_1), temperature 0:
 
 - Score rubric (default): the model paraphrases the instructions back ("The score is 0.0 (fails the
-  criteria entirely) to 1.0 (meets them fully) ..."); the prose parser reads that as a score of 0.0,
-  so a verdict is stored (and replays with the server stopped, 0 live calls) but it is a silent low
-  score taken from the echoed scale: see the non-strict xfail below.
+  criteria entirely) to 1.0 (meets them fully) ..."); the prose parser of that time read that as a
+  score of 0.0, so a verdict was stored (and replayed with the server stopped, 0 live calls) but it
+  was a silent low score taken from the echoed scale.  The parser now refuses that reply (pinned in
+  tests/test_parsing.py); test_an_echoed_scale_is_not_read_as_a_score checks it against the server.
 - Likert rubric: the reply echoes the instructions without a score: VerdictParseError with the reply
   shown in its own section, nothing stored.  Two refresh runs give the same reply word for word.
 - Logprobs: returned through LiteLLM in the OpenAI shape (token, logprob, top_logprobs; bytes null).
@@ -343,22 +344,21 @@ def test_response_format_through_litellm_directly(llama_server, openai_key, obse
 ECHOED_SCALE = re.compile(r"score is 0(?:\.0)? \(fails the criteria entirely\) to 1(?:\.0)?", re.I)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="SmolLM2 echoes the Score rubric's instructions ('The score is 0.0 (fails the criteria entirely) to 1.0 "
-    "(meets them fully)') and the prose parser reads that as a score of 0.0: a silent low score, not a "
-    "VerdictParseError. Passes whenever the model does not echo the scale.",
-)
 def test_an_echoed_scale_is_not_read_as_a_score(pytester, llama_server, openai_key, observe):
+    """SmolLM2 echoes the Score rubric's instructions ('The score is 0.0 (fails the criteria entirely) to 1.0
+    (meets them fully)'): that must fail as a VerdictParseError, never be stored as a score of 0.0."""
     pytester.makepyfile(test_refund=JUDGED)
-    result = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=live"))
+    result = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=auto"))
     output = result.stdout.str()
     assert_no_crash_inside_the_plugin(output)
-    echoed = bool(ECHOED_SCALE.search(output))
-    verdict = re.search(r"JudgmentFailed: judged ([0-9.]+)|^(PASS|FAIL) ([0-9.]+)", output, re.M)
-    observe(f"reply echoes the scale: {echoed}; {summary_line(output)}")
-    if echoed:
-        assert failure_kind(output) == "VerdictParseError" and not verdict, "the echoed scale was read as a score"
+    kind, reply = judged_reply(pytester.path, output)
+    assert reply is not None, "the reply is either stored or shown with its failure"
+    echoed = bool(ECHOED_SCALE.search(reply))
+    observe(f"reply echoes the scale: {echoed}; {kind}; {summary_line(output)}; reply {reply[:200]!r}")
+    if not echoed:
+        pytest.skip(f"the model did not echo the Score rubric's scale this time ({kind}): nothing to check")
+    assert kind == "unparseable", f"the echoed scale was read as a score and stored: {reply[:200]!r}"
+    assert failure_kind(output) == "VerdictParseError", output
 
 
 def test_likert_weighting_on_a_schema_constrained_reply_with_the_real_logprobs(llama_server, openai_key, observe):
