@@ -19,6 +19,7 @@ import pytest
 
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import Reply, reply_json
+from helpers.verdicts import verdict_files
 from pytest_llmjudge.backends import CallRequest, LiteLLMBackend, LoopThread, backoff_delay, call_with_retries
 from pytest_llmjudge.backends import retry as backends
 from pytest_llmjudge.errors import BackendError
@@ -221,10 +222,6 @@ def cache_rows(cache_dir: Path) -> int:
         return 0
     with sqlite3.connect(db) as con:
         return con.execute("SELECT COUNT(*) FROM Cache").fetchone()[0]
-
-
-def verdict_files(root: Path) -> list[Path]:
-    return sorted(root.rglob("judge_verdicts/**/*.json"))
 
 
 def test_e2e_retries_then_records(pytester, openai_server, fast_backoff):

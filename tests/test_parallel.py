@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers import MODEL
+from helpers.verdicts import verdict_files
 
 pytestmark = pytest.mark.slow
 
@@ -28,10 +29,6 @@ from pytest_llmjudge import assert_judged
 def test_judged(n):
     assert_judged(f"answer number {{n}} SCORE=0.9", "is a numbered answer")
 """
-
-
-def verdict_files(root: Path) -> list[Path]:
-    return sorted(root.rglob("judge_verdicts/**/*.json"))
 
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:

@@ -19,6 +19,7 @@ import pytest
 
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import Reply, reply_json
+from helpers.verdicts import verdict_files
 
 JUDGED = """
 from pytest_llmjudge import assert_judged
@@ -63,10 +64,6 @@ LIVE_ONLY = {
     "pytest_llmjudge.backends." + name for name in ("protocol", "retry", "limiter", "loop", "plan", "callable")
 } | {"pytest_llmjudge.pipeline.live"}
 """
-
-
-def verdict_files(root: Path) -> list[Path]:
-    return sorted(root.rglob("judge_verdicts/**/*.json"))
 
 
 def live(server) -> list[str]:

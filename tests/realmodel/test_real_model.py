@@ -36,6 +36,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.verdicts import stored_entries
+
 
 def missing() -> str | None:
     """What the real-model tests need and this environment lacks (None: nothing)."""
@@ -108,13 +110,6 @@ def real_args(api_base: str, *extra: str) -> list[str]:
     ]
 
 
-def ledger_entries(root: Path) -> list[dict]:
-    entries = []
-    for path in sorted(root.rglob("judge_verdicts/**/*.json")):
-        entries.extend(json.loads(path.read_text())["verdicts"].values())
-    return entries
-
-
 def summary_line(output: str) -> str:
     found = (line for line in output.splitlines() if re.match(r"llmjudge: \d+ judged", line))
     return next(found, "(no summary line)")
@@ -154,7 +149,7 @@ def test_judged_test_stores_a_verdict_that_replays_with_the_server_stopped_or_fa
     assert_no_crash_inside_the_plugin(output)
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 1, output
-    entries = ledger_entries(pytester.path)
+    entries = stored_entries(pytester.path)
     if entries:
         (entry,) = entries
         assert entry["model"] == MODEL
@@ -197,7 +192,7 @@ def test_likert_with_logprobs_scores_from_the_real_servers_logprobs_or_says_plai
     verdict = json.loads(written.read_text())
     details = verdict["details"]
     assert details["scoring"] in ("logprobs", "plain")
-    (entry,) = ledger_entries(pytester.path)
+    (entry,) = stored_entries(pytester.path)
     if details["scoring"] == "logprobs":
         probabilities = details["probabilities"]
         assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-4)
@@ -217,7 +212,7 @@ def test_likert_with_logprobs_scores_from_the_real_servers_logprobs_or_says_plai
 
 def judged_reply(root: Path, output: str) -> tuple[str, str | None]:
     """("stored", reply) from the ledger, else ("unparseable", the reply the failure shows)."""
-    entries = ledger_entries(root)
+    entries = stored_entries(root)
     if entries:
         (entry,) = entries
         return "stored", entry["reply"]
