@@ -15,6 +15,8 @@ unmapped, and LiteLLM reports a timeout or a dropped connection as a different e
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -24,9 +26,31 @@ import pytest
 
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import OpenAIServer
+from helpers.providers import ReasoningServer
 from pytest_llmjudge.settings import CI_VARIABLES
 
+if TYPE_CHECKING:
+    from pytest_llmjudge.backends import LoopThread
+
 pytest_plugins = ["pytester"]
+
+# Every provider variable LiteLLM reads a key or an api base from, OpenAI's aside (`clean_environment`
+# sets its key to the canary).
+PROVIDER_VARIABLES = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_API_BASE",
+    "ANTHROPIC_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_BASE",
+    "OLLAMA_API_KEY",
+    "OLLAMA_API_BASE",
+    "AZURE_API_KEY",
+    "AZURE_API_BASE",
+    "AZURE_API_VERSION",
+    "AZURE_OPENAI_API_KEY",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -66,3 +90,36 @@ def openai_server(_session_server: OpenAIServer) -> OpenAIServer:
 def live_args(openai_server: OpenAIServer) -> list[str]:
     """Command-line options that point the plugin at the local server."""
     return [f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=0"]
+
+
+@pytest.fixture
+def no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No provider key or api base from the caller's environment reaches LiteLLM."""
+    for name in PROVIDER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # else LiteLLM fetches a list per call
+
+
+@pytest.fixture
+def reasoner(no_provider_keys: None) -> Iterator[ReasoningServer]:
+    """A server of this test's own that answers as an OpenAI reasoning model, expecting the canary key."""
+    with ReasoningServer(key=CANARY_KEY) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def loop(request: pytest.FixtureRequest) -> Iterator[LoopThread]:
+    """A background event loop for the module's direct backend calls (see helpers.backend)."""
+    from pytest_llmjudge.backends import LoopThread
+
+    thread = LoopThread(request.module.__name__.rpartition(".")[2].replace("_", "-"))
+    yield thread
+    thread.stop()
+
+
+@pytest.fixture
+def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Backoff base 10 ms instead of 0.5 s (a module constant: not a user-facing setting)."""
+    from pytest_llmjudge.backends import retry
+
+    monkeypatch.setattr(retry, "BACKOFF_BASE_S", 0.01)

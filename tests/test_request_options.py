@@ -9,13 +9,11 @@ from the verdict files the runs write.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
 import pytest_llmjudge.rubrics  # noqa: F401 - the outer session owns it, so in-process runs share one class
-from helpers import CANARY_KEY, FAKE_CONFTEST, MODEL
-from helpers.providers import ReasoningServer
+from helpers import FAKE_CONFTEST, MODEL
 from helpers.verdicts import entries_by_key
 
 OUTPUT = "Returns are accepted within 30 days. SCORE=0.9"
@@ -166,13 +164,6 @@ def run_live(pytester: pytest.Pytester, model: str, api_base: str, *args: str) -
         "no:cacheprovider",
         *args,
     )
-
-
-@pytest.fixture
-def reasoner(monkeypatch) -> Iterator[ReasoningServer]:
-    monkeypatch.setenv("OPENAI_API_KEY", CANARY_KEY)
-    with ReasoningServer(key=CANARY_KEY) as server:
-        yield server
 
 
 def without_format(params: dict) -> dict:
