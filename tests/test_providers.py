@@ -16,7 +16,7 @@ import litellm
 import pytest
 
 import pytest_llmjudge.rubrics  # noqa: F401 - the outer session owns it, so in-process runs share one Likert class
-from helpers import CANARY_KEY
+from helpers import CANARY_KEY, LIKERT_LOGPROBS
 from helpers.providers import (
     PRESENT,
     AnthropicServer,
@@ -372,16 +372,6 @@ def test_judge_max_tokens_reaches_the_provider_field(pytester, keyed):
     provider, server = keyed
     run(pytester, provider, server, "--judge-max-tokens=300").assert_outcomes(passed=1)
     assert provider.wire(server.last).max_tokens == 300
-
-
-LIKERT_LOGPROBS = """
-from pytest_llmjudge import assert_judged
-from pytest_llmjudge.rubrics import Likert
-
-def test_refund():
-    assert_judged("Returns are accepted within 30 days.", "Says returns are accepted within 30 days",
-                  rubric=Likert(logprobs=True), threshold=0.5)
-"""
 
 
 @everywhere("anthropic", "gemini", "ollama")

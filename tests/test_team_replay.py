@@ -15,16 +15,8 @@ import sys
 
 import pytest
 
-from helpers import MODEL
+from helpers import JUDGED, MODEL
 from helpers.verdicts import verdict_files
-
-JUDGED = """
-from pytest_llmjudge import assert_judged
-
-def test_refund():
-    assert_judged("Returns are accepted within 30 days. SCORE=0.9", "Says returns are accepted within 30 days", threshold=0.7)
-"""
-
 
 # -- 1. prune never removes a verdict of a test that was collected and did not run ---------------
 
