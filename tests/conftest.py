@@ -10,6 +10,13 @@ maps them to its own.  An in-process run drops every module it imported first wh
 an inner run made the process's first httpx request, later requests in the outer session raise
 exceptions from a fresh httpcore that the table no longer knows: httpx passes them through
 unmapped, and LiteLLM reports a timeout or a dropped connection as a different error.
+
+The plugin's backend protocol is imported here as well.  `pytest_llmjudge.backends` (which the outer
+session imports) keeps each name it exports lazily once it is first asked for.  If that first ask
+came from inside an in-process run, it kept the run's UnsupportedParamError, whose module the run
+then dropped; the next run's backend raised the class of a freshly imported module, and the
+pipeline, catching the kept class, let a refused parameter (logprobs, say) fail the test instead of
+falling back.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import httpcore  # noqa: F401  (see the module docstring)
 import litellm  # noqa: F401  (see the module docstring)
 import pytest
 
+import pytest_llmjudge.backends.protocol  # noqa: F401  (see the module docstring)
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import OpenAIServer
 from helpers.providers import ReasoningServer
