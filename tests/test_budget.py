@@ -10,7 +10,6 @@ import json
 
 import pytest
 
-import pytest_llmjudge.assertions  # noqa: F401 - the outer session owns it, so in-process runs share one error class
 from helpers import MODEL
 from helpers.openai_server import Reply, reply_json
 from pytest_llmjudge.settings import Price, SettingError, resolve

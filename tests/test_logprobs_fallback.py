@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 
-import pytest_llmjudge.assertions  # the outer session owns it, so in-process runs share one error class
-import pytest_llmjudge.rubrics  # noqa: F401 - ... and one Likert class
 from helpers import CANARY_KEY, LIKERT_LOGPROBS, MODEL
 from helpers.openai_server import Reply
 from helpers.providers import ReasoningServer, Turn

@@ -15,7 +15,6 @@ from typing import Any
 import litellm
 import pytest
 
-import pytest_llmjudge.rubrics  # noqa: F401 - the outer session owns it, so in-process runs share one Likert class
 from helpers import CANARY_KEY, LIKERT_LOGPROBS
 from helpers.providers import (
     PRESENT,

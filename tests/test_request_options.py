@@ -12,7 +12,6 @@ import json
 
 import pytest
 
-import pytest_llmjudge.rubrics  # noqa: F401 - the outer session owns it, so in-process runs share one class
 from helpers import FAKE_CONFTEST, MODEL
 from helpers.verdicts import entries_by_key
 

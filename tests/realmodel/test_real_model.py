@@ -53,12 +53,6 @@ def missing() -> str | None:
 
 
 _MISSING = missing()
-if not _MISSING:
-    # Imported once by the outer session: pytester's inner runs would otherwise each import their own
-    # copy, and a Likert made in one would not be a Rubric to the plugin's resolve_rubric.
-    import pytest_llmjudge.assertions
-    import pytest_llmjudge.judge
-    import pytest_llmjudge.rubrics  # noqa: F401
 if _MISSING:
     pytest.skip(
         f"the real-model tests need {_MISSING}; run them with `tox -e realmodel`",
