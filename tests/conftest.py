@@ -88,17 +88,18 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
 
 
 @pytest.fixture(scope="session")
-def _session_server():
+def session_server() -> Iterator[OpenAIServer]:
+    """The local judge server, shared by the session as it is (a test's own use resets it: `openai_server`)."""
     with OpenAIServer() as server:
         yield server
 
 
 @pytest.fixture
-def openai_server(_session_server: OpenAIServer) -> OpenAIServer:
+def openai_server(session_server: OpenAIServer) -> OpenAIServer:
     """The local judge server, reset for this test (default responder: obeys SCORE=x in the output)."""
-    _session_server.reset()
-    _session_server.latency_s = 0.0
-    return _session_server
+    session_server.reset()
+    session_server.latency_s = 0.0
+    return session_server
 
 
 @pytest.fixture

@@ -39,11 +39,11 @@ def ask(server, *, model=MODEL, content="Output: SCORE=0.9") -> CallRequest:
 
 
 @pytest.fixture(autouse=True)
-def _warm(loop, _session_server):
+def _warm(loop, session_server):
     """Import LiteLLM and open its client once, so timings below measure retries, not imports."""
     if not getattr(_warm, "done", False):
-        _session_server.reset()
-        call(loop, ask(_session_server), retries=3)
+        session_server.reset()
+        call(loop, ask(session_server), retries=3)
         _warm.done = True
 
 
