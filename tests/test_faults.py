@@ -111,12 +111,21 @@ def test_retry_after_past_the_deadline_gives_up_at_once(loop, openai_server, fas
 
 def test_backoff_is_exponential_with_jitter():
     rng = random.Random(7)
-    for attempt in range(6):
-        step = min(backends.BACKOFF_CAP_S, backends.BACKOFF_BASE_S * 2**attempt)
+    # Each attempt waits between half its step and its step: 0.5 s doubling, capped at 30 s.
+    ranges = {
+        0: (0.25, 0.5),
+        1: (0.5, 1.0),
+        2: (1.0, 2.0),
+        3: (2.0, 4.0),
+        4: (4.0, 8.0),
+        5: (8.0, 16.0),
+        6: (15.0, 30.0),
+        30: (15.0, 30.0),
+    }
+    for attempt, (low, high) in ranges.items():
         delays = [backoff_delay(attempt, rng) for _ in range(200)]
-        assert all(step / 2 <= d <= step for d in delays)
+        assert all(low <= d <= high for d in delays), attempt
         assert len(set(delays)) > 150, "jittered, not fixed"
-    assert backoff_delay(30, rng) <= backends.BACKOFF_CAP_S
 
 
 def test_backoff_waits_between_attempts(loop, openai_server, monkeypatch):
