@@ -17,13 +17,7 @@ from helpers import CANARY_KEY, MODEL
 from helpers.backend import CONTEXT_OVERFLOW, call, fail
 from helpers.openai_server import Reply
 from helpers.providers import AnthropicServer, GeminiServer, OllamaServer, Turn
-from pytest_llmjudge.backends import (
-    CallRequest,
-    UnsupportedParamError,
-    plan_request,
-    retry,
-)
-from pytest_llmjudge.backends.plan import merge_instructions
+from pytest_llmjudge.backends import CallRequest, UnsupportedParamError, merge_instructions, plan_request, retry
 from pytest_llmjudge.backends.retry import parse_duration, retry_after_from_headers
 from pytest_llmjudge.errors import VerdictParseError
 

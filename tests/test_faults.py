@@ -21,11 +21,11 @@ from helpers import CANARY_KEY, MODEL
 from helpers.backend import CONTEXT_OVERFLOW, call, fail
 from helpers.openai_server import Reply, reply_json
 from helpers.verdicts import verdict_files
-from pytest_llmjudge.backends import CallRequest, backoff_delay
-from pytest_llmjudge.backends import retry as backends
+from pytest_llmjudge import BudgetExceeded
+from pytest_llmjudge.backends import CallRequest, backoff_delay, retry
 from pytest_llmjudge.runtime import JudgeRuntime
 from pytest_llmjudge.settings import resolve
-from pytest_llmjudge.store.spend import SharedSpend
+from pytest_llmjudge.store import SharedSpend
 
 PRICED_MODEL = "openai/gpt-4o-mini"  # priced by LiteLLM by name, whatever the api_base
 # 100k prompt + 1k completion tokens of gpt-4o-mini: $0.015 + $0.0006 per call.
@@ -90,7 +90,7 @@ def test_retries_zero_means_one_request(loop, openai_server, fast_backoff):
 
 
 def test_retry_after_is_honoured_over_our_backoff(loop, openai_server, monkeypatch):
-    monkeypatch.setattr(backends, "BACKOFF_BASE_S", 60.0)  # our backoff would wait 30-60 s
+    monkeypatch.setattr(retry, "BACKOFF_BASE_S", 60.0)  # our backoff would wait 30-60 s
     openai_server.enqueue(Reply(status=429, retry_after=1))
     started = time.monotonic()
     result = call(loop, ask(openai_server), retries=2, timeout=20)
@@ -129,7 +129,7 @@ def test_backoff_is_exponential_with_jitter():
 
 
 def test_backoff_waits_between_attempts(loop, openai_server, monkeypatch):
-    monkeypatch.setattr(backends, "BACKOFF_BASE_S", 0.2)  # waits of 0.1-0.2, 0.2-0.4, 0.4-0.8 s
+    monkeypatch.setattr(retry, "BACKOFF_BASE_S", 0.2)  # waits of 0.1-0.2, 0.2-0.4, 0.4-0.8 s
     openai_server.enqueue(Reply(status=500), Reply(status=500), Reply(status=500))
     started = time.monotonic()
     call(loop, ask(openai_server), retries=3)
@@ -397,7 +397,7 @@ def test_budget_message_and_notice_from_the_runtime(tmp_path):
     runtime.check_budget()
     runtime.spend(0.004)
     runtime.spend(0.007)
-    with pytest.raises(Exception, match=r"--judge-budget=\$0.01 is spent \(\$0.0110 so far\)"):
+    with pytest.raises(BudgetExceeded, match=r"--judge-budget=\$0.01 is spent \(\$0.0110 so far\)"):
         runtime.check_budget()
     assert runtime.notices == [
         "llmjudge: --judge-budget=$0.01 reached ($0.0110 spent); later live judge calls were refused"

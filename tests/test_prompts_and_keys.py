@@ -356,7 +356,7 @@ def test_default_rubric_keys_stay_pinned_through_litellm(name):
 @pytest.mark.parametrize("name", PINNED_RUBRIC_PLANS)
 def test_rubric_keys_stay_pinned_through_litellm(name):
     from pytest_llmjudge import Likert, PassFail
-    from pytest_llmjudge.rubrics.pairwise import Pairwise
+    from pytest_llmjudge.rubrics import Pairwise
 
     rubric = {"likert": Likert(1, 5, logprobs=True), "pass_fail": PassFail(), "pairwise": Pairwise()}[name]
     env, keys = PINNED_RUBRIC_PLANS[name]

@@ -356,8 +356,7 @@ def test_likert_weighting_on_a_schema_constrained_reply_with_the_real_logprobs(l
     import litellm
 
     from pytest_llmjudge.case import Case
-    from pytest_llmjudge.rubrics import Likert
-    from pytest_llmjudge.rubrics.base import Reply
+    from pytest_llmjudge.rubrics import Likert, Reply
 
     rubric = Likert(logprobs=True)
     (prompt,) = rubric.prompts(Case("Returns are accepted within 30 days.", "Says returns are accepted within 30 days"))
