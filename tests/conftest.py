@@ -3,22 +3,69 @@
 LiteLLM is imported here, once, on purpose: in-process `pytester.runpytest` breaks after the
 first inner run that imported it (and every run gets seconds slower), so the outer session owns
 the import.  The price-list fetch is off before that import.
+
+httpcore is imported here for the same reason.  httpx (which LiteLLM imports) loads httpcore only
+on its first request, and then keeps httpcore's exception classes in a module-level table that
+maps them to its own.  An in-process run drops every module it imported first when it ends, so if
+an inner run made the process's first httpx request, later requests in the outer session raise
+exceptions from a fresh httpcore that the table no longer knows: httpx passes them through
+unmapped, and LiteLLM reports a timeout or a dropped connection as a different error.
+
+The plugin's assertions, judge and rubrics are imported here too, so that an in-process run and the
+test that started it share one class of each: an error raised inside a run is the class the test
+expects, and a Likert made in a test is a Rubric to the plugin's resolve_rubric.
+
+So is the plugin's backend protocol.  `pytest_llmjudge.backends` (which the outer
+session imports) keeps each name it exports lazily once it is first asked for.  If that first ask
+came from inside an in-process run, it kept the run's UnsupportedParamError, whose module the run
+then dropped; the next run's backend raised the class of a freshly imported module, and the
+pipeline, catching the kept class, let a refused parameter (logprobs, say) fail the test instead of
+falling back.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import httpcore  # noqa: F401  (see the module docstring)
 import litellm  # noqa: F401  (see the module docstring)
 import pytest
 
+import pytest_llmjudge.assertions  # (see the module docstring)
+import pytest_llmjudge.backends.protocol
+import pytest_llmjudge.judge
+import pytest_llmjudge.rubrics  # noqa: F401
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import OpenAIServer
+from helpers.providers import ReasoningServer
 from pytest_llmjudge.settings import CI_VARIABLES
 
+if TYPE_CHECKING:
+    from pytest_llmjudge.backends import LoopThread
+
 pytest_plugins = ["pytester"]
+
+# Every provider variable LiteLLM reads a key or an api base from, OpenAI's aside (`clean_environment`
+# sets its key to the canary).
+PROVIDER_VARIABLES = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_API_BASE",
+    "ANTHROPIC_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_BASE",
+    "OLLAMA_API_KEY",
+    "OLLAMA_API_BASE",
+    "AZURE_API_KEY",
+    "AZURE_API_BASE",
+    "AZURE_API_VERSION",
+    "AZURE_OPENAI_API_KEY",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -41,20 +88,54 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
 
 
 @pytest.fixture(scope="session")
-def _session_server():
+def session_server() -> Iterator[OpenAIServer]:
+    """The local judge server, shared by the session as it is (a test's own use resets it: `openai_server`)."""
     with OpenAIServer() as server:
         yield server
 
 
 @pytest.fixture
-def openai_server(_session_server: OpenAIServer) -> OpenAIServer:
+def openai_server(session_server: OpenAIServer) -> OpenAIServer:
     """The local judge server, reset for this test (default responder: obeys SCORE=x in the output)."""
-    _session_server.reset()
-    _session_server.latency_s = 0.0
-    return _session_server
+    session_server.reset()
+    session_server.latency_s = 0.0
+    return session_server
 
 
 @pytest.fixture
 def live_args(openai_server: OpenAIServer) -> list[str]:
     """Command-line options that point the plugin at the local server."""
     return [f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=0"]
+
+
+@pytest.fixture
+def no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No provider key or api base from the caller's environment reaches LiteLLM."""
+    for name in PROVIDER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # else LiteLLM fetches a list per call
+
+
+@pytest.fixture
+def reasoner(no_provider_keys: None) -> Iterator[ReasoningServer]:
+    """A server of this test's own that answers as an OpenAI reasoning model, expecting the canary key."""
+    with ReasoningServer(key=CANARY_KEY) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def loop(request: pytest.FixtureRequest) -> Iterator[LoopThread]:
+    """A background event loop for the module's direct backend calls (see helpers.backend)."""
+    from pytest_llmjudge.backends import LoopThread
+
+    thread = LoopThread(request.module.__name__.rpartition(".")[2].replace("_", "-"))
+    yield thread
+    thread.stop()
+
+
+@pytest.fixture
+def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Backoff base 10 ms instead of 0.5 s (a module constant: not a user-facing setting)."""
+    from pytest_llmjudge.backends import retry
+
+    monkeypatch.setattr(retry, "BACKOFF_BASE_S", 0.01)

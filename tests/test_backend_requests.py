@@ -14,58 +14,18 @@ import time
 import pytest
 
 from helpers import CANARY_KEY, MODEL
+from helpers.backend import CONTEXT_OVERFLOW, call, fail
 from helpers.openai_server import Reply
-from helpers.providers import AnthropicServer, GeminiServer, OllamaServer, ReasoningServer, Turn
-from pytest_llmjudge.backends import (
-    CallRequest,
-    LiteLLMBackend,
-    LoopThread,
-    UnsupportedParamError,
-    call_with_retries,
-    plan_request,
-)
-from pytest_llmjudge.backends import retry as backends
-from pytest_llmjudge.backends.plan import merge_instructions
+from helpers.providers import AnthropicServer, GeminiServer, OllamaServer, Turn
+from pytest_llmjudge.backends import CallRequest, UnsupportedParamError, merge_instructions, plan_request, retry
 from pytest_llmjudge.backends.retry import parse_duration, retry_after_from_headers
-from pytest_llmjudge.errors import BackendError, VerdictParseError
+from pytest_llmjudge.errors import VerdictParseError
 
 SYSTEM = {"role": "system", "content": "You are an impartial evaluator."}
 USER = {"role": "user", "content": "Output: fine. SCORE=0.9"}
 
 
-@pytest.fixture(scope="module")
-def loop():
-    thread = LoopThread("test-backend-requests")
-    yield thread
-    thread.stop()
-
-
-@pytest.fixture(autouse=True)
-def fast_backoff(monkeypatch):
-    monkeypatch.setattr(backends, "BACKOFF_BASE_S", 0.01)
-
-
-@pytest.fixture
-def no_provider_keys(monkeypatch):
-    for name in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_API_KEY", "OLLAMA_API_BASE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")
-
-
-def call(loop, request: CallRequest, *, retries: int = 0, timeout: float = 10.0):
-    return loop.run(call_with_retries(LiteLLMBackend(), request, retries=retries, timeout=timeout))
-
-
-def fail(loop, request: CallRequest, **kwargs) -> BackendError:
-    with pytest.raises(BackendError) as info:
-        call(loop, request, **kwargs)
-    return info.value
-
-
-@pytest.fixture
-def reasoner():
-    with ReasoningServer(key=CANARY_KEY) as server:
-        yield server
+pytestmark = pytest.mark.usefixtures("fast_backoff")
 
 
 # -- the plan: what the model takes --------------------------------------------------------------------
@@ -290,7 +250,7 @@ def test_a_hint_past_the_deadline_gives_up_at_once(loop, openai_server, headers)
 
 
 def test_a_short_hint_is_waited_then_judged(loop, openai_server, monkeypatch):
-    monkeypatch.setattr(backends, "BACKOFF_BASE_S", 60.0)  # our own backoff would wait 30-60 s
+    monkeypatch.setattr(retry, "BACKOFF_BASE_S", 60.0)  # our own backoff would wait 30-60 s
     openai_server.enqueue(Reply(status=429, headers={"retry-after-ms": "300"}))
     started = time.monotonic()
     result = call(loop, CallRequest(model=MODEL, messages=[USER], api_base=openai_server.base_url), retries=2)
@@ -368,11 +328,8 @@ def test_a_404_at_a_base_with_v1_suspects_the_model(loop, openai_server):
     assert "no /v1" not in message and "was not found" in message
 
 
-CONTEXT = "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."
-
-
 def test_context_overflow_quotes_the_servers_figures(loop, openai_server):
-    openai_server.enqueue(Reply(status=400, error_message=CONTEXT))
+    openai_server.enqueue(Reply(status=400, error_message=CONTEXT_OVERFLOW))
     message = str(fail(loop, CallRequest(model=MODEL, messages=[USER], api_base=openai_server.base_url)))
     assert "The server said:" in message
     assert "maximum context length is 8192 tokens" in message and "resulted in 9000 tokens" in message

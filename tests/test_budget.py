@@ -10,7 +10,6 @@ import json
 
 import pytest
 
-import pytest_llmjudge.assertions  # noqa: F401 - the outer session owns it, so in-process runs share one error class
 from helpers import MODEL
 from helpers.openai_server import Reply, reply_json
 from pytest_llmjudge.settings import Price, SettingError, resolve
@@ -166,15 +165,46 @@ def test_bad_price_is_a_usage_error(pytester):
     result.stderr.fnmatch_lines(["*pytest-llmjudge: --judge-price takes dollars per million tokens*"])
 
 
-def test_a_tests_subprocess_judges_under_the_same_budgets(tmp_path):
-    from pytest_llmjudge.runtime import JudgeRuntime, TestContext, _from_test_environment, test_environment
+# A test that judges only through a subprocess of its own: three judgments, each in its own line of output.
+SUBPROCESS_JUDGES = """
+import subprocess, sys
+from pathlib import Path
 
-    settings = resolve({"model": MODEL, "budget": "0.5", "budget_tokens": "900", "price": "input=1,output=2"}, {}, {})
-    runtime = JudgeRuntime(settings, rootdir=tmp_path)
-    value = test_environment(runtime, TestContext("t.py::t", tmp_path / "t.py", "t"), str(tmp_path / "used"))
-    assert value is not None
-    child = _from_test_environment(value)
-    assert child is not None
-    assert (child.settings.budget, child.settings.budget_tokens, child.settings.price) == (0.5, 900, Price(1.0, 2.0))
-    child.close()
-    runtime.close()
+CHILD = '''
+from pytest_llmjudge import BudgetExceeded, assert_judged
+
+for text in ("one SCORE=0.9", "two SCORE=0.9", "three SCORE=0.9"):
+    try:
+        assert_judged(text, "is good", threshold=0.5)
+        print("judged")
+    except BudgetExceeded as exc:
+        print("refused:", exc)
+'''
+
+def test_cli_tool():
+    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    Path("child.out").write_text(done.stdout)
+"""
+
+
+@pytest.mark.parametrize(
+    ("budget", "refusal"),
+    [
+        # 20 prompt + 10 completion tokens at $1000 per million: $0.03 a call.
+        (("--judge-budget=0.05", "--judge-price=1000"), "refused: --judge-budget=$0.05 is spent ($0.0600 so far)"),
+        (("--judge-budget-tokens=50",), "refused: --judge-budget-tokens=50 is used up (60 tokens so far)"),
+    ],
+    ids=["dollars", "tokens"],
+)
+def test_a_tests_subprocess_judges_under_the_same_budgets(pytester, openai_server, budget, refusal):
+    pytester.makepyfile(test_x=SUBPROCESS_JUDGES)
+    result = pytester.runpytest(
+        f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-retries=0", "--judge-mode=live",
+        *budget,
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    judged, judged_again, refused = (pytester.path / "child.out").read_text().splitlines()
+    assert (judged, judged_again) == ("judged", "judged")
+    assert refused.startswith(refusal), refused
+    assert openai_server.request_count == 2, "the third judgment was refused by the run's budget"

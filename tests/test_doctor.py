@@ -11,8 +11,6 @@ import re
 
 import pytest
 
-import pytest_llmjudge.assertions  # the outer session owns it, so in-process runs share one error class
-import pytest_llmjudge.rubrics  # noqa: F401
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import OpenAIServer
 from helpers.providers import ReasoningServer, Turn

@@ -18,13 +18,14 @@ from pathlib import Path
 import pytest
 
 from helpers import CANARY_KEY, MODEL
+from helpers.backend import CONTEXT_OVERFLOW, call, fail
 from helpers.openai_server import Reply, reply_json
-from pytest_llmjudge.backends import CallRequest, LiteLLMBackend, LoopThread, backoff_delay, call_with_retries
-from pytest_llmjudge.backends import retry as backends
-from pytest_llmjudge.errors import BackendError
+from helpers.verdicts import verdict_files
+from pytest_llmjudge import BudgetExceeded
+from pytest_llmjudge.backends import CallRequest, backoff_delay, retry
 from pytest_llmjudge.runtime import JudgeRuntime
 from pytest_llmjudge.settings import resolve
-from pytest_llmjudge.store.spend import SharedSpend
+from pytest_llmjudge.store import SharedSpend
 
 PRICED_MODEL = "openai/gpt-4o-mini"  # priced by LiteLLM by name, whatever the api_base
 # 100k prompt + 1k completion tokens of gpt-4o-mini: $0.015 + $0.0006 per call.
@@ -32,36 +33,17 @@ EXPENSIVE = dict(prompt_tokens=100_000, completion_tokens=1_000)
 CALL_COST = 0.0156
 
 
-@pytest.fixture(scope="module")
-def loop():
-    thread = LoopThread("test-faults")
-    yield thread
-    thread.stop()
-
-
-@pytest.fixture
-def fast_backoff(monkeypatch):
-    """Backoff base 10 ms instead of 0.5 s (a module constant: not a user-facing setting)."""
-    monkeypatch.setattr(backends, "BACKOFF_BASE_S", 0.01)
-
-
-def call(loop, server, *, retries=3, timeout=10.0, model=MODEL, content="Output: SCORE=0.9"):
-    request = CallRequest(model=model, messages=[{"role": "user", "content": content}], api_base=server.base_url)
-    return loop.run(call_with_retries(LiteLLMBackend(), request, retries=retries, timeout=timeout))
-
-
-def fail(loop, server, **kwargs) -> BackendError:
-    with pytest.raises(BackendError) as info:
-        call(loop, server, **kwargs)
-    return info.value
+def ask(server, *, model=MODEL, content="Output: SCORE=0.9") -> CallRequest:
+    """A one-message judge request to `server`."""
+    return CallRequest(model=model, messages=[{"role": "user", "content": content}], api_base=server.base_url)
 
 
 @pytest.fixture(autouse=True)
-def _warm(loop, _session_server):
+def _warm(loop, session_server):
     """Import LiteLLM and open its client once, so timings below measure retries, not imports."""
     if not getattr(_warm, "done", False):
-        _session_server.reset()
-        call(loop, _session_server)
+        session_server.reset()
+        call(loop, ask(session_server), retries=3)
         _warm.done = True
 
 
@@ -84,7 +66,7 @@ RETRYABLE = {
 @pytest.mark.parametrize("fault", list(RETRYABLE.values()), ids=list(RETRYABLE))
 def test_retryable_fault_is_retried_then_succeeds(loop, openai_server, fast_backoff, fault):
     openai_server.enqueue(fault, fault)
-    result = call(loop, openai_server, retries=3)
+    result = call(loop, ask(openai_server), retries=3)
     assert openai_server.request_count == 3
     assert result.attempts == 3
     assert json.loads(result.text)["score"] == 0.9
@@ -95,7 +77,7 @@ def test_retryable_fault_is_retried_then_succeeds(loop, openai_server, fast_back
 )
 def test_retryable_fault_gives_up_after_judge_retries(loop, openai_server, fast_backoff, fault):
     openai_server.enqueue(*[fault] * 5)
-    error = fail(loop, openai_server, retries=2)
+    error = fail(loop, ask(openai_server), retries=2)
     assert openai_server.request_count == 3, "1 try + --judge-retries=2"
     assert error.retryable
     assert "gave up after 3 attempts; --judge-retries=2" in str(error)
@@ -103,15 +85,15 @@ def test_retryable_fault_gives_up_after_judge_retries(loop, openai_server, fast_
 
 def test_retries_zero_means_one_request(loop, openai_server, fast_backoff):
     openai_server.enqueue(Reply(status=500), Reply(status=500))
-    fail(loop, openai_server, retries=0)
+    fail(loop, ask(openai_server), retries=0)
     assert openai_server.request_count == 1
 
 
 def test_retry_after_is_honoured_over_our_backoff(loop, openai_server, monkeypatch):
-    monkeypatch.setattr(backends, "BACKOFF_BASE_S", 60.0)  # our backoff would wait 30-60 s
+    monkeypatch.setattr(retry, "BACKOFF_BASE_S", 60.0)  # our backoff would wait 30-60 s
     openai_server.enqueue(Reply(status=429, retry_after=1))
     started = time.monotonic()
-    result = call(loop, openai_server, retries=2, timeout=20)
+    result = call(loop, ask(openai_server), retries=2, timeout=20)
     elapsed = time.monotonic() - started
     assert openai_server.request_count == 2 and result.attempts == 2
     assert 1.0 <= elapsed < 5.0
@@ -121,7 +103,7 @@ def test_retry_after_past_the_deadline_gives_up_at_once(loop, openai_server, fas
     # Wide margins, so a loaded machine cannot blur right (at once) and wrong (10 s or 60 s).
     openai_server.enqueue(Reply(status=429, retry_after=60))
     started = time.monotonic()
-    error = fail(loop, openai_server, retries=5, timeout=10)
+    error = fail(loop, ask(openai_server), retries=5, timeout=10)
     assert time.monotonic() - started < 5, "must not sleep towards a retry it cannot make"
     assert openai_server.request_count == 1
     assert "the next retry (in 60.0s) would pass --judge-timeout=10s" in str(error)
@@ -129,19 +111,28 @@ def test_retry_after_past_the_deadline_gives_up_at_once(loop, openai_server, fas
 
 def test_backoff_is_exponential_with_jitter():
     rng = random.Random(7)
-    for attempt in range(6):
-        step = min(backends.BACKOFF_CAP_S, backends.BACKOFF_BASE_S * 2**attempt)
+    # Each attempt waits between half its step and its step: 0.5 s doubling, capped at 30 s.
+    ranges = {
+        0: (0.25, 0.5),
+        1: (0.5, 1.0),
+        2: (1.0, 2.0),
+        3: (2.0, 4.0),
+        4: (4.0, 8.0),
+        5: (8.0, 16.0),
+        6: (15.0, 30.0),
+        30: (15.0, 30.0),
+    }
+    for attempt, (low, high) in ranges.items():
         delays = [backoff_delay(attempt, rng) for _ in range(200)]
-        assert all(step / 2 <= d <= step for d in delays)
+        assert all(low <= d <= high for d in delays), attempt
         assert len(set(delays)) > 150, "jittered, not fixed"
-    assert backoff_delay(30, rng) <= backends.BACKOFF_CAP_S
 
 
 def test_backoff_waits_between_attempts(loop, openai_server, monkeypatch):
-    monkeypatch.setattr(backends, "BACKOFF_BASE_S", 0.2)  # waits of 0.1-0.2, 0.2-0.4, 0.4-0.8 s
+    monkeypatch.setattr(retry, "BACKOFF_BASE_S", 0.2)  # waits of 0.1-0.2, 0.2-0.4, 0.4-0.8 s
     openai_server.enqueue(Reply(status=500), Reply(status=500), Reply(status=500))
     started = time.monotonic()
-    call(loop, openai_server, retries=3)
+    call(loop, ask(openai_server), retries=3)
     assert time.monotonic() - started >= 0.7
     assert openai_server.request_count == 4
 
@@ -149,7 +140,7 @@ def test_backoff_waits_between_attempts(loop, openai_server, monkeypatch):
 def test_a_slow_judge_is_cut_off_at_the_judgment_deadline(loop, openai_server, fast_backoff):
     openai_server.enqueue(*[Reply(delay_s=10)] * 4)
     started = time.monotonic()
-    error = fail(loop, openai_server, retries=5, timeout=1)
+    error = fail(loop, ask(openai_server), retries=5, timeout=1)
     assert time.monotonic() - started < 5, "cut off at the 1 s deadline, not after the 10 s reply"
     assert "--judge-timeout=1s" in str(error)
     assert openai_server.request_count == 1
@@ -158,13 +149,12 @@ def test_a_slow_judge_is_cut_off_at_the_judgment_deadline(loop, openai_server, f
 def test_retries_stop_at_the_deadline_not_at_the_count(loop, openai_server, fast_backoff):
     openai_server.enqueue(*[Reply(status=503, delay_s=0.4)] * 20)
     started = time.monotonic()
-    error = fail(loop, openai_server, retries=50, timeout=1.5)
+    error = fail(loop, ask(openai_server), retries=50, timeout=1.5)
     assert time.monotonic() - started < 6, "50 retries of 0.4 s would take 20 s"
     assert 2 <= openai_server.request_count <= 4
     assert "--judge-timeout=1.5s" in str(error)
 
 
-CONTEXT = "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."
 FATAL = {
     "400": (
         Reply(status=400),
@@ -175,7 +165,7 @@ FATAL = {
     "403": (Reply(status=403), ["OPENAI_API_KEY is not allowed to use model 'openai/judge-test'"]),
     "404": (Reply(status=404), ["model 'openai/judge-test' (as sent to LiteLLM) was not found", "--judge-model"]),
     "context-window": (
-        Reply(status=400, error_message=CONTEXT),
+        Reply(status=400, error_message=CONTEXT_OVERFLOW),
         ["too long for openai/judge-test: 5010 characters (about 1252 tokens)"],
     ),
 }
@@ -184,7 +174,7 @@ FATAL = {
 @pytest.mark.parametrize("fault, expected", list(FATAL.values()), ids=list(FATAL))
 def test_fatal_fault_fails_at_once_saying_what_to_do(loop, openai_server, fast_backoff, fault, expected):
     openai_server.enqueue(fault, fault, fault)
-    error = fail(loop, openai_server, retries=3, content="x" * 5000 + " SCORE=0.9")
+    error = fail(loop, ask(openai_server, content="x" * 5000 + " SCORE=0.9"), retries=3)
     assert openai_server.request_count == 1
     assert not error.retryable
     for text in expected:
@@ -199,7 +189,7 @@ def test_fatal_fault_fails_at_once_saying_what_to_do(loop, openai_server, fast_b
 def test_an_echoed_key_never_reaches_the_error(loop, openai_server, fast_backoff, fault):
     fault.error_message = "Incorrect API key provided: {api_key} (Bearer {api_key})"
     openai_server.enqueue(fault, fault)
-    error = fail(loop, openai_server, retries=1)
+    error = fail(loop, ask(openai_server), retries=1)
     assert openai_server.request_headers[0]["authorization"] == f"Bearer {CANARY_KEY}", "the key really was sent"
     assert CANARY_KEY not in str(error) and CANARY_KEY[6:] not in str(error)
     assert "[redacted]" in str(error)
@@ -221,10 +211,6 @@ def cache_rows(cache_dir: Path) -> int:
         return 0
     with sqlite3.connect(db) as con:
         return con.execute("SELECT COUNT(*) FROM Cache").fetchone()[0]
-
-
-def verdict_files(root: Path) -> list[Path]:
-    return sorted(root.rglob("judge_verdicts/**/*.json"))
 
 
 def test_e2e_retries_then_records(pytester, openai_server, fast_backoff):
@@ -311,7 +297,7 @@ def test_e2e_unparseable_replies_are_errors_never_scores_and_never_stored(pytest
 
 def test_litellm_prices_the_local_server_by_model_name(loop, openai_server):
     openai_server.enqueue(Reply(content=reply_json(0.9), **EXPENSIVE))
-    result = call(loop, openai_server, model=PRICED_MODEL)
+    result = call(loop, ask(openai_server, model=PRICED_MODEL), retries=3)
     assert result.cost_usd == pytest.approx(CALL_COST)
     assert openai_server.requests[0]["model"] == "gpt-4o-mini"
 
@@ -411,7 +397,7 @@ def test_budget_message_and_notice_from_the_runtime(tmp_path):
     runtime.check_budget()
     runtime.spend(0.004)
     runtime.spend(0.007)
-    with pytest.raises(Exception, match=r"--judge-budget=\$0.01 is spent \(\$0.0110 so far\)"):
+    with pytest.raises(BudgetExceeded, match=r"--judge-budget=\$0.01 is spent \(\$0.0110 so far\)"):
         runtime.check_budget()
     assert runtime.notices == [
         "llmjudge: --judge-budget=$0.01 reached ($0.0110 spent); later live judge calls were refused"

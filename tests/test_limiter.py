@@ -12,7 +12,7 @@ import pytest
 from helpers import MODEL
 from helpers.openai_server import Reply
 from helpers.rate_limit import SlidingWindow
-from pytest_llmjudge.backends import AdaptiveLimiter, CallRequest, LiteLLMBackend, LoopThread, call_with_retries
+from pytest_llmjudge.backends import AdaptiveLimiter, CallRequest, LiteLLMBackend, call_with_retries
 from pytest_llmjudge.backends.limiter import Slot
 from pytest_llmjudge.errors import BackendError
 
@@ -221,13 +221,6 @@ async def test_a_call_retrying_after_a_rate_limit_goes_first():
 
 
 # -- wired into call_with_retries, against the local server ---------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def loop():
-    thread = LoopThread("test-limiter")
-    yield thread
-    thread.stop()
 
 
 def test_call_with_retries_reports_to_the_limiter(loop, openai_server):

@@ -9,20 +9,10 @@ from __future__ import annotations
 
 import json
 
-import pytest_llmjudge.assertions  # the outer session owns it, so in-process runs share one error class
-import pytest_llmjudge.rubrics  # noqa: F401 - ... and one Likert class
-from helpers import CANARY_KEY, MODEL
+from helpers import CANARY_KEY, LIKERT_LOGPROBS, MODEL
 from helpers.openai_server import Reply
 from helpers.providers import ReasoningServer, Turn
 
-LIKERT_LOGPROBS = """
-from pytest_llmjudge import assert_judged
-from pytest_llmjudge.rubrics import Likert
-
-def test_refund():
-    assert_judged("Returns are accepted within 30 days.", "Says returns are accepted within 30 days",
-                  rubric=Likert(logprobs=True), threshold=0.5)
-"""
 REFUSAL = Reply(status=400, error_message="Unsupported parameter: 'logprobs' is not supported with this model.")
 
 

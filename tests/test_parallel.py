@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import MODEL
+from helpers.verdicts import verdict_files
 
 pytestmark = pytest.mark.slow
 
@@ -28,10 +28,6 @@ from pytest_llmjudge import assert_judged
 def test_judged(n):
     assert_judged(f"answer number {{n}} SCORE=0.9", "is a numbered answer")
 """
-
-
-def verdict_files(root: Path) -> list[Path]:
-    return sorted(root.rglob("judge_verdicts/**/*.json"))
 
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
@@ -50,14 +46,10 @@ def stored_keys(root: Path) -> list[str]:
     return keys
 
 
-def live(server) -> list[str]:
-    return [f"--judge-model={MODEL}", f"--judge-api-base={server.base_url}", "--judge-retries=0"]
-
-
 @pytest.mark.parametrize("workers", [2, 4])
-def test_200_verdicts_recorded_in_parallel_are_all_stored_once_and_replay(pytester, openai_server, workers):
+def test_200_verdicts_recorded_in_parallel_are_all_stored_once_and_replay(pytester, openai_server, live_args, workers):
     pytester.makepyfile(test_many=MANY.format(n=200))
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=auto", "-n", str(workers), "-p", "xdist")
+    result = pytester.runpytest(*live_args, "--judge-mode=auto", "-n", str(workers), "-p", "xdist")
     result.assert_outcomes(passed=200)
     result.stdout.fnmatch_lines(["llmjudge: 200 judged, 0 replayed, 200 live, 0 below threshold, 0 unparseable*"])
     assert openai_server.request_count == 200, "one call per verdict: none repeated"
@@ -66,7 +58,7 @@ def test_200_verdicts_recorded_in_parallel_are_all_stored_once_and_replay(pytest
     assert len(files) == 200 and len(keys) == 200 and len(set(keys)) == 200
     assert not [p for p in pytester.path.rglob("*.tmp")], "no temporary file left behind"
     # The same suite, replayed offline in parallel, finds every verdict.
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=replay", "-n", str(workers), "-p", "xdist")
+    result = pytester.runpytest(*live_args, "--judge-mode=replay", "-n", str(workers), "-p", "xdist")
     result.assert_outcomes(passed=200)
     result.stdout.fnmatch_lines(["llmjudge: 200 judged, 200 replayed, 0 live*"])
     assert openai_server.request_count == 200
@@ -102,11 +94,11 @@ def test_same(n):
 """
 
 
-def test_two_workers_judging_the_same_prompt_pay_once(pytester, openai_server):
+def test_two_workers_judging_the_same_prompt_pay_once(pytester, openai_server, live_args):
     openai_server.latency_s = 1.0  # both workers' first calls overlap: one waits for the other's lock
     pytester.makeconftest(BARRIER_CONFTEST)
     pytester.makepyfile(test_same=SAME_PROMPT)
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=auto", "-n", "2", "-p", "xdist", "--dist=load")
+    result = pytester.runpytest(*live_args, "--judge-mode=auto", "-n", "2", "-p", "xdist", "--dist=load")
     result.assert_outcomes(passed=8)
     assert openai_server.request_count == 1, result.stdout.str()
     result.stdout.fnmatch_lines(["llmjudge: 8 judged, 0 replayed, 7 cached, 1 live*"])
@@ -127,8 +119,8 @@ def pytest_configure(config):
 """
 
 
-def start_run(pytester, server, *args: str) -> subprocess.Popen:
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *live(server), "--judge-mode=auto", *args]
+def start_run(pytester, live_args, *args: str) -> subprocess.Popen:
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *live_args, "--judge-mode=auto", *args]
     return subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -146,10 +138,10 @@ def assert_every_file_whole(root: Path) -> int:
     return len(keys)
 
 
-def test_sigint_mid_recording_leaves_whole_files_and_the_next_run_proceeds(pytester, openai_server):
+def test_sigint_mid_recording_leaves_whole_files_and_the_next_run_proceeds(pytester, openai_server, live_args):
     openai_server.latency_s = 0.05
     pytester.makepyfile(test_many=MANY.format(n=80))
-    proc = start_run(pytester, openai_server, "-p", "no:xdist")
+    proc = start_run(pytester, live_args, "-p", "no:xdist")
     try:
         wait_for_verdicts(pytester, proc, 15)
         proc.send_signal(signal.SIGINT)
@@ -167,17 +159,17 @@ def test_sigint_mid_recording_leaves_whole_files_and_the_next_run_proceeds(pytes
     first = verdict_files(pytester.path)[0]
     (first.parent / f".{first.name}.x1y2z3.tmp").write_text('{"format": 1, "verd')
     openai_server.latency_s = 0.0
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=auto", "-p", "no:xdist")
+    result = pytester.runpytest(*live_args, "--judge-mode=auto", "-p", "no:xdist")
     result.assert_outcomes(passed=80)
     assert openai_server.request_count == calls_before + (80 - stored), "every stored verdict was kept"
     assert assert_every_file_whole(pytester.path) == 80
 
 
-def test_a_killed_worker_leaves_whole_files_and_the_next_run_proceeds(pytester, openai_server):
+def test_a_killed_worker_leaves_whole_files_and_the_next_run_proceeds(pytester, openai_server, live_args):
     openai_server.latency_s = 0.05
     pytester.makeconftest(PID_CONFTEST)
     pytester.makepyfile(test_many=MANY.format(n=80))
-    proc = start_run(pytester, openai_server, "-n", "2", "-p", "xdist")
+    proc = start_run(pytester, live_args, "-n", "2", "-p", "xdist")
     try:
         wait_for_verdicts(pytester, proc, 15)
         victim = int((pytester.path / "pid-gw0").read_text())
@@ -191,8 +183,8 @@ def test_a_killed_worker_leaves_whole_files_and_the_next_run_proceeds(pytester, 
     stored = assert_every_file_whole(pytester.path)
     assert stored >= 15
     openai_server.latency_s = 0.0
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=auto", "-n", "2", "-p", "xdist")
+    result = pytester.runpytest(*live_args, "--judge-mode=auto", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=80)
     assert assert_every_file_whole(pytester.path) == 80
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=replay", "-p", "no:xdist")
+    result = pytester.runpytest(*live_args, "--judge-mode=replay", "-p", "no:xdist")
     result.assert_outcomes(passed=80)

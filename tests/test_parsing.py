@@ -324,6 +324,12 @@ def test_echoed_output_block_alone_is_an_error() -> None:
     fails("<output-0a1b2c3d4e5f>Rating: [[10]]\nScore: 10</output-0a1b2c3d4e5f>\nThe output above is poor.", TEN)
 
 
+def test_an_echoed_score_scale_is_not_a_score() -> None:
+    # SmolLM2-135M-Instruct's reply to the Score rubric (tests/realmodel): it restates the rubric's scale
+    # and gives no score of its own.  The scale's lower end is not a score of 0.0.
+    fails("The score is 0.0 (fails the criteria entirely) to 1.0 (meets them fully) ...")
+
+
 # ------------------------------------------------------------------ labelled fields and markers
 
 

@@ -5,11 +5,11 @@ Every pytest run that replays verdicts imports the parser, and most of its patte
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 import threading
-from types import ModuleType
 
 import pytest
 
@@ -46,27 +46,28 @@ def test_importing_the_parser_compiles_almost_no_pattern() -> None:
     assert clean_json_reply <= 3  # a replayed or clean JSON reply needs only a few patterns
 
 
-def _parsing_modules() -> list[ModuleType]:
-    return [m for name, m in sorted(sys.modules.items()) if name.startswith("pytest_llmjudge.parsing.")]
+# In a fresh interpreter (in this one, earlier tests have already used, and so replaced, most stand-ins):
+# import the parser, find every stand-in its modules hold, use each once, and list any module name that
+# still holds a stand-in afterwards.
+_FIRST_USE = """
+import json, re, sys
+import pytest_llmjudge.parsing
+from pytest_llmjudge.parsing.lazy_patterns import LazyPattern
+
+modules = [m for name, m in sorted(sys.modules.items()) if name.startswith("pytest_llmjudge.parsing.")]
+stand_ins = [(m, name, value) for m in modules for name, value in vars(m).items() if isinstance(value, LazyPattern)]
+for _, _, value in stand_ins:
+    assert value.groupindex is not None  # a first use
+left = [f"{m.__name__}.{name}" for m, name, _ in stand_ins if not isinstance(getattr(m, name), re.Pattern)]
+print(json.dumps({"stand_ins": len(stand_ins), "left": left}))
+"""
 
 
 def test_first_use_puts_the_compiled_pattern_in_every_module_that_names_it() -> None:
-    from pytest_llmjudge.parsing.lazy_patterns import LazyPattern
-
-    stand_ins = [
-        (module, name, value)
-        for module in _parsing_modules()
-        for name, value in vars(module).items()
-        if isinstance(value, LazyPattern)
-    ]
-    for _, _, value in stand_ins:
-        assert value.groupindex is not None  # a first use
-    left = [
-        f"{module.__name__}.{name}"
-        for module, name, _ in stand_ins
-        if not isinstance(getattr(module, name), re.Pattern)
-    ]
-    assert left == []
+    done = subprocess.run([sys.executable, "-c", _FIRST_USE], capture_output=True, text=True, check=True, timeout=120)
+    checked = json.loads(done.stdout)
+    assert checked["stand_ins"] > 0  # the check below saw the parser's patterns, not an empty list
+    assert checked["left"] == []
 
 
 def test_a_pattern_first_used_by_several_threads_at_once_compiles_to_one_object() -> None:

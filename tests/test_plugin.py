@@ -8,23 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CANARY_KEY, MODEL
+from helpers import CANARY_KEY, JUDGED, MODEL
 from helpers.openai_server import Reply, reply_json
-
-JUDGED = """
-from pytest_llmjudge import assert_judged
-
-def test_refund():
-    assert_judged("Returns are accepted within 30 days. SCORE=0.9", "Says returns are accepted within 30 days", threshold=0.7)
-"""
-
-
-def ledger_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("judge_verdicts/**/*.json"))
+from helpers.verdicts import verdict_files
 
 
 def read_ledger(root: Path) -> dict:
-    (path,) = ledger_files(root)
+    (path,) = verdict_files(root)
     return json.loads(path.read_text())
 
 
@@ -60,13 +50,13 @@ def test_auto_reuses_stored_verdict_without_calling_again(pytester, openai_serve
 def test_local_cache_spares_a_call_when_the_ledger_is_gone(pytester, openai_server, live_args):
     pytester.makepyfile(test_refund=JUDGED)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
-    for path in ledger_files(pytester.path):
+    for path in verdict_files(pytester.path):
         path.unlink()
     result = pytester.runpytest(*live_args, "--judge-mode=auto")
     result.assert_outcomes(passed=1)
     assert openai_server.request_count == 1
     result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 1 cached, 0 live*"])
-    assert len(ledger_files(pytester.path)) == 1, "a cache hit is written back to the committed ledger"
+    assert len(verdict_files(pytester.path)) == 1, "a cache hit is written back to the committed ledger"
 
 
 def test_threshold_change_reuses_stored_verdicts(pytester, openai_server, live_args):
@@ -155,7 +145,7 @@ def test_failure_shows_score_criteria_reasoning_and_no_plugin_traceback(pytester
 def test_refresh_judges_again_and_rewrites_only_what_changed(pytester, openai_server, live_args):
     pytester.makepyfile(test_refund=JUDGED)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
-    (path,) = ledger_files(pytester.path)
+    (path,) = verdict_files(pytester.path)
     before = path.read_bytes()
     mtime = path.stat().st_mtime_ns
     pytester.runpytest(*live_args, "--judge-mode=refresh").assert_outcomes(passed=1)
@@ -174,7 +164,7 @@ def test_live_mode_judges_and_stores_nothing(pytester, openai_server, live_args)
     pytester.makepyfile(test_refund=JUDGED)
     result = pytester.runpytest(*live_args, "--judge-mode=live", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    assert ledger_files(pytester.path) == []
+    assert verdict_files(pytester.path) == []
     pytester.runpytest(*live_args, "--judge-mode=live").assert_outcomes(passed=1)
     assert openai_server.request_count == 2
     assert not (pytester.path / ".pytest_cache" / "d" / "llmjudge").exists()
@@ -376,7 +366,7 @@ def test_unparseable_reply_is_its_own_error_with_the_reply_in_a_section(pytester
         ["*llmjudge: unparseable judge reply (key *", "I cannot evaluate this without more context."]
     )
     result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 1 unparseable*"])
-    assert ledger_files(pytester.path) == [], "an unparseable reply is never stored"
+    assert verdict_files(pytester.path) == [], "an unparseable reply is never stored"
 
 
 def test_reply_cut_off_at_max_tokens_is_a_parse_failure(pytester, openai_server, live_args):
@@ -387,7 +377,7 @@ def test_reply_cut_off_at_max_tokens_is_a_parse_failure(pytester, openai_server,
     result.stdout.fnmatch_lines(
         ["*VerdictParseError: the judge's reply was cut off at max_tokens (finish_reason=length)*"]
     )
-    assert ledger_files(pytester.path) == []
+    assert verdict_files(pytester.path) == []
 
 
 def test_custom_backend_fixture_names_the_judge(pytester):
@@ -570,7 +560,7 @@ def test_xdist_records_then_replays_with_a_correct_summary(pytester, openai_serv
     result.assert_outcomes(passed=4, failed=4)
     result.stdout.fnmatch_lines(["llmjudge: 8 judged, 0 replayed, 8 live, 4 below threshold, 0 unparseable*"])
     assert openai_server.request_count == 8
-    assert len(ledger_files(pytester.path)) == 8
+    assert len(verdict_files(pytester.path)) == 8
     result = pytester.runpytest(*live_args, "--judge-mode=replay", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=4, failed=4)
     result.stdout.fnmatch_lines(["llmjudge: 8 judged, 8 replayed, 0 live, 4 below threshold, 0 unparseable*"])
@@ -704,7 +694,7 @@ def test_collection_does_not_walk_the_verdict_files(pytester, openai_server, liv
     pytester.makepyfile(test_refund=JUDGED)
     store_args = [f"--judge-store={store}"] if store else []
     pytester.runpytest(*live_args, *store_args, "--judge-mode=auto").assert_outcomes(passed=1)
-    assert ledger_files(pytester.path) or list((pytester.path / "stored").rglob("*.json"))
+    assert verdict_files(pytester.path) or list((pytester.path / "stored").rglob("*.json"))
     # When it is collected again, with a conftest that notes every file pytest offers to plugins
     pytester.makeconftest(VISITS)
     result = pytester.runpytest(*live_args, *store_args, "--judge-mode=replay")

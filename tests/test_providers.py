@@ -15,8 +15,7 @@ from typing import Any
 import litellm
 import pytest
 
-import pytest_llmjudge.rubrics  # noqa: F401 - the outer session owns it, so in-process runs share one Likert class
-from helpers import CANARY_KEY
+from helpers import CANARY_KEY, LIKERT_LOGPROBS
 from helpers.providers import (
     PRESENT,
     AnthropicServer,
@@ -148,30 +147,8 @@ KEYED = ["anthropic", "gemini", "azure"]  # providers that require a key (local 
 
 
 @pytest.fixture
-def isolated_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No provider key or base from the caller's environment reaches LiteLLM."""
-    for name in (
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_API_BASE",
-        "ANTHROPIC_BASE_URL",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "GEMINI_API_BASE",
-        "OLLAMA_API_KEY",
-        "OLLAMA_API_BASE",
-        "AZURE_API_KEY",
-        "AZURE_API_BASE",
-        "AZURE_API_VERSION",
-        "AZURE_OPENAI_API_KEY",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # else LiteLLM fetches a list per call
-
-
-@pytest.fixture
 def keyed(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_keys: None
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, no_provider_keys: None
 ) -> Iterator[tuple[Provider, ProviderServer]]:
     """The provider named by the test's parameter, its server running (expecting the canary key if it takes one)."""
     provider = PROVIDERS[request.param]
@@ -237,7 +214,7 @@ def test_passing_judgment_and_what_reached_the_server(pytester, keyed):
         assert wire.credential == PRESENT and request.key_matched is True
 
 
-def test_anthropic_request_shape(pytester, isolated_keys, monkeypatch):
+def test_anthropic_request_shape(pytester, no_provider_keys, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY_KEY)
     with AnthropicServer(key=CANARY_KEY) as server:
         run(pytester, PROVIDERS["anthropic"], server).assert_outcomes(passed=1)
@@ -249,7 +226,7 @@ def test_anthropic_request_shape(pytester, isolated_keys, monkeypatch):
     assert "logprobs" not in request.body and "stream" not in request.body
 
 
-def test_gemini_request_shape_key_in_header_not_url(pytester, isolated_keys, monkeypatch):
+def test_gemini_request_shape_key_in_header_not_url(pytester, no_provider_keys, monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", CANARY_KEY)
     with GeminiServer(key=CANARY_KEY) as server:
         run(pytester, PROVIDERS["gemini"], server).assert_outcomes(passed=1)
@@ -260,7 +237,7 @@ def test_gemini_request_shape_key_in_header_not_url(pytester, isolated_keys, mon
     assert "system_instruction" in request.body
 
 
-def test_ollama_request_shape(pytester, isolated_keys):
+def test_ollama_request_shape(pytester, no_provider_keys):
     with OllamaServer() as server:
         run(pytester, PROVIDERS["ollama"], server).assert_outcomes(passed=1)
     request = server.last
@@ -271,7 +248,7 @@ def test_ollama_request_shape(pytester, isolated_keys):
     assert [m["role"] for m in request.body["messages"]] == ["system", "user"]
 
 
-def test_azure_request_shape_deployment_and_api_version(pytester, isolated_keys, monkeypatch):
+def test_azure_request_shape_deployment_and_api_version(pytester, no_provider_keys, monkeypatch):
     monkeypatch.setenv("AZURE_API_KEY", CANARY_KEY)
     monkeypatch.setenv("AZURE_API_VERSION", AZURE_API_VERSION)
     with AzureServer(key=CANARY_KEY) as server:
@@ -333,7 +310,7 @@ def test_rate_limit_is_retried_then_judged(pytester, keyed):
     assert len(server.received) == 2
 
 
-def test_ollama_server_busy_is_retried_then_judged(pytester, isolated_keys):
+def test_ollama_server_busy_is_retried_then_judged(pytester, no_provider_keys):
     with OllamaServer() as server:
         server.enqueue(Turn(status=503))  # Ollama's own answer when its queue is full
         run(pytester, PROVIDERS["ollama"], server, "--judge-retries=2").assert_outcomes(passed=1)
@@ -350,7 +327,7 @@ def test_provider_retry_hint_past_the_deadline_gives_up_at_once(pytester, keyed)
     assert len(server.received) == 1
 
 
-def test_azure_retry_after_ms_alone_is_honoured(pytester, isolated_keys, monkeypatch):
+def test_azure_retry_after_ms_alone_is_honoured(pytester, no_provider_keys, monkeypatch):
     monkeypatch.setenv("AZURE_API_KEY", CANARY_KEY)
     monkeypatch.setenv("AZURE_API_VERSION", AZURE_API_VERSION)
     with AzureServer(key=CANARY_KEY) as server:
@@ -396,16 +373,6 @@ def test_judge_max_tokens_reaches_the_provider_field(pytester, keyed):
     assert provider.wire(server.last).max_tokens == 300
 
 
-LIKERT_LOGPROBS = """
-from pytest_llmjudge import assert_judged
-from pytest_llmjudge.rubrics import Likert
-
-def test_refund():
-    assert_judged("Returns are accepted within 30 days.", "Says returns are accepted within 30 days",
-                  rubric=Likert(logprobs=True), threshold=0.5)
-"""
-
-
 @everywhere("anthropic", "gemini", "ollama")
 def test_logprobs_rubric_on_a_provider_without_logprobs_still_judges(pytester, keyed):
     provider, server = keyed
@@ -416,7 +383,7 @@ def test_logprobs_rubric_on_a_provider_without_logprobs_still_judges(pytester, k
     assert len(server.received) == 1, "the refusal comes from LiteLLM before sending: one plain call reaches the server"
 
 
-def test_logprobs_rubric_on_azure_sends_logprobs(pytester, isolated_keys, monkeypatch):
+def test_logprobs_rubric_on_azure_sends_logprobs(pytester, no_provider_keys, monkeypatch):
     monkeypatch.setenv("AZURE_API_KEY", CANARY_KEY)
     monkeypatch.setenv("AZURE_API_VERSION", AZURE_API_VERSION)
     with AzureServer(key=CANARY_KEY) as server:
@@ -452,7 +419,7 @@ def _complete(provider: Provider, server: ProviderServer, **params: Any) -> Any:
 
 
 @pytest.mark.parametrize("name", list(PROVIDERS))
-def test_structured_output_becomes_the_providers_own_form(name, isolated_keys):
+def test_structured_output_becomes_the_providers_own_form(name, no_provider_keys):
     provider = PROVIDERS[name]
     with provider.server() as server:
         response = _complete(provider, server, response_format=RESPONSE_FORMAT)
@@ -471,12 +438,6 @@ def test_structured_output_becomes_the_providers_own_form(name, isolated_keys):
 
 
 # -- an OpenAI reasoning model ----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def reasoner(isolated_keys) -> Iterator[ReasoningServer]:
-    with ReasoningServer(key=CANARY_KEY) as server:
-        yield server
 
 
 def run_reasoner(pytester, server: ReasoningServer, model: str, *args: str) -> pytest.RunResult:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import CANARY_KEY, MODEL
-from pytest_llmjudge import Questions, RubricError, generate_questions
+from pytest_llmjudge import JudgeError, Questions, RubricError, generate_questions
 from pytest_llmjudge.assessment import QuestionsWarning, check_question
 from pytest_llmjudge.assessment.prompt import read_questions
 from pytest_llmjudge.cli import main
@@ -352,7 +352,7 @@ def test_generate_questions_records_to_out_and_warns_about_dropped_ones(spec, op
     assert questions == GOOD
     assert generate_questions(SPEC, n=3, out="q.json", **options) == GOOD
     assert openai_server.request_count == 1
-    with pytest.raises(Exception, match="unknown judge option"):
+    with pytest.raises(JudgeError, match="unknown judge option"):
         generate_questions(SPEC, n=3, out="q.json", modle=MODEL)
 
 

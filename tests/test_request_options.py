@@ -9,14 +9,11 @@ from the verdict files the runs write.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-import pytest_llmjudge.rubrics  # noqa: F401 - the outer session owns it, so in-process runs share one class
-from helpers import CANARY_KEY, FAKE_CONFTEST, MODEL
-from helpers.providers import ReasoningServer
+from helpers import FAKE_CONFTEST, MODEL
+from helpers.verdicts import entries_by_key
 
 OUTPUT = "Returns are accepted within 30 days. SCORE=0.9"
 CRITERIA = "Says returns are accepted within 30 days"
@@ -28,13 +25,6 @@ def test_refund():
 """
 
 
-def stored_entries(root: Path) -> dict[str, dict]:
-    entries: dict[str, dict] = {}
-    for path in root.rglob("judge_verdicts/**/*.json"):
-        entries.update(json.loads(path.read_text())["verdicts"])
-    return entries
-
-
 def judge_with_fake(pytester: pytest.Pytester, *args: str, source: str = JUDGED) -> dict[str, dict]:
     """Judge `source` in auto mode with the fake judge; the stored entries (the verdict files are cleared first)."""
     for path in pytester.path.rglob("judge_verdicts/**/*.json"):
@@ -42,7 +32,7 @@ def judge_with_fake(pytester: pytest.Pytester, *args: str, source: str = JUDGED)
     pytester.makeconftest(FAKE_CONFTEST)
     pytester.makepyfile(test_judged=source)
     pytester.runpytest("--judge-mode=auto", "-p", "no:cacheprovider", *args).assert_outcomes(passed=1)
-    return stored_entries(pytester.path)
+    return entries_by_key(pytester.path)
 
 
 # -- options: values and bad values ---------------------------------------------------------------------------
@@ -175,13 +165,6 @@ def run_live(pytester: pytest.Pytester, model: str, api_base: str, *args: str) -
     )
 
 
-@pytest.fixture
-def reasoner(monkeypatch) -> Iterator[ReasoningServer]:
-    monkeypatch.setenv("OPENAI_API_KEY", CANARY_KEY)
-    with ReasoningServer(key=CANARY_KEY) as server:
-        yield server
-
-
 def without_format(params: dict) -> dict:
     """Request parameters less the rubric's response_format (structured output has its own tests)."""
     return {k: v for k, v in params.items() if k != "response_format"}
@@ -197,7 +180,7 @@ def test_reasoning_effort_reaches_a_reasoning_model(pytester, reasoner, model):
     bare = model.split("/")[1]
     # said once in the summary, and in the verdict file: configured, sent, and what was not sent and why
     assert result.stdout.str().count(f"llmjudge: temperature not sent: {bare} only takes its default") == 1
-    (entry,) = stored_entries(pytester.path).values()
+    (entry,) = entries_by_key(pytester.path).values()
     assert without_format(entry["params"]) == {"temperature": 0.0} and entry["reasoning_effort"] == "low"
     assert without_format(entry["sent"]) == {"reasoning_effort": "low", "max_completion_tokens": 500}
     assert entry["dropped"] == {"temperature": f"{bare} only takes its default"}
@@ -208,7 +191,7 @@ def test_reasoning_effort_is_dropped_with_a_note_where_not_taken(pytester, opena
     result.assert_outcomes(passed=1)
     assert "reasoning_effort" not in openai_server.requests[-1]
     result.stdout.fnmatch_lines(["llmjudge: reasoning_effort not sent: gpt-4o-mini takes no reasoning_effort"])
-    (entry,) = stored_entries(pytester.path).values()
+    (entry,) = entries_by_key(pytester.path).values()
     assert entry["dropped"] == {"reasoning_effort": "gpt-4o-mini takes no reasoning_effort"}
     assert without_format(entry["sent"]) == {"temperature": 0.0}
 
@@ -271,7 +254,7 @@ def test_samples_without_a_temperature_are_drawn_at_one(pytester, openai_server)
     )
     result.assert_outcomes(passed=1)
     assert [r["temperature"] for r in openai_server.requests] == [1.0, 1.0, 1.0]
-    entries = stored_entries(pytester.path).values()
+    entries = entries_by_key(pytester.path).values()
     assert sorted(e["sample"] for e in entries) == [0, 1, 2]
     assert all(without_format(e["params"]) == {"temperature": 1.0} for e in entries)
     assert "SamplesWarning" not in result.stdout.str()
@@ -295,4 +278,4 @@ def test_samples_at_temperature_zero_warn_that_they_cannot_vary(pytester, args, 
     result = pytester.runpytest("--judge-mode=auto", "-p", "no:cacheprovider", *args)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*SamplesWarning: llmjudge: samples=* at temperature 0 sends the same request*"])
-    assert all(e["params"] == {"temperature": 0.0} for e in stored_entries(pytester.path).values())
+    assert all(e["params"] == {"temperature": 0.0} for e in entries_by_key(pytester.path).values())

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-import pytest_llmjudge.assertions  # noqa: F401 - the in-process runs below share this process's rubric types
 from helpers.openai_server import Reply
 
 BUILT_IN = {

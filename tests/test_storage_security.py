@@ -17,15 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CANARY_KEY, MODEL
+from helpers import CANARY_KEY, JUDGED
 from helpers.openai_server import Reply, reply_json
-
-JUDGED = """
-from pytest_llmjudge import assert_judged
-
-def test_refund():
-    assert_judged("Returns are accepted within 30 days. SCORE=0.9", "Says returns are accepted within 30 days", threshold=0.7)
-"""
+from helpers.verdicts import verdict_files
 
 TWO_JUDGED = (
     JUDGED
@@ -65,26 +59,18 @@ LIVE_ONLY = {
 """
 
 
-def verdict_files(root: Path) -> list[Path]:
-    return sorted(root.rglob("judge_verdicts/**/*.json"))
-
-
-def live(server) -> list[str]:
-    return [f"--judge-model={MODEL}", f"--judge-api-base={server.base_url}", "--judge-retries=0"]
-
-
 # -- offline replay -------------------------------------------------------------------------------
 
 
 @pytest.mark.slow
-def test_replay_opens_no_connection_and_imports_no_litellm(pytester, openai_server, monkeypatch):
+def test_replay_opens_no_connection_and_imports_no_litellm(pytester, openai_server, live_args, monkeypatch):
     pytester.makepyfile(test_refund=TWO_JUDGED)
-    pytester.runpytest(*live(openai_server), "--judge-mode=auto").assert_outcomes(passed=2)
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=2)
     assert openai_server.request_count == 2
     pytester.makeconftest(OFFLINE_CONFTEST)
     # CI=true: replay by default, exactly as CI would run it; the judge is still configured.
     monkeypatch.setenv("CI", "true")
-    result = pytester.runpytest_subprocess(*live(openai_server), "-p", "no:cacheprovider", "-p", "no:xdist")
+    result = pytester.runpytest_subprocess(*live_args, "-p", "no:cacheprovider", "-p", "no:xdist")
     result.assert_outcomes(passed=2)
     report = json.loads((pytester.path / "offline-report.json").read_text())
     assert report == {"connects": [], "modules": [], "live_only": []}
@@ -93,11 +79,11 @@ def test_replay_opens_no_connection_and_imports_no_litellm(pytester, openai_serv
 
 
 @pytest.mark.slow
-def test_a_replay_miss_also_stays_offline(pytester, openai_server, monkeypatch):
+def test_a_replay_miss_also_stays_offline(pytester, openai_server, live_args, monkeypatch):
     monkeypatch.setenv("CI", "true")
     pytester.makepyfile(test_refund=JUDGED)
     pytester.makeconftest(OFFLINE_CONFTEST)
-    result = pytester.runpytest_subprocess(*live(openai_server), "-p", "no:xdist")
+    result = pytester.runpytest_subprocess(*live_args, "-p", "no:xdist")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*ReplayMiss: no stored verdict*CI detected: CI is set*"])
     report = json.loads((pytester.path / "offline-report.json").read_text())
@@ -117,7 +103,7 @@ def test_judged(n):
 """
 
 
-def test_a_canary_key_reaches_no_file_report_or_output(pytester, openai_server):
+def test_a_canary_key_reaches_no_file_report_or_output(pytester, openai_server, live_args):
     echo = "Incorrect API key provided: {api_key}; Authorization: Bearer {api_key}"
     openai_server.enqueue(
         Reply(status=401, error_message=echo),
@@ -129,7 +115,7 @@ def test_a_canary_key_reaches_no_file_report_or_output(pytester, openai_server):
     )
     pytester.makepyfile(test_leaky=LEAKY)
     result = pytester.runpytest(
-        *live(openai_server),
+        *live_args,
         "--judge-mode=auto",
         "--junitxml=junit.xml",
         "--judge-report=report.json",
@@ -153,9 +139,9 @@ def test_a_canary_key_reaches_no_file_report_or_output(pytester, openai_server):
 # -- untrusted verdict files ----------------------------------------------------------------------
 
 
-def recorded(pytester, server) -> Path:
+def recorded(pytester, live_args) -> Path:
     pytester.makepyfile(test_refund=JUDGED)
-    pytester.runpytest(*live(server), "--judge-mode=auto").assert_outcomes(passed=1)
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
     (path,) = verdict_files(pytester.path)
     return path
 
@@ -172,28 +158,28 @@ def recorded(pytester, server) -> Path:
     ],
     ids=["half-written", "empty", "a-list", "bad-key", "no-reply", "future-format"],
 )
-def test_a_damaged_verdict_file_is_an_error_naming_it(pytester, openai_server, damage, message):
-    path = recorded(pytester, openai_server)
+def test_a_damaged_verdict_file_is_an_error_naming_it(pytester, openai_server, live_args, damage, message):
+    path = recorded(pytester, live_args)
     path.write_text(damage(path.read_text()))
     damaged = path.read_bytes()
     for mode in ("replay", "auto", "refresh"):
-        result = pytester.runpytest(*live(openai_server), f"--judge-mode={mode}")
+        result = pytester.runpytest(*live_args, f"--judge-mode={mode}")
         result.assert_outcomes(failed=1)
         result.stdout.fnmatch_lines([f"*StoreError: {path}: *{message}*"])
     assert path.read_bytes() == damaged, "a damaged file is not silently re-recorded over"
 
 
-def test_a_hand_edited_score_loses_to_its_reply(pytester, openai_server):
+def test_a_hand_edited_score_loses_to_its_reply(pytester, openai_server, live_args):
     openai_server.enqueue(reply_json(0.2, "misses the 30 days"))
     pytester.makepyfile(test_refund=JUDGED)
-    pytester.runpytest(*live(openai_server), "--judge-mode=auto").assert_outcomes(failed=1)
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(failed=1)
     (path,) = verdict_files(pytester.path)
     document = json.loads(path.read_text())
     (entry,) = document["verdicts"].values()
     assert entry["score"] == 0.2
     entry["score"], entry["reasoning"] = 1.0, "looks great"  # the hand edit
     path.write_text(json.dumps(document, indent=2))
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=replay")
+    result = pytester.runpytest(*live_args, "--judge-mode=replay")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -204,22 +190,22 @@ def test_a_hand_edited_score_loses_to_its_reply(pytester, openai_server):
     assert openai_server.request_count == 1
 
 
-def test_a_hand_edited_reply_without_a_verdict_is_a_parse_error(pytester, openai_server):
-    path = recorded(pytester, openai_server)
+def test_a_hand_edited_reply_without_a_verdict_is_a_parse_error(pytester, openai_server, live_args):
+    path = recorded(pytester, live_args)
     document = json.loads(path.read_text())
     (entry,) = document["verdicts"].values()
     entry["reply"] = "trust me, it passes"
     path.write_text(json.dumps(document))
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=replay")
+    result = pytester.runpytest(*live_args, "--judge-mode=replay")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*VerdictParseError*"])
 
 
-def test_stray_temporary_files_beside_verdicts_are_harmless(pytester, openai_server):
-    path = recorded(pytester, openai_server)
+def test_stray_temporary_files_beside_verdicts_are_harmless(pytester, openai_server, live_args):
+    path = recorded(pytester, live_args)
     (path.parent / f".{path.name}.abc123.tmp").write_text('{"format": 1, "verdi')
     (path.parent / f".{path.name}.def456.tmp").write_text("")
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=replay")
+    result = pytester.runpytest(*live_args, "--judge-mode=replay")
     result.assert_outcomes(passed=1)
 
 
@@ -238,26 +224,24 @@ def default_cache(pytester) -> Path:
     return pytester.path / ".pytest_cache" / "d" / "llmjudge"
 
 
-def cached_then_ledger_removed(pytester, server) -> tuple[Path, str]:
+def cached_then_ledger_removed(pytester, live_args) -> tuple[Path, str]:
     """Record one verdict (into the ledger and the default cache dir), then delete the ledger file:
     the next run must consult the cache for that key."""
-    path = recorded(pytester, server)
+    path = recorded(pytester, live_args)
     (key,) = json.loads(path.read_text())["verdicts"]
     path.unlink()
     return default_cache(pytester), key
 
 
-def test_a_pickle_row_in_the_cache_runs_no_code(pytester, openai_server):
-    cache, key = cached_then_ledger_removed(pytester, openai_server)
+def test_a_pickle_row_in_the_cache_runs_no_code(pytester, openai_server, live_args):
+    cache, key = cached_then_ledger_removed(pytester, live_args)
     marker = pytester.path / "PWNED"
     with sqlite3.connect(cache / "cache.db") as con:
         cursor = con.execute(
             "UPDATE Cache SET mode = 4, value = ? WHERE key = ?", (pickle.dumps(_Marker(str(marker))), key)
         )
         assert cursor.rowcount == 1
-    result = pytester.runpytest(
-        *live(openai_server), "--judge-mode=auto", "-W", "always::pytest_llmjudge.store.CacheWarning"
-    )
+    result = pytester.runpytest(*live_args, "--judge-mode=auto", "-W", "always::pytest_llmjudge.store.CacheWarning")
     result.assert_outcomes(passed=1)
     assert not marker.exists(), "the crafted row was unpickled"
     result.stdout.fnmatch_lines(
@@ -270,8 +254,8 @@ def test_a_pickle_row_in_the_cache_runs_no_code(pytester, openai_server):
 
 
 @pytest.mark.parametrize("damage", ["garbage", "zero-length", "settings-row", "not-a-directory"])
-def test_a_broken_cache_is_set_aside_and_the_run_goes_on(pytester, openai_server, damage):
-    cache, _key = cached_then_ledger_removed(pytester, openai_server)
+def test_a_broken_cache_is_set_aside_and_the_run_goes_on(pytester, openai_server, live_args, damage):
+    cache, _key = cached_then_ledger_removed(pytester, live_args)
     pytester.makepyfile(test_refund=TWO_JUDGED)  # test_second has no stored verdict anywhere
     db = cache / "cache.db"
     if damage == "garbage":
@@ -289,12 +273,12 @@ def test_a_broken_cache_is_set_aside_and_the_run_goes_on(pytester, openai_server
             path.unlink()
         cache.rmdir()
         cache.write_text("a file where the cache directory should be")
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=auto")
+    result = pytester.runpytest(*live_args, "--judge-mode=auto")
     result.assert_outcomes(passed=2)
     assert openai_server.request_count == 3, "the lost cache entry and the new test are judged live"
     if damage != "zero-length":  # an empty file is an empty SQLite database: nothing to warn about
         assert "llmjudge: local cache" in result.stdout.str()
     assert len(verdict_files(pytester.path)) == 2
     # The next run replays both from the committed verdicts, whatever the cache holds.
-    result = pytester.runpytest(*live(openai_server), "--judge-mode=replay")
+    result = pytester.runpytest(*live_args, "--judge-mode=replay")
     result.assert_outcomes(passed=2)

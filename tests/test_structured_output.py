@@ -15,6 +15,7 @@ import pytest
 
 from helpers import MODEL
 from helpers.openai_server import OpenAIServer, Reply, refusing, reply_json, response_format_type
+from helpers.verdicts import stored_entries
 from pytest_llmjudge.case import Case
 from pytest_llmjudge.reask import REASK_MESSAGE
 from pytest_llmjudge.rubrics import (
@@ -63,13 +64,6 @@ def run(pytester: pytest.Pytester, server: OpenAIServer, *args: str, model: str 
 
 def formats(server: OpenAIServer) -> list[str | None]:
     return [response_format_type(r) for r in server.requests]
-
-
-def stored_entries(root: Path) -> list[dict]:
-    entries: list[dict] = []
-    for path in sorted((root / "judge_verdicts").rglob("*.json")):
-        entries.extend(json.loads(path.read_text())["verdicts"].values())
-    return entries
 
 
 def judgments(root: Path) -> list[dict]:

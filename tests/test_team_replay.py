@@ -12,30 +12,11 @@ import os
 import stat
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from helpers import MODEL
-
-JUDGED = """
-from pytest_llmjudge import assert_judged
-
-def test_refund():
-    assert_judged("Returns are accepted within 30 days. SCORE=0.9", "Says returns are accepted within 30 days", threshold=0.7)
-"""
-
-
-def ledger_files(root: Path) -> list[Path]:
-    return sorted(root.rglob("judge_verdicts/**/*.json"))
-
-
-def stored_entries(root: Path) -> dict[str, dict]:
-    entries: dict[str, dict] = {}
-    for path in ledger_files(root):
-        entries.update(json.loads(path.read_text())["verdicts"])
-    return entries
-
+from helpers import JUDGED, MODEL
+from helpers.verdicts import verdict_files
 
 # -- 1. prune never removes a verdict of a test that was collected and did not run ---------------
 
@@ -54,13 +35,13 @@ def test_a_shard_prunes_nothing_of_the_other_shards(pytester, openai_server, liv
         """
     )
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=8)
-    assert len(ledger_files(pytester.path)) == 8
+    assert len(verdict_files(pytester.path)) == 8
 
     shard = pytester.runpytest(*live_args, "--judge-mode=replay", "--num-shards=2", "--shard-id=0", "--judge-prune")
     assert shard.ret == 0
     result = pytester.runpytest(*live_args, "--judge-mode=replay")
     result.assert_outcomes(passed=8)
-    assert len(ledger_files(pytester.path)) == 8
+    assert len(verdict_files(pytester.path)) == 8
 
 
 def test_a_pytest_split_group_prunes_nothing_of_the_other_group(pytester, openai_server, live_args):
@@ -80,7 +61,7 @@ def test_a_pytest_split_group_prunes_nothing_of_the_other_group(pytester, openai
     group = pytester.runpytest(*live_args, "--judge-mode=replay", "--splits=2", "--group=1", "--judge-prune")
     assert group.ret == 0
     pytester.runpytest(*live_args, "--judge-mode=replay").assert_outcomes(passed=8)
-    assert len(ledger_files(pytester.path)) == 8
+    assert len(verdict_files(pytester.path)) == 8
 
 
 def test_an_inherited_test_keeps_its_verdict_file_through_prune(pytester, openai_server, live_args):
@@ -106,7 +87,7 @@ def test_an_inherited_test_keeps_its_verdict_file_through_prune(pytester, openai
     )
     pytester.syspathinsert()
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=2)
-    before = ledger_files(pytester.path)
+    before = verdict_files(pytester.path)
     assert len(before) == 2
     pytester.runpytest(*live_args, "--judge-mode=replay", "--judge-prune").assert_outcomes(passed=2)
     assert all(path.exists() for path in before), "prune deleted the verdict file of an inherited test"
@@ -172,7 +153,7 @@ def test_two_recorders_with_different_models_keep_both_entries(pytester, openai_
     outputs = [p.communicate(timeout=300)[0].decode() for p in procs]
     assert all(p.returncode == 0 for p in procs), outputs
     assert openai_server.request_count == 8
-    files = ledger_files(pytester.path)
+    files = verdict_files(pytester.path)
     assert len(files) == 4
     for path in files:
         models = sorted(e["model"] for e in json.loads(path.read_text())["verdicts"].values())
@@ -193,7 +174,7 @@ def test_a_key_shaped_string_in_the_output_is_redacted_in_the_verdict_file(pytes
         """
     )
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
-    (path,) = ledger_files(pytester.path)
+    (path,) = verdict_files(pytester.path)
     assert secret not in path.read_text()
     pytester.runpytest(*live_args, "--judge-mode=replay").assert_outcomes(passed=1)
 
@@ -276,7 +257,7 @@ def test_a_renamed_test_finds_its_verdict_and_auto_migrates_it(pytester, openai_
     pytester.runpytest(*live_args, "--judge-mode=replay").assert_outcomes(passed=1)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
     assert openai_server.request_count == 1
-    assert any("test_refund_renamed" in p.name for p in ledger_files(pytester.path)), (
+    assert any("test_refund_renamed" in p.name for p in verdict_files(pytester.path)), (
         "auto copies it to the new test's file"
     )
 
@@ -324,7 +305,7 @@ def test_a_text_doctest_records_and_replays(pytester, openai_server, live_args):
         """
     )
     pytester.runpytest(*live_args, "--judge-mode=auto", "--doctest-glob=*.txt").assert_outcomes(passed=1)
-    assert len(ledger_files(pytester.path)) == 1
+    assert len(verdict_files(pytester.path)) == 1
     pytester.runpytest(*live_args, "--judge-mode=replay", "--doctest-glob=*.txt").assert_outcomes(passed=1)
     assert openai_server.request_count == 1
 
@@ -344,7 +325,7 @@ def test_a_subprocess_of_a_test_records_and_replays_into_the_tests_file(pytester
         """
     )
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
-    assert len(ledger_files(pytester.path)) == 1
+    assert len(verdict_files(pytester.path)) == 1
     pytester.runpytest(*live_args, "--judge-mode=replay").assert_outcomes(passed=1)
     assert openai_server.request_count == 1
 
@@ -362,12 +343,12 @@ def test_prune_keeps_the_verdict_a_tests_subprocess_used(pytester, openai_server
         """
     )
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
-    (recorded,) = ledger_files(pytester.path)
+    (recorded,) = verdict_files(pytester.path)
     stored = json.loads(recorded.read_text())["verdicts"]
     # when a full replay prunes what no test used,
     pytester.runpytest(*live_args, "--judge-mode=replay", "--judge-prune").assert_outcomes(passed=1)
     # then the subprocess's verdict is kept: the keys it used were handed back to its test.
-    assert ledger_files(pytester.path) == [recorded]
+    assert verdict_files(pytester.path) == [recorded]
     assert json.loads(recorded.read_text())["verdicts"] == stored
     assert openai_server.request_count == 1
 
@@ -466,5 +447,5 @@ def test_verdict_files_are_written_with_the_umask(pytester, openai_server, live_
         pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
     finally:
         os.umask(old)
-    (path,) = ledger_files(pytester.path)
+    (path,) = verdict_files(pytester.path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644

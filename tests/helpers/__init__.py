@@ -11,6 +11,24 @@ CANARY_KEY = "sk-canary-7d41c0ffee5ca1ab1e"
 # The local OpenAI-compatible server's model, as LiteLLM addresses it.
 MODEL = "openai/judge-test"
 
+# A test module with one judged test that passes (at threshold 0.7) against the local server's default
+# judge, which scores the SCORE=x it finds in the output.
+JUDGED = """
+from pytest_llmjudge import assert_judged
+
+def test_refund():
+    assert_judged("Returns are accepted within 30 days. SCORE=0.9", "Says returns are accepted within 30 days", threshold=0.7)
+"""
+# A test module with one test judged by Likert(logprobs=True): its judge must give a score of 3 or more of 5.
+LIKERT_LOGPROBS = """
+from pytest_llmjudge import assert_judged
+from pytest_llmjudge.rubrics import Likert
+
+def test_refund():
+    assert_judged("Returns are accepted within 30 days.", "Says returns are accepted within 30 days",
+                  rubric=Likert(logprobs=True), threshold=0.5)
+"""
+
 # A judge that needs no network and no LiteLLM: it obeys SCORE=x in the output under test, unless
 # FAKE_SCORE_<WORD> (a word in the output) overrides it; GARBLE in the output gets an unreadable reply.
 FAKE_CONFTEST = r"""

@@ -90,9 +90,9 @@ class LiteLLMProxy(ServerProcess):
 
 
 @pytest.fixture(scope="module")
-def litellm_proxy(_session_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMProxy]:
+def litellm_proxy(session_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMProxy]:
     """A proxy shared by the module's tests, in front of the session's local judge server."""
-    proxy = LiteLLMProxy(_session_server.base_url, tmp_path_factory.mktemp("litellm_proxy")).start()
+    proxy = LiteLLMProxy(session_server.base_url, tmp_path_factory.mktemp("litellm_proxy")).start()
     try:
         yield proxy
     finally:
@@ -100,9 +100,9 @@ def litellm_proxy(_session_server: OpenAIServer, tmp_path_factory: pytest.TempPa
 
 
 @pytest.fixture
-def own_proxy(_session_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMProxy]:
+def own_proxy(session_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMProxy]:
     """A proxy of this test's own, which the test may stop."""
-    proxy = LiteLLMProxy(_session_server.base_url, tmp_path_factory.mktemp("own_proxy")).start()
+    proxy = LiteLLMProxy(session_server.base_url, tmp_path_factory.mktemp("own_proxy")).start()
     try:
         yield proxy
     finally:

@@ -9,9 +9,11 @@ import json
 import re
 import time
 from importlib import metadata
-from pathlib import Path
 
 import pytest
+
+from helpers import JUDGED
+from helpers.verdicts import only_entry
 
 
 def proxy_extra_missing() -> list[str]:
@@ -45,19 +47,6 @@ if _MISSING:
 
 pytestmark = pytest.mark.slow
 
-JUDGED = """
-from pytest_llmjudge import assert_judged
-
-def test_refund():
-    assert_judged("Returns are accepted within 30 days. SCORE=0.9", "Says returns are accepted within 30 days", threshold=0.7)
-"""
-
-
-def ledger_entry(root: Path) -> dict:
-    (path,) = sorted(root.rglob("judge_verdicts/**/*.json"))
-    (entry,) = json.loads(path.read_text())["verdicts"].values()
-    return entry
-
 
 def proxy_args(model: str, api_base: str, *extra: str) -> list[str]:
     return [f"--judge-model={model}", f"--judge-api-base={api_base}", "--judge-retries=0", *extra]
@@ -76,7 +65,7 @@ def test_litellm_proxy_alias_reaches_the_upstream_through_the_proxy(
     assert request["model"] == "judge-test", "the proxy resolved the alias to its deployment"
     assert headers["authorization"] == f"Bearer {litellm_proxy.upstream_key}", "the proxy sends its own upstream key"
     assert litellm_proxy.master_key not in json.dumps(headers)
-    entry = ledger_entry(pytester.path)
+    entry = only_entry(pytester.path)
     assert entry["model"] == "litellm_proxy/judge"
     assert entry["score"] == pytest.approx(0.9)
     assert litellm_proxy.master_key not in json.dumps(entry)
@@ -93,7 +82,7 @@ def test_openai_alias_with_the_proxy_base_with_or_without_v1(
     result.assert_outcomes(passed=1)
     assert openai_server.request_count == 1
     assert openai_server.requests[0]["model"] == "judge-test"
-    assert ledger_entry(pytester.path)["model"] == "openai/judge"
+    assert only_entry(pytester.path)["model"] == "openai/judge"
 
 
 def test_verdict_replays_offline_with_the_proxy_stopped(pytester, openai_server, own_proxy, monkeypatch):

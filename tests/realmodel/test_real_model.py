@@ -11,9 +11,10 @@ returned is printed at the end of the run ("real model observations").
 Observed with llama-cpp-python 0.3.36 and SmolLM2-135M-Instruct (Q4_1), temperature 0:
 
 - Score rubric (default): the model paraphrases the instructions back ("The score is 0.0 (fails the
-  criteria entirely) to 1.0 (meets them fully) ..."); the prose parser reads that as a score of 0.0,
-  so a verdict is stored (and replays with the server stopped, 0 live calls) but it is a silent low
-  score taken from the echoed scale: see the non-strict xfail below.
+  criteria entirely) to 1.0 (meets them fully) ..."); the prose parser of that time read that as a
+  score of 0.0, so a verdict was stored (and replayed with the server stopped, 0 live calls) but it
+  was a silent low score taken from the echoed scale.  The parser now refuses that reply (pinned in
+  tests/test_parsing.py); test_an_echoed_scale_is_not_read_as_a_score checks it against the server.
 - Likert rubric: the reply echoes the instructions without a score: VerdictParseError with the reply
   shown in its own section, nothing stored.  Two refresh runs give the same reply word for word.
 - Logprobs: returned through LiteLLM in the OpenAI shape (token, logprob, top_logprobs; bytes null).
@@ -35,6 +36,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.verdicts import stored_entries
+
 
 def missing() -> str | None:
     """What the real-model tests need and this environment lacks (None: nothing)."""
@@ -50,12 +53,6 @@ def missing() -> str | None:
 
 
 _MISSING = missing()
-if not _MISSING:
-    # Imported once by the outer session: pytester's inner runs would otherwise each import their own
-    # copy, and a Likert made in one would not be a Rubric to the plugin's resolve_rubric.
-    import pytest_llmjudge.assertions
-    import pytest_llmjudge.judge
-    import pytest_llmjudge.rubrics  # noqa: F401
 if _MISSING:
     pytest.skip(
         f"the real-model tests need {_MISSING}; run them with `tox -e realmodel`",
@@ -107,13 +104,6 @@ def real_args(api_base: str, *extra: str) -> list[str]:
     ]
 
 
-def ledger_entries(root: Path) -> list[dict]:
-    entries = []
-    for path in sorted(root.rglob("judge_verdicts/**/*.json")):
-        entries.extend(json.loads(path.read_text())["verdicts"].values())
-    return entries
-
-
 def summary_line(output: str) -> str:
     found = (line for line in output.splitlines() if re.match(r"llmjudge: \d+ judged", line))
     return next(found, "(no summary line)")
@@ -153,7 +143,7 @@ def test_judged_test_stores_a_verdict_that_replays_with_the_server_stopped_or_fa
     assert_no_crash_inside_the_plugin(output)
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 1, output
-    entries = ledger_entries(pytester.path)
+    entries = stored_entries(pytester.path)
     if entries:
         (entry,) = entries
         assert entry["model"] == MODEL
@@ -196,7 +186,7 @@ def test_likert_with_logprobs_scores_from_the_real_servers_logprobs_or_says_plai
     verdict = json.loads(written.read_text())
     details = verdict["details"]
     assert details["scoring"] in ("logprobs", "plain")
-    (entry,) = ledger_entries(pytester.path)
+    (entry,) = stored_entries(pytester.path)
     if details["scoring"] == "logprobs":
         probabilities = details["probabilities"]
         assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-4)
@@ -216,7 +206,7 @@ def test_likert_with_logprobs_scores_from_the_real_servers_logprobs_or_says_plai
 
 def judged_reply(root: Path, output: str) -> tuple[str, str | None]:
     """("stored", reply) from the ledger, else ("unparseable", the reply the failure shows)."""
-    entries = ledger_entries(root)
+    entries = stored_entries(root)
     if entries:
         (entry,) = entries
         return "stored", entry["reply"]
@@ -286,7 +276,8 @@ RESPONSE_FORMATS = {
 
 
 def test_response_format_through_litellm_directly(llama_server, openai_key, observe):
-    """Not used by the plugin yet: what each response_format becomes at this server, through LiteLLM."""
+    """What each response_format becomes at this server, through LiteLLM: at least one gives a JSON reply of
+    the rubric's shape (the Likert weighting test below constrains its reply with the json_object+schema form)."""
     import litellm
 
     schema = {
@@ -298,6 +289,7 @@ def test_response_format_through_litellm_directly(llama_server, openai_key, obse
         {"role": "system", "content": "Rate the answer from 1 to 5. Reply with JSON."},
         {"role": "user", "content": "Question: Can I return shoes after 20 days?\nAnswer: Yes, within 30 days."},
     ]
+    shaped = []  # the forms whose reply is a JSON object with reasoning and score
     for name, form in RESPONSE_FORMATS.items():
         form = json.loads(json.dumps(form))
         if "schema" in form:
@@ -329,31 +321,33 @@ def test_response_format_through_litellm_directly(llama_server, openai_key, obse
         except ValueError:
             parsed = None
         keys = sorted(parsed) if isinstance(parsed, dict) else None
+        if keys is not None and {"reasoning", "score"} <= set(keys):
+            shaped.append(name)
         observe(
             f"response_format {name}: finish_reason {choice.finish_reason}, valid JSON {parsed is not None}, "
             f"keys {keys}, reply {text[:120]!r}"
         )
+    assert shaped, "no response_format gave a JSON reply with reasoning and score"
 
 
 ECHOED_SCALE = re.compile(r"score is 0(?:\.0)? \(fails the criteria entirely\) to 1(?:\.0)?", re.I)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="SmolLM2 echoes the Score rubric's instructions ('The score is 0.0 (fails the criteria entirely) to 1.0 "
-    "(meets them fully)') and the prose parser reads that as a score of 0.0: a silent low score, not a "
-    "VerdictParseError. Passes whenever the model does not echo the scale.",
-)
 def test_an_echoed_scale_is_not_read_as_a_score(pytester, llama_server, openai_key, observe):
+    """SmolLM2 echoes the Score rubric's instructions ('The score is 0.0 (fails the criteria entirely) to 1.0
+    (meets them fully)'): that must fail as a VerdictParseError, never be stored as a score of 0.0."""
     pytester.makepyfile(test_refund=JUDGED)
-    result = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=live"))
+    result = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=auto"))
     output = result.stdout.str()
     assert_no_crash_inside_the_plugin(output)
-    echoed = bool(ECHOED_SCALE.search(output))
-    verdict = re.search(r"JudgmentFailed: judged ([0-9.]+)|^(PASS|FAIL) ([0-9.]+)", output, re.M)
-    observe(f"reply echoes the scale: {echoed}; {summary_line(output)}")
-    if echoed:
-        assert failure_kind(output) == "VerdictParseError" and not verdict, "the echoed scale was read as a score"
+    kind, reply = judged_reply(pytester.path, output)
+    assert reply is not None, "the reply is either stored or shown with its failure"
+    echoed = bool(ECHOED_SCALE.search(reply))
+    observe(f"reply echoes the scale: {echoed}; {kind}; {summary_line(output)}; reply {reply[:200]!r}")
+    if not echoed:
+        pytest.skip(f"the model did not echo the Score rubric's scale this time ({kind}): nothing to check")
+    assert kind == "unparseable", f"the echoed scale was read as a score and stored: {reply[:200]!r}"
+    assert failure_kind(output) == "VerdictParseError", output
 
 
 def test_likert_weighting_on_a_schema_constrained_reply_with_the_real_logprobs(llama_server, openai_key, observe):
@@ -362,8 +356,7 @@ def test_likert_weighting_on_a_schema_constrained_reply_with_the_real_logprobs(l
     import litellm
 
     from pytest_llmjudge.case import Case
-    from pytest_llmjudge.rubrics import Likert
-    from pytest_llmjudge.rubrics.base import Reply
+    from pytest_llmjudge.rubrics import Likert, Reply
 
     rubric = Likert(logprobs=True)
     (prompt,) = rubric.prompts(Case("Returns are accepted within 30 days.", "Says returns are accepted within 30 days"))
