@@ -16,11 +16,9 @@ recorded into nor answered from an HTTP cassette: the verdict file is their reco
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,8 +28,8 @@ from .errors import BackendError, JudgeError, StoreError
 from .generation_miss import NO_MODEL, generation_miss
 from .judge import user_facing
 from .keys import KEY_VERSION, judgment_key
+from .pipeline.unwritten import warn_unwritten
 from .runtime import JudgeRuntime, TestContext, active
-from .verdict import LedgerWriteWarning
 
 if TYPE_CHECKING:
     from .backends import CallResult
@@ -413,7 +411,7 @@ def _from_elsewhere(plan: GenerationPlan, ledger: Ledger, key: str, *, copy: boo
         try:
             ledger.put_generation(key, found.entry, replace=False)
         except (StoreError, OSError) as exc:
-            _warn_unwritten(ledger, key, exc)
+            warn_unwritten(ledger.path, key, exc, kept=found.path, what="generation")
     return dict(found.entry)
 
 
@@ -479,20 +477,9 @@ def finish(plan: GenerationPlan, replies: Mapping[str, str], fresh: Mapping[str,
                 except (StoreError, OSError) as exc:
                     unwritten = unwritten or (generation.key, exc)
         if unwritten is not None and ledger is not None:
-            _warn_unwritten(ledger, *unwritten)
+            warn_unwritten(ledger.path, *unwritten, kept=cache is not None, what="generation", stacklevel=4)
     every = {**fresh, **replies}
     return [every[g.key] for g in plan.generations]
-
-
-def _warn_unwritten(ledger: Ledger, key: str, exc: BaseException) -> None:
-    reason = f"{exc.__class__.__name__}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
-    message = (
-        f"llmjudge: cannot write the verdict file {ledger.path} ({reason.splitlines()[0] if reason else ''}); "
-        f"the generation (key {key[:12]}) was not stored there. Make {ledger.path.parent} writable, or point "
-        "--judge-store at a writable directory."
-    )
-    with contextlib.suppress(Warning):  # warnings turned into errors: the reply itself stands
-        warnings.warn(LedgerWriteWarning(message), stacklevel=4)
 
 
 # -- the public functions: bound to the running test ---------------------------------------------

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import JudgeError, StoreError
 from ..rubrics import Reply
-from .finish import warn_unwritten
 from .plan import stored_elsewhere, stored_fields
+from .unwritten import warn_unwritten
 
 if TYPE_CHECKING:
     from ..backends import CallResult
@@ -90,7 +90,7 @@ def adopt_from_elsewhere(runtime: JudgeRuntime, ledger: Ledger, key: str, *, cop
         try:
             ledger.adopt(key, entry)
         except (StoreError, OSError) as exc:  # replayed all the same; a later writable run makes the copy
-            warn_unwritten(ledger.path, key, exc, kept=True)
+            warn_unwritten(ledger.path, key, exc, kept=path)
     return dict(entry)
 
 

@@ -242,22 +242,17 @@ def redact_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class LedgerWriteError(StoreError):
-    """A verdict could not be written into its verdict file (read-only tree, a file in the way, ...).
+    """A verdict file could not be written (read-only tree, a file in the way, ...).
 
-    `path` is the verdict file, `key` the judgment's key, `reason` the operating system's words.
-    The verdict itself is not lost where a local cache holds it: a later run in auto mode, with a
-    writable store, finds it there and writes it.
+    `path` is the verdict file, `key` the entry's key, `reason` the operating system's words.  The
+    message says no more: where the reply is kept, and so what to tell the user, is the caller's to know.
     """
 
     def __init__(self, path: Path, key: str, reason: str) -> None:
         self.path = path
         self.key = key
         self.reason = reason
-        super().__init__(
-            f"cannot write the verdict file {path} ({reason}); the verdict (key {key[:12]}) was not stored there. "
-            f"It is kept in the local cache, and the next run in auto mode with a writable store writes it: "
-            f"make {path.parent} writable, or point --judge-store (LLMJUDGE_STORE) at a writable directory."
-        )
+        super().__init__(f"cannot write the verdict file {path} ({reason}); key {key[:12]} was not stored there")
 
 
 def _describe_os_error(exc: OSError) -> str:
