@@ -16,7 +16,6 @@ recorded into nor answered from an HTTP cassette: the verdict file is their reco
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +27,7 @@ from .errors import BackendError, JudgeError, StoreError
 from .generation_miss import NO_MODEL, generation_miss
 from .judge import user_facing
 from .keys import KEY_VERSION, judgment_key
+from .pipeline.lookup import adopt_from_elsewhere
 from .pipeline.unwritten import warn_unwritten
 from .runtime import JudgeRuntime, TestContext, active
 
@@ -372,7 +372,7 @@ def lookup(plan: GenerationPlan) -> tuple[dict[str, str], dict[str, str], list[G
             continue
         entry = ledger.generation(key) if ledger is not None else None
         if entry is None and ledger is not None:
-            entry = _from_elsewhere(plan, ledger, key, copy=mode == "auto")
+            entry = adopt_from_elsewhere(plan.runtime, ledger, key, copy=mode == "auto", what="generation")
         if entry is not None:
             replies[key] = entry["reply"]
             continue
@@ -392,27 +392,6 @@ def lookup(plan: GenerationPlan) -> tuple[dict[str, str], dict[str, str], list[G
             continue
         missing[key] = generation
     return replies, cached, list(missing.values())
-
-
-def _from_elsewhere(plan: GenerationPlan, ledger: Ledger, key: str, *, copy: bool) -> dict[str, Any] | None:
-    """A generation stored in another verdict file (a session fixture's, a renamed test's); in auto, copied here."""
-    from .pipeline import stored_elsewhere
-
-    found = stored_elsewhere(plan.runtime).find_generation(key)
-    if found is None or found.path == ledger.path:
-        return None
-    other = plan.runtime.ledgers.get(os.fspath(found.path))
-    if other is None:
-        from .store import Ledger
-
-        other = plan.runtime.ledgers[os.fspath(found.path)] = Ledger(found.path, "")
-    other.used.add(key)  # prune keeps the entry a replay relied on
-    if copy:
-        try:
-            ledger.put_generation(key, found.entry, replace=False)
-        except (StoreError, OSError) as exc:
-            warn_unwritten(ledger.path, key, exc, kept=found.path, what="generation")
-    return dict(found.entry)
 
 
 async def call_live(plan: GenerationPlan, missing: Sequence[Generation]) -> dict[str, str]:

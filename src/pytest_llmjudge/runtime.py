@@ -132,15 +132,20 @@ class JudgeRuntime:
         if context is None or (context.ledger is None and context.module_path is None):
             return None
         if context.ledger is None and context.module_path is not None:
-            ledger_type, location_of = _ledger_functions()
-            location = location_of(
+            location = _ledger_functions()[1](
                 context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir
             )
-            ledger = self.ledgers.get(location)
-            if ledger is None:
-                ledger = self.ledgers[location] = ledger_type(location, context.nodeid)
-            context.ledger = ledger
+            context.ledger = self.ledger_at(location, context.nodeid)
         return context.ledger
+
+    def ledger_at(self, path: str | Path, nodeid: str = "") -> Ledger:
+        """The one Ledger of the verdict file at `path` in this process, made on first need: every
+        judgment reading or writing that file shares it, so its `used` keys are all there for prune."""
+        location = os.fspath(path)
+        ledger = self.ledgers.get(location)
+        if ledger is None:
+            ledger = self.ledgers[location] = _ledger_functions()[0](path, nodeid)
+        return ledger
 
     def finish_attempt(self, context: TestContext) -> None:
         """The test's attempt has been reported: forget its judgments (a rerun starts afresh) and
