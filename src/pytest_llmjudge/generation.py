@@ -28,6 +28,8 @@ from .generation_miss import NO_MODEL, generation_miss
 from .judge import user_facing
 from .keys import KEY_VERSION, judgment_key
 from .pipeline.lookup import adopt_from_elsewhere
+from .pipeline.plan import stored_elsewhere
+from .pipeline.recorded import recorded_model
 from .pipeline.unwritten import warn_unwritten
 from .runtime import JudgeRuntime, TestContext, active
 
@@ -322,40 +324,30 @@ def _plan(
                 "no model under test: pass model=... to generate(), or --generate-model=MODEL (generate_model in "
                 "the ini file, or LLMJUDGE_GENERATE_MODEL). The model is part of every generation's key."
             )
-        chosen = recorded_model(runtime, ledger, lambda m: make(m, base))
+        chosen = replayed_model(runtime, ledger, lambda m: make(m, base))
     return GenerationPlan(tuple(make(chosen, base)), runtime, context, ledger, settings)
 
 
-def recorded_model(runtime: JudgeRuntime, ledger: Ledger | None, calls_for: Callable[[str], list[Generation]]) -> str:
-    """Replay with no model under test configured: the model these generations were recorded with.
+# The hint when several models under test recorded a replayed generation and none is configured.
+SEVERAL_MODELS = (
+    "this generation was recorded with several models under test ({models}) and none is configured: pass "
+    "model=..., or --generate-model=MODEL"
+)
 
-    Keys are content hashes, so a stored generation belongs to this call when its key is one this
-    call computes with that model.  None found: a placeholder that makes the replay miss.
-    """
+
+def replayed_model(runtime: JudgeRuntime, ledger: Ledger | None, calls_for: Callable[[str], list[Generation]]) -> str:
+    """Replay with no model under test configured: the model these generations were recorded with,
+    from the test's own file, else the rest of the store.  None found: a placeholder that makes the
+    replay miss."""
     own = ledger.generations() if ledger is not None else {}
-    matching = _models_matching(own, lambda key: key in own, calls_for)
-    if not matching and ledger is not None:  # recorded elsewhere (a session fixture, a renamed test)?
-        from .pipeline import stored_elsewhere
-
+    model = recorded_model(own, calls_for, several=SEVERAL_MODELS)
+    if model is None and ledger is not None:  # recorded elsewhere (a session fixture, a renamed test)?
         index = stored_elsewhere(runtime)  # walks the store: only when the test's own file has no match
         models = {s.key: s.entry for s in index.generations_by_model().values()}
-        matching = _models_matching(models, lambda key: index.find_generation(key) is not None, calls_for)
-    if len(matching) > 1:
-        raise JudgeError(
-            f"this generation was recorded with several models under test ({', '.join(sorted(matching))}) and none "
-            "is configured: pass model=..., or --generate-model=MODEL"
+        model = recorded_model(
+            models, calls_for, lambda key: index.find_generation(key) is not None, several=SEVERAL_MODELS
         )
-    return matching[0] if matching else NO_MODEL
-
-
-def _models_matching(
-    entries: Mapping[str, Mapping[str, Any]],
-    has: Callable[[str], bool],
-    calls_for: Callable[[str], list[Generation]],
-) -> list[str]:
-    """The models of `entries` under which this call's keys are stored (`has`)."""
-    models = dict.fromkeys(m for m in (e.get("model") for e in entries.values()) if isinstance(m, str))
-    return [m for m in models if any(has(g.key) for g in calls_for(m))]
+    return NO_MODEL if model is None else model
 
 
 def lookup(plan: GenerationPlan) -> tuple[dict[str, str], dict[str, str], list[Generation]]:
