@@ -16,7 +16,6 @@ recorded into nor answered from an HTTP cassette: the verdict file is their reco
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from .pipeline.lookup import adopt_from_elsewhere
 from .pipeline.plan import stored_elsewhere
 from .pipeline.recorded import recorded_model
 from .pipeline.unwritten import warn_unwritten
-from .runtime import JudgeRuntime, TestContext, active
+from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
 
 if TYPE_CHECKING:
     from .backends import CallResult
@@ -184,7 +183,7 @@ class Generate:
     def _bound(self) -> tuple[JudgeRuntime, TestContext | None]:
         if self._runtime is not None:
             return self._runtime, self._context
-        runtime = active() or _standalone()
+        runtime = active() or standalone_runtime()
         return runtime, runtime.current
 
     @user_facing
@@ -281,18 +280,6 @@ def _args(
     model: str, system: str | None, temperature: float | None, params: Mapping[str, Any], api_base: str | None
 ) -> dict[str, Any]:
     return {"model": model, "system": system, "temperature": temperature, "params": params, "api_base": api_base}
-
-
-_STANDALONE: list[JudgeRuntime] = []
-_STANDALONE_LOCK = threading.Lock()
-
-
-def _standalone() -> JudgeRuntime:
-    """Outside pytest: one runtime with settings from the environment; nothing is stored."""
-    with _STANDALONE_LOCK:
-        if not _STANDALONE:
-            _STANDALONE.append(JudgeRuntime.standalone())
-        return _STANDALONE[0]
 
 
 @dataclass(frozen=True)

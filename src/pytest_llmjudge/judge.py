@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 from . import pipeline
 from .errors import JudgeError, JudgmentFailed
 from .pipeline import Options, Plan
-from .runtime import JudgeRuntime, TestContext, active
+from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
 from .settings import MARKER_KEYS
 from .verdict import Sample, StoredScoreWarning, Verdict
 
@@ -68,7 +68,7 @@ class Judge:
         backend: Any = None,
         **overrides: Any,
     ) -> None:
-        self._runtime = runtime or active() or JudgeRuntime.standalone()
+        self._runtime = runtime or active() or standalone_runtime()
         self._context = context if context is not None else (self._runtime.current if runtime is None else None)
         self._backend = backend
         unknown = set(overrides) - set(MARKER_KEYS) - {"aggregate", "band"} if overrides else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -533,3 +534,17 @@ def active() -> JudgeRuntime | None:
             return None
         _CHILD.append(runtime)
     return _CHILD[0]
+
+
+_STANDALONE: list[JudgeRuntime] = []
+_STANDALONE_LOCK = threading.Lock()
+
+
+def standalone_runtime() -> JudgeRuntime:
+    """Outside pytest: the process's one runtime (settings from the environment, nothing stored),
+    made on first need.  Every Judge, assertion and generation there shares it: one resolution of
+    the settings, one background loop, one budget."""
+    with _STANDALONE_LOCK:
+        if not _STANDALONE:
+            _STANDALONE.append(JudgeRuntime.standalone())
+        return _STANDALONE[0]
