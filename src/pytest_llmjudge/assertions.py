@@ -82,9 +82,7 @@ async def assert_judged_async(
 ) -> Verdict:
     """`assert_judged`, awaitable; safe inside a running event loop."""
     __tracebackhide__ = True
-    return await _current_judge().aassert_judged(
-        output,
-        criteria,
+    options = Options(
         input=input,
         expected=expected,
         threshold=threshold,
@@ -94,6 +92,7 @@ async def assert_judged_async(
         aggregate=aggregate,
         band=band,
     )
+    return passed_or_raise(await _current_judge().ajudged(output, criteria, options, asserts=True))
 
 
 @user_facing

@@ -101,15 +101,17 @@ class Judge:
         `asserts`: the caller decides pass or fail (as `assert_judged` does).  The module-level
         `assert_judged` comes here directly: a judgment's arguments are packed once.
         """
-        _check_requires(criteria, input=options.input, expected=options.expected)
-        return pipeline.run(self._plan(output, criteria, options, asserts=asserts), self._runtime)
+        return pipeline.run(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
+
+    async def ajudged(self, output: Any, criteria: Any, options: Options, *, asserts: bool = False) -> Verdict:
+        """`judged`, awaitable (`assert_judged_async` comes here directly)."""
+        return await pipeline.arun(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
 
     @user_facing
     async def aassert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """`assert_judged`, awaitable."""
         __tracebackhide__ = True
-        plan = self._prepare(output, criteria, asserts=True, **options)
-        return passed_or_raise(await pipeline.arun(plan, self._runtime))
+        return passed_or_raise(await self.ajudged(output, criteria, Options(**options), asserts=True))
 
     @user_facing
     def compare(
@@ -165,9 +167,13 @@ class Judge:
         return pipeline.run_many(plans, self._runtime)
 
     def _prepare(self, output: Any, criteria: Any, *, asserts: bool = False, **options: Any) -> Plan:
+        """`_checked_plan`, for the methods that take the options as keyword arguments."""
+        return self._checked_plan(output, criteria, Options(**options), asserts=asserts)
+
+    def _checked_plan(self, output: Any, criteria: Any, options: Options, *, asserts: bool) -> Plan:
         """The plan, after checking that a library criterion got the input or reference it needs."""
-        _check_requires(criteria, input=options.get("input"), expected=options.get("expected"))
-        return self._plan(output, criteria, Options(**options), asserts=asserts)
+        _check_requires(criteria, input=options.input, expected=options.expected)
+        return self._plan(output, criteria, options, asserts=asserts)
 
     def _pair_plan(self, candidate: Any, baseline: Any, criteria: Any, *, strict: bool = False, **options: Any) -> Plan:
         from .rubrics.pairwise import Pairwise
