@@ -138,11 +138,23 @@ class Judge:
         return comparison_from(pipeline.run(plan, self._runtime))
 
     @user_facing
-    async def acompare(self, candidate: Any, baseline: Any, criteria: str, **options: Any) -> Comparison:
-        """`compare`, awaitable."""
+    async def acompare(
+        self,
+        candidate: Any,
+        baseline: Any,
+        criteria: str,
+        *,
+        input: Any = None,
+        model: str | Sequence[str] | None = None,
+        samples: int | None = None,
+        aggregate: str | None = None,
+    ) -> Comparison:
+        """`compare`, awaitable: the calls are awaited, so the caller's event loop keeps running."""
         from .rubrics.pairwise import comparison_from
 
-        plan = self._pair_plan(candidate, baseline, criteria, **options)
+        plan = self._pair_plan(
+            candidate, baseline, criteria, input=input, model=model, samples=samples, aggregate=aggregate
+        )
         return comparison_from(await pipeline.arun(plan, self._runtime))
 
     @user_facing
