@@ -151,3 +151,28 @@ def test_pairwise_samples_combine_wins_ties_and_losses(pytester, openai_server, 
     )
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
     assert openai_server.request_count == 6
+
+
+def test_acompare_judges_as_compare_does_and_replays(pytester, openai_server, live_args):
+    # Given an async test that compares with `acompare`, with compare's own arguments,
+    openai_server.set_responder(prefers("GOOD"))
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.asyncio
+        async def test_acompare(judge):
+            c = await judge.acompare("GOOD answer", "plain answer", "Which answer is more helpful?", input="q", samples=1)
+            assert (c.winner, c.score, c.consistent) == ("candidate", 1.0, True)
+            assert [(o.order, o.preferred) for o in c.orders] == [
+                ("candidate-first", "candidate"), ("baseline-first", "candidate")
+            ]
+            with pytest.raises(TypeError):
+                await judge.acompare("GOOD answer", "plain answer", "helpful?", threshold=0.9)
+        """
+    )
+    # when it is recorded, both orders are asked; and when it is replayed, nothing is sent.
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    assert openai_server.request_count == 2
+    pytester.runpytest(*live_args, "--judge-mode=replay").assert_outcomes(passed=1)
+    assert openai_server.request_count == 2

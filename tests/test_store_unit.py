@@ -339,8 +339,7 @@ def test_a_file_where_the_store_folder_should_be_is_a_clear_store_error(tmp_path
     assert isinstance(error, StoreError)
     assert error.path == path and error.key == KEY and "Error" in error.reason
     message = str(error)
-    assert str(path) in message and "local cache" in message and "--judge-store" in message
-    assert KEY[:12] in message
+    assert str(path) in message and error.reason in message and KEY[:12] in message
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs POSIX permissions, not root")

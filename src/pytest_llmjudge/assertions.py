@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .judge import Judge, passed_or_raise, user_facing
 from .pipeline import Options
-from .runtime import JudgeRuntime, TestContext, active
+from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
 from .verdict import Verdict
 
 if TYPE_CHECKING:
@@ -20,14 +20,12 @@ _bound: tuple[JudgeRuntime, TestContext | None, Judge] | None = None  # the last
 
 
 def _current_judge() -> Judge:
-    """A Judge bound to the running test (or, outside pytest, to settings from the environment).
+    """A Judge bound to the running test (or, outside pytest, to the process's standalone runtime).
 
     A test's assertions share one Judge (it holds no state of its own), made on the first.
     """
     global _bound
-    runtime = active()
-    if runtime is None:
-        return Judge()
+    runtime = active() or standalone_runtime()
     context = runtime.current
     if _bound is None or _bound[0] is not runtime or _bound[1] is not context:
         _bound = (runtime, context, Judge(runtime=runtime, context=context))
@@ -84,9 +82,7 @@ async def assert_judged_async(
 ) -> Verdict:
     """`assert_judged`, awaitable; safe inside a running event loop."""
     __tracebackhide__ = True
-    return await _current_judge().aassert_judged(
-        output,
-        criteria,
+    options = Options(
         input=input,
         expected=expected,
         threshold=threshold,
@@ -96,6 +92,7 @@ async def assert_judged_async(
         aggregate=aggregate,
         band=band,
     )
+    return passed_or_raise(await _current_judge().ajudged(output, criteria, options, asserts=True))
 
 
 @user_facing

@@ -16,11 +16,7 @@ recorded into nor answered from an HTTP cassette: the verdict file is their reco
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,8 +26,11 @@ from .errors import BackendError, JudgeError, StoreError
 from .generation_miss import NO_MODEL, generation_miss
 from .judge import user_facing
 from .keys import KEY_VERSION, judgment_key
-from .runtime import JudgeRuntime, TestContext, active
-from .verdict import LedgerWriteWarning
+from .pipeline.lookup import adopt_from_elsewhere
+from .pipeline.plan import stored_elsewhere
+from .pipeline.recorded import recorded_model
+from .pipeline.unwritten import warn_unwritten
+from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
 
 if TYPE_CHECKING:
     from .backends import CallResult
@@ -184,7 +183,7 @@ class Generate:
     def _bound(self) -> tuple[JudgeRuntime, TestContext | None]:
         if self._runtime is not None:
             return self._runtime, self._context
-        runtime = active() or _standalone()
+        runtime = active() or standalone_runtime()
         return runtime, runtime.current
 
     @user_facing
@@ -283,18 +282,6 @@ def _args(
     return {"model": model, "system": system, "temperature": temperature, "params": params, "api_base": api_base}
 
 
-_STANDALONE: list[JudgeRuntime] = []
-_STANDALONE_LOCK = threading.Lock()
-
-
-def _standalone() -> JudgeRuntime:
-    """Outside pytest: one runtime with settings from the environment; nothing is stored."""
-    with _STANDALONE_LOCK:
-        if not _STANDALONE:
-            _STANDALONE.append(JudgeRuntime.standalone())
-        return _STANDALONE[0]
-
-
 @dataclass(frozen=True)
 class GenerationPlan:
     """The generations of one call of `generate` (or a batch), with where they are stored."""
@@ -324,40 +311,30 @@ def _plan(
                 "no model under test: pass model=... to generate(), or --generate-model=MODEL (generate_model in "
                 "the ini file, or LLMJUDGE_GENERATE_MODEL). The model is part of every generation's key."
             )
-        chosen = recorded_model(runtime, ledger, lambda m: make(m, base))
+        chosen = replayed_model(runtime, ledger, lambda m: make(m, base))
     return GenerationPlan(tuple(make(chosen, base)), runtime, context, ledger, settings)
 
 
-def recorded_model(runtime: JudgeRuntime, ledger: Ledger | None, calls_for: Callable[[str], list[Generation]]) -> str:
-    """Replay with no model under test configured: the model these generations were recorded with.
+# The hint when several models under test recorded a replayed generation and none is configured.
+SEVERAL_MODELS = (
+    "this generation was recorded with several models under test ({models}) and none is configured: pass "
+    "model=..., or --generate-model=MODEL"
+)
 
-    Keys are content hashes, so a stored generation belongs to this call when its key is one this
-    call computes with that model.  None found: a placeholder that makes the replay miss.
-    """
+
+def replayed_model(runtime: JudgeRuntime, ledger: Ledger | None, calls_for: Callable[[str], list[Generation]]) -> str:
+    """Replay with no model under test configured: the model these generations were recorded with,
+    from the test's own file, else the rest of the store.  None found: a placeholder that makes the
+    replay miss."""
     own = ledger.generations() if ledger is not None else {}
-    matching = _models_matching(own, lambda key: key in own, calls_for)
-    if not matching and ledger is not None:  # recorded elsewhere (a session fixture, a renamed test)?
-        from .pipeline import stored_elsewhere
-
+    model = recorded_model(own, calls_for, several=SEVERAL_MODELS)
+    if model is None and ledger is not None:  # recorded elsewhere (a session fixture, a renamed test)?
         index = stored_elsewhere(runtime)  # walks the store: only when the test's own file has no match
         models = {s.key: s.entry for s in index.generations_by_model().values()}
-        matching = _models_matching(models, lambda key: index.find_generation(key) is not None, calls_for)
-    if len(matching) > 1:
-        raise JudgeError(
-            f"this generation was recorded with several models under test ({', '.join(sorted(matching))}) and none "
-            "is configured: pass model=..., or --generate-model=MODEL"
+        model = recorded_model(
+            models, calls_for, lambda key: index.find_generation(key) is not None, several=SEVERAL_MODELS
         )
-    return matching[0] if matching else NO_MODEL
-
-
-def _models_matching(
-    entries: Mapping[str, Mapping[str, Any]],
-    has: Callable[[str], bool],
-    calls_for: Callable[[str], list[Generation]],
-) -> list[str]:
-    """The models of `entries` under which this call's keys are stored (`has`)."""
-    models = dict.fromkeys(m for m in (e.get("model") for e in entries.values()) if isinstance(m, str))
-    return [m for m in models if any(has(g.key) for g in calls_for(m))]
+    return NO_MODEL if model is None else model
 
 
 def lookup(plan: GenerationPlan) -> tuple[dict[str, str], dict[str, str], list[Generation]]:
@@ -374,7 +351,7 @@ def lookup(plan: GenerationPlan) -> tuple[dict[str, str], dict[str, str], list[G
             continue
         entry = ledger.generation(key) if ledger is not None else None
         if entry is None and ledger is not None:
-            entry = _from_elsewhere(plan, ledger, key, copy=mode == "auto")
+            entry = adopt_from_elsewhere(plan.runtime, ledger, key, copy=mode == "auto", what="generation")
         if entry is not None:
             replies[key] = entry["reply"]
             continue
@@ -394,27 +371,6 @@ def lookup(plan: GenerationPlan) -> tuple[dict[str, str], dict[str, str], list[G
             continue
         missing[key] = generation
     return replies, cached, list(missing.values())
-
-
-def _from_elsewhere(plan: GenerationPlan, ledger: Ledger, key: str, *, copy: bool) -> dict[str, Any] | None:
-    """A generation stored in another verdict file (a session fixture's, a renamed test's); in auto, copied here."""
-    from .pipeline import stored_elsewhere
-
-    found = stored_elsewhere(plan.runtime).find_generation(key)
-    if found is None or found.path == ledger.path:
-        return None
-    other = plan.runtime.ledgers.get(os.fspath(found.path))
-    if other is None:
-        from .store import Ledger
-
-        other = plan.runtime.ledgers[os.fspath(found.path)] = Ledger(found.path, "")
-    other.used.add(key)  # prune keeps the entry a replay relied on
-    if copy:
-        try:
-            ledger.put_generation(key, found.entry, replace=False)
-        except (StoreError, OSError) as exc:
-            _warn_unwritten(ledger, key, exc)
-    return dict(found.entry)
 
 
 async def call_live(plan: GenerationPlan, missing: Sequence[Generation]) -> dict[str, str]:
@@ -479,20 +435,9 @@ def finish(plan: GenerationPlan, replies: Mapping[str, str], fresh: Mapping[str,
                 except (StoreError, OSError) as exc:
                     unwritten = unwritten or (generation.key, exc)
         if unwritten is not None and ledger is not None:
-            _warn_unwritten(ledger, *unwritten)
+            warn_unwritten(ledger.path, *unwritten, kept=cache is not None, what="generation", stacklevel=4)
     every = {**fresh, **replies}
     return [every[g.key] for g in plan.generations]
-
-
-def _warn_unwritten(ledger: Ledger, key: str, exc: BaseException) -> None:
-    reason = f"{exc.__class__.__name__}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
-    message = (
-        f"llmjudge: cannot write the verdict file {ledger.path} ({reason.splitlines()[0] if reason else ''}); "
-        f"the generation (key {key[:12]}) was not stored there. Make {ledger.path.parent} writable, or point "
-        "--judge-store at a writable directory."
-    )
-    with contextlib.suppress(Warning):  # warnings turned into errors: the reply itself stands
-        warnings.warn(LedgerWriteWarning(message), stacklevel=4)
 
 
 # -- the public functions: bound to the running test ---------------------------------------------

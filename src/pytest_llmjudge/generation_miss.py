@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ReplayMiss
-from .redact import redact
-from .replay_miss import nearest
+from .replay_miss import miss_error, nearest
 from .settings import Settings
 from .store.ledger import redact_generation
 
@@ -84,24 +83,21 @@ def generation_miss(
     `wanted` is the generation as it would be stored (before redaction); `stored` the test's stored
     generations (None outside a pytest test).
     """
-    test = test or "(outside a test)"
-    lines = [
-        f"no stored generation for this call of generate() (mode replay: {settings.mode_reason})",
-        f"  test:  {test}",
-        f"  model: {wanted['model']}",
-        f"  key:   {key[:12]}",
-    ]
-    if stored is None:
-        lines.append("  nothing is stored outside a pytest test")
-    elif not stored:
-        lines.append(f"  no generations are stored for this test (looked in {ledger_path})")
-    else:
+
+    def nearest_to(entries: Mapping[str, Entry]) -> tuple[str, str]:
         compared = redact_generation(wanted)  # stored entries are redacted: compare like with like
-        best_key, best = nearest(stored, compared, differences)
-        differs = ", ".join(DESCRIBED.get(field, field) for field in best)
-        lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
-    command = f"pytest '{test}' --judge-mode=auto"
-    if wanted["model"] == NO_MODEL:
-        command += " --generate-model=MODEL"
-    lines.append(f"  record it with a reachable model: {command}  (then commit the verdict file)")
-    return ReplayMiss(redact("\n".join(lines)), key=key)
+        best_key, best = nearest(entries, compared, differences)
+        return best_key, ", ".join(DESCRIBED.get(field, field) for field in best)
+
+    return miss_error(
+        key,
+        headline=f"no stored generation for this call of generate() (mode replay: {settings.mode_reason})",
+        test=test,
+        facts=[("model", wanted["model"])],
+        stored=stored,
+        ledger_path=ledger_path,
+        nouns="generations",
+        nearest_to=nearest_to,
+        recorder="model",
+        flags=" --generate-model=MODEL" if wanted["model"] == NO_MODEL else "",
+    )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 from . import pipeline
 from .errors import JudgeError, JudgmentFailed
 from .pipeline import Options, Plan
-from .runtime import JudgeRuntime, TestContext, active
+from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
 from .settings import MARKER_KEYS
 from .verdict import Sample, StoredScoreWarning, Verdict
 
@@ -68,7 +68,7 @@ class Judge:
         backend: Any = None,
         **overrides: Any,
     ) -> None:
-        self._runtime = runtime or active() or JudgeRuntime.standalone()
+        self._runtime = runtime or active() or standalone_runtime()
         self._context = context if context is not None else (self._runtime.current if runtime is None else None)
         self._backend = backend
         unknown = set(overrides) - set(MARKER_KEYS) - {"aggregate", "band"} if overrides else None
@@ -101,15 +101,17 @@ class Judge:
         `asserts`: the caller decides pass or fail (as `assert_judged` does).  The module-level
         `assert_judged` comes here directly: a judgment's arguments are packed once.
         """
-        _check_requires(criteria, input=options.input, expected=options.expected)
-        return pipeline.run(self._plan(output, criteria, options, asserts=asserts), self._runtime)
+        return pipeline.run(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
+
+    async def ajudged(self, output: Any, criteria: Any, options: Options, *, asserts: bool = False) -> Verdict:
+        """`judged`, awaitable (`assert_judged_async` comes here directly)."""
+        return await pipeline.arun(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
 
     @user_facing
     async def aassert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """`assert_judged`, awaitable."""
         __tracebackhide__ = True
-        plan = self._prepare(output, criteria, asserts=True, **options)
-        return passed_or_raise(await pipeline.arun(plan, self._runtime))
+        return passed_or_raise(await self.ajudged(output, criteria, Options(**options), asserts=True))
 
     @user_facing
     def compare(
@@ -136,11 +138,23 @@ class Judge:
         return comparison_from(pipeline.run(plan, self._runtime))
 
     @user_facing
-    async def acompare(self, candidate: Any, baseline: Any, criteria: str, **options: Any) -> Comparison:
-        """`compare`, awaitable."""
+    async def acompare(
+        self,
+        candidate: Any,
+        baseline: Any,
+        criteria: str,
+        *,
+        input: Any = None,
+        model: str | Sequence[str] | None = None,
+        samples: int | None = None,
+        aggregate: str | None = None,
+    ) -> Comparison:
+        """`compare`, awaitable: the calls are awaited, so the caller's event loop keeps running."""
         from .rubrics.pairwise import comparison_from
 
-        plan = self._pair_plan(candidate, baseline, criteria, **options)
+        plan = self._pair_plan(
+            candidate, baseline, criteria, input=input, model=model, samples=samples, aggregate=aggregate
+        )
         return comparison_from(await pipeline.arun(plan, self._runtime))
 
     @user_facing
@@ -165,9 +179,13 @@ class Judge:
         return pipeline.run_many(plans, self._runtime)
 
     def _prepare(self, output: Any, criteria: Any, *, asserts: bool = False, **options: Any) -> Plan:
+        """`_checked_plan`, for the methods that take the options as keyword arguments."""
+        return self._checked_plan(output, criteria, Options(**options), asserts=asserts)
+
+    def _checked_plan(self, output: Any, criteria: Any, options: Options, *, asserts: bool) -> Plan:
         """The plan, after checking that a library criterion got the input or reference it needs."""
-        _check_requires(criteria, input=options.get("input"), expected=options.get("expected"))
-        return self._plan(output, criteria, Options(**options), asserts=asserts)
+        _check_requires(criteria, input=options.input, expected=options.expected)
+        return self._plan(output, criteria, options, asserts=asserts)
 
     def _pair_plan(self, candidate: Any, baseline: Any, criteria: Any, *, strict: bool = False, **options: Any) -> Plan:
         from .rubrics.pairwise import Pairwise

@@ -8,7 +8,7 @@ travels (the api base) is not part of a key, so a transport change never misses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -161,24 +161,57 @@ def replay_miss(
 
     `stored` is the test's stored entries (None outside a pytest test, where nothing is stored).
     """
+
+    def nearest_to(entries: Mapping[str, Entry]) -> tuple[str, str]:
+        best_key, best_diff = nearest(entries, wanted)
+        return best_key, ", ".join(describe(field) for field in best_diff) or "the prompt template"
+
+    flags = ""
+    if not settings.model:
+        flags = " --judge-model=MODEL"
+    elif settings.sources.get("model") in ("cli", "default"):
+        flags = f" --judge-model={','.join(settings.model)}"
+    return miss_error(
+        key,
+        headline=f"no stored verdict for this judgment (mode replay: {settings.mode_reason})",
+        test=test,
+        stored=stored,
+        ledger_path=ledger_path,
+        nouns="verdicts",
+        nearest_to=nearest_to,
+        recorder="judge",
+        flags=flags,
+    )
+
+
+def miss_error(
+    key: str,
+    *,
+    headline: str,
+    test: str | None,
+    facts: Sequence[tuple[str, str]] = (),
+    stored: Mapping[str, Entry] | None,
+    ledger_path: Path | None,
+    nouns: str,
+    nearest_to: Callable[[Mapping[str, Entry]], tuple[str, str]],
+    recorder: str,
+    flags: str,
+) -> ReplayMiss:
+    """A replay miss's error, for a verdict or a generation: the headline; the test, `facts` and the key;
+    what is stored (`nouns`), with the nearest stored key and how it differs (`nearest_to`); and the
+    command that records it with a reachable `recorder` (`flags` added to it).  Redacted.
+    """
     test = test or "(outside a test)"
-    lines = [
-        f"no stored verdict for this judgment (mode replay: {settings.mode_reason})",
-        f"  test: {test}",
-        f"  key:  {key[:12]}",
-    ]
+    labelled = [("test", test), *facts, ("key", key[:12])]
+    width = max(len(label) for label, _ in labelled) + 1  # the values line up
+    lines = [headline, *(f"  {label + ':':<{width}} {value}" for label, value in labelled)]
     if stored is None:
         lines.append("  nothing is stored outside a pytest test")
     elif not stored:
-        lines.append(f"  no verdicts are stored for this test (looked in {ledger_path})")
+        lines.append(f"  no {nouns} are stored for this test (looked in {ledger_path})")
     else:
-        best_key, best_diff = nearest(stored, wanted)
-        differs = ", ".join(describe(field) for field in best_diff) or "the prompt template"
+        best_key, differs = nearest_to(stored)
         lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
-    command = f"pytest '{test}' --judge-mode=auto"
-    if not settings.model:
-        command += " --judge-model=MODEL"
-    elif settings.sources.get("model") in ("cli", "default"):
-        command += f" --judge-model={','.join(settings.model)}"
-    lines.append(f"  record it with a reachable judge: {command}  (then commit the verdict file)")
+    command = f"pytest '{test}' --judge-mode=auto{flags}"
+    lines.append(f"  record it with a reachable {recorder}: {command}  (then commit the verdict file)")
     return ReplayMiss(redact("\n".join(lines)), key=key)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -132,15 +133,20 @@ class JudgeRuntime:
         if context is None or (context.ledger is None and context.module_path is None):
             return None
         if context.ledger is None and context.module_path is not None:
-            ledger_type, location_of = _ledger_functions()
-            location = location_of(
+            location = _ledger_functions()[1](
                 context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir
             )
-            ledger = self.ledgers.get(location)
-            if ledger is None:
-                ledger = self.ledgers[location] = ledger_type(location, context.nodeid)
-            context.ledger = ledger
+            context.ledger = self.ledger_at(location, context.nodeid)
         return context.ledger
+
+    def ledger_at(self, path: str | Path, nodeid: str = "") -> Ledger:
+        """The one Ledger of the verdict file at `path` in this process, made on first need: every
+        judgment reading or writing that file shares it, so its `used` keys are all there for prune."""
+        location = os.fspath(path)
+        ledger = self.ledgers.get(location)
+        if ledger is None:
+            ledger = self.ledgers[location] = _ledger_functions()[0](path, nodeid)
+        return ledger
 
     def finish_attempt(self, context: TestContext) -> None:
         """The test's attempt has been reported: forget its judgments (a rerun starts afresh) and
@@ -528,3 +534,17 @@ def active() -> JudgeRuntime | None:
             return None
         _CHILD.append(runtime)
     return _CHILD[0]
+
+
+_STANDALONE: list[JudgeRuntime] = []
+_STANDALONE_LOCK = threading.Lock()
+
+
+def standalone_runtime() -> JudgeRuntime:
+    """Outside pytest: the process's one runtime (settings from the environment, nothing stored),
+    made on first need.  Every Judge, assertion and generation there shares it: one resolution of
+    the settings, one background loop, one budget."""
+    with _STANDALONE_LOCK:
+        if not _STANDALONE:
+            _STANDALONE.append(JudgeRuntime.standalone())
+        return _STANDALONE[0]

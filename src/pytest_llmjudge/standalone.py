@@ -306,8 +306,6 @@ def command_context(
 
     The runtime is active (as a pytest session's is) until the block ends; then it is closed.
     """
-    from .store import Ledger
-
     source = Path(input_file)
     path = verdict_file(command, source, config)
     try:
@@ -322,7 +320,7 @@ def command_context(
         store_root=config.store_root,
     )
     context = TestContext(nodeid, source, source.stem)
-    context.ledger = runtime.ledgers[os.fspath(path)] = Ledger(path, nodeid)
+    context.ledger = runtime.ledger_at(path, nodeid)
     runtime.current = context
     activate(runtime)
     try:

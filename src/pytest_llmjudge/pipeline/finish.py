@@ -6,24 +6,23 @@ hand-edited score cannot outvote its reply.
 
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..aggregate import combine_panel, undecided
 from ..errors import StoreError, VerdictParseError
 from ..rubrics import Outcome, Reply, Rubric, read_reply
 from ..structured import structured_of
-from ..verdict import LedgerWriteWarning, Sample, StoredScoreWarning, Verdict, made
+from ..verdict import Sample, StoredScoreWarning, Verdict, made
 from .plan import stored_fields
+from .unwritten import warn_unwritten
 
 if TYPE_CHECKING:
     from ..parsing import ParsedVerdict
     from ..runtime import JudgeRuntime
-    from .lookup import Answer  # lookup imports this module (warn_unwritten)
+    from .lookup import Answer
     from .plan import Call, Plan
 
 
@@ -105,25 +104,6 @@ def write_back(
     if unwritten is not None:
         kept = runtime.cache is not None
         warn_unwritten(ledger.path, *unwritten, kept=kept)
-
-
-def warn_unwritten(path: Path, key: str, exc: BaseException, *, kept: bool) -> None:
-    """Say, once per judgment, that its verdict file could not be written, and where the verdict is."""
-    if isinstance(exc, OSError):
-        reason = f"{exc.__class__.__name__}: {exc.strerror or exc}"
-    else:
-        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
-    where = (
-        "It is kept in the local cache, and the next run in auto mode with a writable store writes it"
-        if kept
-        else "No local cache is in use (pytest's cache provider is off), so it must be judged again"
-    )
-    message = (
-        f"llmjudge: cannot write the verdict file {path} ({reason}); the verdict (key {key[:12]}) was not stored "
-        f"there. {where}: make {path.parent} writable, or point --judge-store at a writable directory."
-    )
-    with contextlib.suppress(Warning):  # warnings turned into errors: the paid verdict still stands
-        warnings.warn(LedgerWriteWarning(message), stacklevel=3)
 
 
 def samples_of(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict]) -> list[Sample]:

@@ -4,15 +4,14 @@ cache, and the calls that must go live.  A replay that misses raises, with what 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..errors import JudgeError, StoreError
 from ..rubrics import Reply
-from .finish import warn_unwritten
 from .plan import stored_elsewhere, stored_fields
+from .unwritten import warn_unwritten
 
 if TYPE_CHECKING:
     from ..backends import CallResult
@@ -68,30 +67,34 @@ def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[C
     return answers, missing
 
 
-def adopt_from_elsewhere(runtime: JudgeRuntime, ledger: Ledger, key: str, *, copy: bool) -> dict[str, Any] | None:
-    """The entry for `key` from another verdict file, or None; with `copy`, written into `ledger` too.
+def adopt_from_elsewhere(
+    runtime: JudgeRuntime,
+    ledger: Ledger,
+    key: str,
+    *,
+    copy: bool,
+    what: Literal["verdict", "generation"] = "verdict",
+) -> dict[str, Any] | None:
+    """The entry (a verdict, or a generation) for `key` from another verdict file, or None; with
+    `copy`, written into `ledger` too.
 
     The other file's entry is also marked used (through the runtime's Ledger of that file), so a
     prune after a replay that relied on it keeps it.
     """
-    found = stored_elsewhere(runtime).find(key)
-    if found is None:
+    index = stored_elsewhere(runtime)
+    found = index.find_generation(key) if what == "generation" else index.find(key)
+    if found is None or found.path == ledger.path:
         return None
-    path, entry = found.path, found.entry
-    if path == ledger.path:
-        return None
-    other = runtime.ledgers.get(os.fspath(path))
-    if other is None:
-        from ..store import Ledger
-
-        other = runtime.ledgers[os.fspath(path)] = Ledger(path, "")
-    other.used.add(key)
+    runtime.ledger_at(found.path).used.add(key)
     if copy:
         try:
-            ledger.adopt(key, entry)
+            if what == "generation":
+                ledger.put_generation(key, found.entry, replace=False)
+            else:
+                ledger.adopt(key, found.entry)
         except (StoreError, OSError) as exc:  # replayed all the same; a later writable run makes the copy
-            warn_unwritten(ledger.path, key, exc, kept=True)
-    return dict(entry)
+            warn_unwritten(ledger.path, key, exc, kept=found.path, what=what)
+    return dict(found.entry)
 
 
 def _replay_miss(plan: Plan, call: Call) -> JudgeError:

@@ -15,7 +15,7 @@ import dataclasses
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -27,6 +27,7 @@ from ..keys import KEY_VERSION, KeyTemplate, canonical_json, judgment_key, messa
 from ..rubrics import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from ..structured import format_for, structured_backend
+from .recorded import recorded_model
 
 if TYPE_CHECKING:
     from ..backends import Backend, CallRequest, CallResult
@@ -243,11 +244,13 @@ def plan(
     if not settings.model and settings.mode == "replay" and isinstance(setup.backend, LiteLLMBackend):
         # CI with no judge configured: replay what was recorded, whichever model recorded it.
         entries = ledger.entries() if ledger is not None else {}
-        model = recorded_model(entries, lambda m: setup.calls([(m, m)], prompts))
+        model = recorded_model(entries, lambda m: setup.calls([(m, m)], prompts), several=SEVERAL_JUDGES)
         if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
             elsewhere = stored_elsewhere(runtime)
             by_model = {s.key: s.entry for s in elsewhere.by_model().values()}
-            model = recorded_model(by_model, lambda m: setup.calls([(m, m)], prompts), elsewhere.has)
+            model = recorded_model(
+                by_model, lambda m: setup.calls([(m, m)], prompts), elsewhere.has, several=SEVERAL_JUDGES
+            )
         if model is not None:
             settings = settings._replace(model=(model,))
         else:  # a miss: against the one model this test recorded with, so the miss names what changed
@@ -295,28 +298,11 @@ def _default_prompts(case: Case) -> tuple[Rubric, list[Prompt]]:
 NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
 
 
-def recorded_model(
-    entries: Mapping[str, Mapping[str, Any]],
-    calls_for: Callable[[str], Sequence[Call]],
-    has: Callable[[str], bool] | None = None,
-) -> str | None:
-    """The model that recorded this judgment, found without being told: keys are content hashes, so a
-    stored entry belongs to this judgment when its key is one this judgment computes with its model.
-
-    One model matches: that model.  None: None (the replay misses as usual).  Several: a JudgeError
-    naming them and the option that picks one.
-    """
-    matching: list[str] = []
-    for model in dict.fromkeys(str(e.get("model")) for e in entries.values() if isinstance(e.get("model"), str)):
-        keys = {call.key for call in calls_for(model)}
-        if any(has(k) for k in keys) if has is not None else not keys.isdisjoint(entries):
-            matching.append(model)
-    if len(matching) > 1:
-        raise JudgeError(
-            f"this judgment was recorded by several judge models ({', '.join(sorted(matching))}) and none is "
-            "configured: pick one with --judge-model=MODEL (or judge_model in the ini file, or LLMJUDGE_MODEL)"
-        )
-    return matching[0] if matching else None
+# A replay with no judge configured whose judgment several models recorded: which one to pick.
+SEVERAL_JUDGES = (
+    "this judgment was recorded by several judge models ({models}) and none is configured: pick one with "
+    "--judge-model=MODEL (or judge_model in the ini file, or LLMJUDGE_MODEL)"
+)
 
 
 # Merged settings by (session settings, marker, arguments): a suite's judgments repeat a few

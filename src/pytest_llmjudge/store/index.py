@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,16 @@ def _as_stored(field: str, value: Any) -> Any:
         return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
     except (TypeError, ValueError):
         return value
+
+
+def _first_per_model(stored: Iterable[StoredVerdict]) -> dict[str, StoredVerdict]:
+    """The first of `stored` for each model named by an entry."""
+    first: dict[str, StoredVerdict] = {}
+    for each in stored:
+        model = each.entry.get("model")
+        if isinstance(model, str):
+            first.setdefault(model, each)
+    return first
 
 
 class VerdictIndex:
@@ -114,12 +124,7 @@ class VerdictIndex:
     def by_model(self) -> dict[str, StoredVerdict]:
         """One stored entry per model that recorded anything (the models a replay could try)."""
         self._build()
-        first: dict[str, StoredVerdict] = {}
-        for stored in self._all:
-            model = stored.entry.get("model")
-            if isinstance(model, str):
-                first.setdefault(model, stored)
-        return first
+        return _first_per_model(self._all)
 
     def find_generation(self, key: str) -> StoredVerdict | None:
         """The stored generation for `key` in any verdict file, or None (builds the index on first use)."""
@@ -129,12 +134,7 @@ class VerdictIndex:
     def generations_by_model(self) -> dict[str, StoredVerdict]:
         """One stored generation per model under test that recorded anything."""
         self._build()
-        first: dict[str, StoredVerdict] = {}
-        for stored in self._generations.values():
-            model = stored.entry.get("model")
-            if isinstance(model, str):
-                first.setdefault(model, stored)
-        return first
+        return _first_per_model(self._generations.values())
 
     def matching(self, fields: Mapping[str, Any]) -> list[StoredVerdict]:
         """Every stored entry whose `fields` all equal the given values (None: the field is absent).

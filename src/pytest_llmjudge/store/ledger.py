@@ -242,22 +242,17 @@ def redact_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class LedgerWriteError(StoreError):
-    """A verdict could not be written into its verdict file (read-only tree, a file in the way, ...).
+    """A verdict file could not be written (read-only tree, a file in the way, ...).
 
-    `path` is the verdict file, `key` the judgment's key, `reason` the operating system's words.
-    The verdict itself is not lost where a local cache holds it: a later run in auto mode, with a
-    writable store, finds it there and writes it.
+    `path` is the verdict file, `key` the entry's key, `reason` the operating system's words.  The
+    message says no more: where the reply is kept, and so what to tell the user, is the caller's to know.
     """
 
     def __init__(self, path: Path, key: str, reason: str) -> None:
         self.path = path
         self.key = key
         self.reason = reason
-        super().__init__(
-            f"cannot write the verdict file {path} ({reason}); the verdict (key {key[:12]}) was not stored there. "
-            f"It is kept in the local cache, and the next run in auto mode with a writable store writes it: "
-            f"make {path.parent} writable, or point --judge-store (LLMJUDGE_STORE) at a writable directory."
-        )
+        super().__init__(f"cannot write the verdict file {path} ({reason}); key {key[:12]} was not stored there")
 
 
 def _describe_os_error(exc: OSError) -> str:
@@ -293,7 +288,7 @@ class Ledger:
         self.nodeid = nodeid
         self.lock_dir = lock_dir  # None: default_lock_dir()
         self._entries: dict[str, dict[str, Any]] | None = None
-        self._generations: dict[str, dict[str, Any]] | None = None  # loaded on the first `generation`
+        self._generations: dict[str, dict[str, Any]] | None = None  # loaded with `_entries`
         self._lock = threading.Lock()  # score_many may record from several threads
         self.used: set[str] = set()  # keys this run read or wrote, verdicts and generations (for prune)
 
@@ -304,23 +299,37 @@ class Ledger:
             self._path = Path(self.location)
         return self._path
 
-    def _load(self) -> dict[str, dict[str, Any]]:
-        if self._entries is None:
-            self._entries = _read_document(self.location)[1]
-        return self._entries
+    def _loaded(self, generations: bool) -> dict[str, dict[str, Any]]:
+        """The verdicts (or the generations), read on first need: one read of the file fills both
+        sections, and a section already loaded is kept as it is."""
+        section = self._generations if generations else self._entries
+        if section is None:
+            _, entries, found = _read_document(self.location)
+            if self._entries is None:
+                self._entries = entries
+            if self._generations is None:
+                self._generations = found
+            section = found if generations else entries
+        return section
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The stored entry for `key`, or None; a hit is remembered as used."""
+    def _get(self, key: str, *, generations: bool) -> dict[str, Any] | None:
         with self._lock:
-            entry = self._load().get(key)
+            entry = self._loaded(generations).get(key)
             if entry is not None:
                 self.used.add(key)
             return entry
 
+    def _copy(self, *, generations: bool) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return dict(self._loaded(generations))
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored entry for `key`, or None; a hit is remembered as used."""
+        return self._get(key, generations=False)
+
     def entries(self) -> dict[str, dict[str, Any]]:
         """A copy of every stored entry, by key."""
-        with self._lock:
-            return dict(self._load())
+        return self._copy(generations=False)
 
     def put(self, key: str, entry: Mapping[str, Any]) -> bool:
         """Store `entry` (redacted) under `key`, replacing what the file held for it; return whether
@@ -348,23 +357,13 @@ class Ledger:
 
     # -- generations: the replies of the model under test, in their own section ---------------
 
-    def _load_generations(self) -> dict[str, dict[str, Any]]:
-        if self._generations is None:
-            self._generations = LedgerDocument.read(self.path).generations
-        return self._generations
-
     def generation(self, key: str) -> dict[str, Any] | None:
         """The stored generation for `key`, or None; a hit is remembered as used."""
-        with self._lock:
-            entry = self._load_generations().get(key)
-            if entry is not None:
-                self.used.add(key)
-            return entry
+        return self._get(key, generations=True)
 
     def generations(self) -> dict[str, dict[str, Any]]:
         """A copy of every stored generation, by key."""
-        with self._lock:
-            return dict(self._load_generations())
+        return self._copy(generations=True)
 
     def put_generation(self, key: str, entry: Mapping[str, Any], *, replace: bool = True) -> bool:
         """Store a generation (redacted) under `key`; raises and keeps other processes' entries as `put` does.

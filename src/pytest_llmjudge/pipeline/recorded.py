@@ -1,0 +1,43 @@
+"""Which model recorded a replayed call, when none is configured (CI replaying what was recorded).
+
+Keys are content hashes, so a stored entry belongs to a call when its key is one the call computes
+with the entry's model: trying each stored model in turn finds the one that recorded it, for a
+judgment's calls and a generation's alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+from ..errors import JudgeError
+
+
+class Keyed(Protocol):
+    """A call named by its key (a judge call, a generation)."""
+
+    @property
+    def key(self) -> str: ...
+
+
+def recorded_model(
+    entries: Mapping[str, Mapping[str, Any]],
+    calls_for: Callable[[str], Iterable[Keyed]],
+    has: Callable[[str], bool] | None = None,
+    *,
+    several: str,
+) -> str | None:
+    """The model under which `calls_for(model)` has a stored key, of the models named in `entries`.
+
+    `has` says whether a key is stored (default: it is one of `entries`).  One model matches: that
+    model.  None: None (the replay misses as usual).  Several: a JudgeError, `several` with the models
+    in place of `{models}` (it names the option that picks one).
+    """
+    matching: list[str] = []
+    for model in dict.fromkeys(str(e.get("model")) for e in entries.values() if isinstance(e.get("model"), str)):
+        keys = {call.key for call in calls_for(model)}
+        if any(has(k) for k in keys) if has is not None else not keys.isdisjoint(entries):
+            matching.append(model)
+    if len(matching) > 1:
+        raise JudgeError(several.format(models=", ".join(sorted(matching))))
+    return matching[0] if matching else None

@@ -1,0 +1,47 @@
+"""The one warning for a verdict file that cannot be written: what was not stored, and where it is."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from pathlib import Path
+from typing import Literal
+
+from ..verdict import LedgerWriteWarning
+
+# What must happen again when nothing keeps the reply, by what was not stored.
+_AGAIN = {"verdict": "judged", "generation": "generated"}
+
+
+def warn_unwritten(
+    path: Path,
+    key: str,
+    exc: BaseException,
+    *,
+    kept: bool | Path,
+    what: Literal["verdict", "generation"] = "verdict",
+    stacklevel: int = 3,
+) -> None:
+    """Say, once per judgment or generation, that its verdict file could not be written, and where the
+    reply is: `kept` is True for the local cache, False for nowhere, or the verdict file it was copied from.
+    """
+    from ..store import LedgerWriteError  # on a failed write only: the pipeline loads no storage code up front
+
+    if isinstance(exc, LedgerWriteError):  # its own message is a sentence; only the reason belongs here
+        reason = exc.reason
+    elif isinstance(exc, OSError):
+        reason = f"{exc.__class__.__name__}: {exc.strerror or exc}"
+    else:
+        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+    if isinstance(kept, Path):
+        where = f"It is still stored in {kept}, and the next run in auto mode with a writable store copies it"
+    elif kept:
+        where = "It is kept in the local cache, and the next run in auto mode with a writable store writes it"
+    else:
+        where = f"No local cache is in use (pytest's cache provider is off), so it must be {_AGAIN[what]} again"
+    message = (
+        f"llmjudge: cannot write the verdict file {path} ({reason}); the {what} (key {key[:12]}) was not stored "
+        f"there. {where}: make {path.parent} writable, or point --judge-store at a writable directory."
+    )
+    with contextlib.suppress(Warning):  # warnings turned into errors: the paid reply still stands
+        warnings.warn(LedgerWriteWarning(message), stacklevel=stacklevel)
