@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import first_line
 from .runtime import JudgeRuntime, TestContext, activate, deactivate
 from .settings import OPTIONS, SettingError, Settings, resolve
 
@@ -147,7 +148,7 @@ def _read_ini(path: Path, section: str) -> dict[str, Any] | None:
     try:
         parser.read_string(path.read_text(encoding="utf-8"), source=str(path))
     except (configparser.Error, OSError, UnicodeDecodeError) as exc:
-        raise SettingError(f"{path}: cannot read the ini file ({str(exc).splitlines()[0]})") from None
+        raise SettingError(f"{path}: cannot read the ini file ({first_line(exc)})") from None
     if not parser.has_section(section):
         return None
     return dict(parser.items(section))

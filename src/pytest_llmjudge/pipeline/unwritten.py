@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 from typing import Literal
 
+from ..errors import first_line
 from ..verdict import LedgerWriteWarning
 
 # What must happen again when nothing keeps the reply, by what was not stored.
@@ -32,7 +33,7 @@ def warn_unwritten(
     elif isinstance(exc, OSError):
         reason = f"{exc.__class__.__name__}: {exc.strerror or exc}"
     else:
-        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        reason = first_line(exc)
     if isinstance(kept, Path):
         where = f"It is still stored in {kept}, and the next run in auto mode with a writable store copies it"
     elif kept:

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..errors import first_line
 from ..store.atomic import write_atomically
 from .base import RubricError
 
@@ -66,7 +67,7 @@ def _parse(path: Path, text: str) -> Any:
         try:
             return yaml.safe_load(text)  # safe_load builds plain data only: no tags, no objects
         except (yaml.YAMLError, RecursionError) as exc:
-            raise RubricError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+            raise RubricError(f"{path}: not valid YAML ({first_line(exc)})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
