@@ -7,9 +7,8 @@ import re
 
 import pytest
 
-from pytest_llmjudge.case import Case
 from pytest_llmjudge.errors import VerdictParseError
-from pytest_llmjudge.rubrics import Pairwise, Reply
+from pytest_llmjudge.rubrics import Case, Pairwise, Reply
 
 CASE = Case.build("the candidate", "is better", expected="the baseline")
 

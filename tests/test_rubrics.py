@@ -9,9 +9,9 @@ import pytest
 
 from helpers.openai_server import Reply
 from pytest_llmjudge import criteria
-from pytest_llmjudge.case import Case
 from pytest_llmjudge.errors import JudgeError, VerdictParseError
 from pytest_llmjudge.rubrics import (
+    Case,
     Checklist,
     Dimensions,
     Likert,

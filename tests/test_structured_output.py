@@ -16,9 +16,9 @@ import pytest
 from helpers import MODEL
 from helpers.openai_server import OpenAIServer, Reply, refusing, reply_json, response_format_type
 from helpers.verdicts import stored_entries
-from pytest_llmjudge.case import Case
 from pytest_llmjudge.reask import REASK_MESSAGE
 from pytest_llmjudge.rubrics import (
+    Case,
     Checklist,
     Dimensions,
     Likert,

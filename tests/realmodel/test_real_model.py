@@ -355,8 +355,7 @@ def test_likert_weighting_on_a_schema_constrained_reply_with_the_real_logprobs(l
     own json_object+schema extension and hand the real reply and log-probabilities to Likert.parse."""
     import litellm
 
-    from pytest_llmjudge.case import Case
-    from pytest_llmjudge.rubrics import Likert, Reply
+    from pytest_llmjudge.rubrics import Case, Likert, Reply
 
     rubric = Likert(logprobs=True)
     (prompt,) = rubric.prompts(Case("Returns are accepted within 30 days.", "Says returns are accepted within 30 days"))

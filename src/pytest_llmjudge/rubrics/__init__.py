@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..case import Case  # what `Rubric.prompts` is given: part of the contract a kind of your own meets
 from ..lazy import lazy_exports
 from .base import (
     Outcome,
@@ -66,6 +67,7 @@ __all__ = [
     "DIMENSION_WEIGHTS",
     "PASS_FAIL_SCORES",
     "QUALITY_LABELS",
+    "Case",
     "Checklist",
     "Comparison",
     "Dimensions",
