@@ -52,10 +52,12 @@ def pytest_sessionfinish(session):
     Path("offline-report.json").write_text(__import__("json").dumps(report))
 
 # The plugin's own modules that only a live call needs: the call records, the retries, the limiter,
-# the event-loop thread, the request planner, the live stage, the custom-callable backend.
+# the event-loop thread, the request planner, the live stage, the custom-callable backend; and two
+# that a replay naming its judge and writing nothing never needs: the search for the model that
+# recorded a judgment, and the warning for a verdict file that cannot be written.
 LIVE_ONLY = {
     "pytest_llmjudge.backends." + name for name in ("protocol", "retry", "limiter", "loop", "plan", "callable")
-} | {"pytest_llmjudge.pipeline.live"}
+} | {"pytest_llmjudge.pipeline." + name for name in ("live", "recorded", "unwritten")}
 """
 
 

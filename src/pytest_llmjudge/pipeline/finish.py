@@ -17,7 +17,6 @@ from ..rubrics import Outcome, Reply, Rubric, read_reply
 from ..structured import structured_of
 from ..verdict import Sample, StoredScoreWarning, Verdict, made
 from .plan import stored_fields
-from .unwritten import warn_unwritten
 
 if TYPE_CHECKING:
     from ..parsing import ParsedVerdict
@@ -102,6 +101,8 @@ def write_back(
         except (StoreError, OSError) as exc:
             unwritten = unwritten or (call.key, exc)
     if unwritten is not None:
+        from .unwritten import warn_unwritten  # on a failed write only
+
         kept = runtime.cache is not None
         warn_unwritten(ledger.path, *unwritten, kept=kept)
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from ..errors import JudgeError, StoreError
 from ..rubrics import Reply
 from .plan import stored_elsewhere, stored_fields
-from .unwritten import warn_unwritten
 
 if TYPE_CHECKING:
     from ..backends import CallResult
@@ -93,6 +92,8 @@ def adopt_from_elsewhere(
             else:
                 ledger.adopt(key, found.entry)
         except (StoreError, OSError) as exc:  # replayed all the same; a later writable run makes the copy
+            from .unwritten import warn_unwritten  # on a failed write only
+
             warn_unwritten(ledger.path, key, exc, kept=found.path, what=what)
     return dict(found.entry)
 

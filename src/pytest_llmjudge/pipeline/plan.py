@@ -27,7 +27,6 @@ from ..keys import KEY_VERSION, KeyTemplate, canonical_json, judgment_key, messa
 from ..rubrics import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from ..structured import format_for, structured_backend
-from .recorded import recorded_model
 
 if TYPE_CHECKING:
     from ..backends import Backend, CallRequest, CallResult
@@ -243,6 +242,8 @@ def plan(
 
     if not settings.model and settings.mode == "replay" and isinstance(setup.backend, LiteLLMBackend):
         # CI with no judge configured: replay what was recorded, whichever model recorded it.
+        from .recorded import recorded_model  # loaded only here: a run that names its judge never asks
+
         entries = ledger.entries() if ledger is not None else {}
         model = recorded_model(entries, lambda m: setup.calls([(m, m)], prompts), several=SEVERAL_JUDGES)
         if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
