@@ -14,6 +14,7 @@ import pytest
 
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import serve_in_subprocess, stop_subprocess
+from helpers.runtime import own_judges
 from pytest_llmjudge.calibration import CalibrationError, LabelledExample, assert_judge_agrees, run_calibration
 from pytest_llmjudge.settings import OPTIONS
 from pytest_llmjudge.standalone import add_judge_options, command_context, judge_cli_values, load_settings
@@ -115,12 +116,6 @@ def test_assert_judge_agrees_needs_a_bar():
 
 
 def test_run_calibration_with_a_custom_judge_and_score_labels(tmp_path):
-    from pytest_llmjudge import Judge
-    from pytest_llmjudge.runtime import JudgeRuntime
-    from pytest_llmjudge.settings import Settings
-
-    runtime = JudgeRuntime(Settings(mode="live"), rootdir=tmp_path)  # not this test's verdict file: nothing stored
-
     def backend(messages):
         text = messages[-1]["content"]
         score = float(text.split("SCORE=")[1].split()[0].rstrip("."))
@@ -129,14 +124,13 @@ def test_run_calibration_with_a_custom_judge_and_score_labels(tmp_path):
     rows = [
         {"output": f"x SCORE={s}", "criteria": "c", "label": label} for s, label in ((0.2, 0.1), (0.6, 0.7), (0.9, 0.8))
     ]
-    result = run_calibration(rows, judge=Judge(runtime=runtime, backend=backend, model="m"), threshold=0.5)
-    assert result.kind == "score" and result.spearman == pytest.approx(1.0) and result.accuracy == 1.0
-    examples = [LabelledExample(output="SCORE=0.9", criteria="c", label=False, kind="pass/fail", line=3)]
-    with pytest.raises(CalibrationError, match="<rows>:3: unknown rubric 'nope'"):
-        run_calibration(
-            [LabelledExample(**{**examples[0].__dict__, "rubric": "nope"})],
-            judge=Judge(runtime=runtime, backend=backend),
-        )
+    # Judges of the test's own, not bound to this test's verdict file: nothing is stored.
+    with own_judges(rootdir=tmp_path, mode="live") as judge:
+        result = run_calibration(rows, judge=judge(backend, model="m"), threshold=0.5)
+        assert result.kind == "score" and result.spearman == pytest.approx(1.0) and result.accuracy == 1.0
+        examples = [LabelledExample(output="SCORE=0.9", criteria="c", label=False, kind="pass/fail", line=3)]
+        with pytest.raises(CalibrationError, match="<rows>:3: unknown rubric 'nope'"):
+            run_calibration([LabelledExample(**{**examples[0].__dict__, "rubric": "nope"})], judge=judge(backend))
 
 
 # -- the command: llmjudge calibrate -----------------------------------------------------------------

@@ -20,11 +20,10 @@ import pytest
 from helpers import CANARY_KEY, MODEL
 from helpers.backend import CONTEXT_OVERFLOW, call, fail
 from helpers.openai_server import Reply, reply_json
+from helpers.runtime import own_runtime
 from helpers.verdicts import verdict_files
 from pytest_llmjudge import BudgetExceeded
 from pytest_llmjudge.backends import CallRequest, backoff_delay, retry
-from pytest_llmjudge.runtime import JudgeRuntime
-from pytest_llmjudge.settings import resolve
 from pytest_llmjudge.store import SharedSpend
 
 PRICED_MODEL = "openai/gpt-4o-mini"  # priced by LiteLLM by name, whatever the api_base
@@ -393,7 +392,7 @@ def test_shared_spend_is_per_run_and_shared_between_processes(tmp_path):
 
 
 def test_budget_message_and_notice_from_the_runtime(tmp_path):
-    runtime = JudgeRuntime(resolve({"budget": "0.01"}, {}, {}), rootdir=tmp_path)
+    runtime = own_runtime(rootdir=tmp_path, budget="0.01")
     runtime.check_budget()
     runtime.spend(0.004)
     runtime.spend(0.007)
