@@ -287,7 +287,7 @@ def _ledger(path: Path, generations: dict, verdicts: dict | None = None) -> Path
 def test_the_merge_driver_merges_generations_by_key(tmp_path):
     """Given two branches that each recorded a generation into the same file, the merge driver keeps
     both; the same key with two different model replies is a conflict that names it."""
-    from pytest_llmjudge.store.merge import main
+    from pytest_llmjudge.cli import main
 
     a, b = "a" * 64, "b" * 64
     gen = {"model": GEN_MODEL, "messages": [], "params": {}, "index": 0}
@@ -295,13 +295,13 @@ def test_the_merge_driver_merges_generations_by_key(tmp_path):
     base = _ledger(tmp_path / "base.json", {})
     ours = _ledger(tmp_path / "ours.json", {a: {**gen, "reply": "ours"}}, {"c" * 64: verdict})
     theirs = _ledger(tmp_path / "theirs.json", {b: {**gen, "reply": "theirs"}})
-    assert main([str(base), str(ours), str(theirs)]) == 0
+    assert main(["merge", str(base), str(ours), str(theirs)]) == 0
     merged = json.loads(ours.read_text())
     assert set(merged["generations"]) == {a, b} and set(merged["verdicts"]) == {"c" * 64}
 
     ours = _ledger(tmp_path / "ours.json", {a: {**gen, "reply": "ours"}})
     theirs = _ledger(tmp_path / "theirs.json", {a: {**gen, "reply": "theirs"}})
-    assert main([str(base), str(ours), str(theirs)]) == 1
+    assert main(["merge", str(base), str(ours), str(theirs)]) == 1
     assert json.loads(ours.read_text())["generations"][a]["reply"] == "ours"
 
 
