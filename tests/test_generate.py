@@ -326,19 +326,6 @@ def test_a_file_without_generations_reads_and_writes_as_before(tmp_path):
     assert set(document.generations) == {"a" * 64} and set(document.entries) == {"c" * 64, "d" * 64}
 
 
-def test_the_model_under_test_has_its_own_option_names():
-    """The model under test is named apart from the judge: --generate-*, generate_*, LLMJUDGE_GENERATE_*."""
-    from pytest_llmjudge.settings import OPTIONS_BY_NAME, SettingError, resolve
-
-    option = OPTIONS_BY_NAME["generate_model"]
-    assert (option.cli, option.ini, option.env) == ("--generate-model", "generate_model", "LLMJUDGE_GENERATE_MODEL")
-    assert OPTIONS_BY_NAME["generate_api_base"].cli == "--generate-api-base"
-    settings = resolve({}, {"generate_model": "openai/from-ini"}, {"LLMJUDGE_GENERATE_API_BASE": "http://h/v1"})
-    assert (settings.generate_model, settings.generate_api_base) == ("openai/from-ini", "http://h/v1")
-    with pytest.raises(SettingError, match="LLMJUDGE_GENERATE_MODEL must not be empty"):
-        resolve({}, {}, {"LLMJUDGE_GENERATE_MODEL": "  "})
-
-
 def test_batch_temperatures_spread_over_the_range_and_variations_combine_with_the_task():
     from pytest_llmjudge.generation import spread_temperatures, variation_prompt
 
