@@ -326,14 +326,38 @@ def test_a_file_without_generations_reads_and_writes_as_before(tmp_path):
     assert set(document.generations) == {"a" * 64} and set(document.entries) == {"c" * 64, "d" * 64}
 
 
-def test_batch_temperatures_spread_over_the_range_and_variations_combine_with_the_task():
-    from pytest_llmjudge.generation import spread_temperatures, variation_prompt
+SPREAD_AND_COMBINE = """
+from pytest_llmjudge import generate_batch, generate_variations
 
-    assert spread_temperatures(5, (0.5, 0.9)) == [0.5, 0.6, 0.7, 0.8, 0.9]
-    assert spread_temperatures(1, (0.5, 0.9)) == [0.5]
-    assert spread_temperatures(3, 0.7) == [0.7, 0.7, 0.7]
-    assert variation_prompt("Sum up.", "Be brief. {task} No {braces} lost.") == "Be brief. Sum up. No {braces} lost."
-    assert variation_prompt("Sum up.", "You are a pirate.") == "You are a pirate.\n\nSum up."
+def temperatures(replies):
+    return [float(r.split(" at t=")[1].split(". Returns")[0]) for r in replies]
+
+def test_spread():
+    assert temperatures(generate_batch("Five.", n=5, temperature=(0.5, 0.9))) == [0.5, 0.6, 0.7, 0.8, 0.9]
+    assert temperatures(generate_batch("One.", n=1, temperature=(0.5, 0.9))) == [0.5]
+    assert temperatures(generate_batch("Three.", n=3, temperature=0.7)) == [0.7, 0.7, 0.7]
+    generate_variations("Sum up.", prompts=["Be brief. {task} No {braces} lost.", "You are a pirate."])
+"""
+
+
+def test_batch_temperatures_spread_over_the_range_and_variations_combine_with_the_task(pytester, server):
+    """Given batches over a temperature range, of one member, and at one temperature, each member is
+    asked at its own temperature, both ends included; a variation takes the task at {task}, or
+    after a blank line, and keeps any other braces."""
+    pytester.makepyfile(test_spread=SPREAD_AND_COMBINE)
+    pytester.runpytest(*record_args(server)).assert_outcomes(passed=1)
+    asked: dict[str, list[float | None]] = {}
+    for request in generation_requests(server):
+        asked.setdefault(request["messages"][-1]["content"], []).append(request.get("temperature"))
+    assert {prompt: sorted(t) for prompt, t in asked.items() if prompt in ("Five.", "One.", "Three.")} == {
+        "Five.": [0.5, 0.6, 0.7, 0.8, 0.9],
+        "One.": [0.5],
+        "Three.": [0.7, 0.7, 0.7],
+    }
+    assert set(asked) - {"Five.", "One.", "Three."} == {
+        "Be brief. Sum up. No {braces} lost.",
+        "You are a pirate.\n\nSum up.",
+    }
 
 
 @pytest.mark.parametrize(
