@@ -14,6 +14,7 @@ import pytest
 
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import OpenAIServer, score_from_prompt
+from helpers.verdicts import verdict_files
 
 GEN_MODEL = "openai/gen-test"
 
@@ -391,7 +392,7 @@ def test_an_unreachable_model_under_test_is_named_in_the_error(pytester):
     )
     result.assert_outcomes(failed=1)
     assert f"generate() could not get a reply from {GEN_MODEL}" in result.stdout.str()
-    assert not list(pytester.path.rglob("judge_verdicts/**/*.json"))
+    assert not verdict_files(pytester.path)
 
 
 def test_generations_stay_out_of_http_cassettes(pytester, server):

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from helpers.runtime import own_runtime
+from helpers.verdicts import entries_by_key
 from pytest_llmjudge import JudgeError, Score
 from pytest_llmjudge.case import Case, render_case
 from pytest_llmjudge.keys import canonical_json, judgment_key
@@ -279,10 +280,7 @@ def test_judgment_keys_and_prompts_stay_pinned(pytester):
     result = pytester.runpytest("--judge-mode=auto", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=8)
     # then their keys and rendered prompts are exactly those computed before any refactor.
-    stored = {}
-    for path in pytester.path.rglob("judge_verdicts/**/*.json"):
-        for key, entry in json.loads(path.read_text())["verdicts"].items():
-            stored[key] = (entry["rubric"], entry["messages_sha256"])
+    stored = {key: (entry["rubric"], entry["messages_sha256"]) for key, entry in entries_by_key(pytester.path).items()}
     assert stored == PINNED
 
 
