@@ -17,8 +17,14 @@ from helpers import CANARY_KEY, MODEL
 from helpers.backend import CONTEXT_OVERFLOW, call, fail
 from helpers.openai_server import Reply
 from helpers.providers import AnthropicServer, GeminiServer, OllamaServer, Turn
-from pytest_llmjudge.backends import CallRequest, UnsupportedParamError, merge_instructions, plan_request, retry
-from pytest_llmjudge.backends.retry import parse_duration, retry_after_from_headers
+from pytest_llmjudge.backends import (
+    CallRequest,
+    UnsupportedParamError,
+    merge_instructions,
+    plan_request,
+    retry,
+    retry_after,
+)
 from pytest_llmjudge.errors import VerdictParseError
 
 SYSTEM = {"role": "system", "content": "You are an impartial evaluator."}
@@ -182,6 +188,14 @@ def test_a_server_refusing_a_parameter_is_classified_with_its_name(loop, reasone
 # -- retry-after in every form ---------------------------------------------------------------------------
 
 
+class Refused(Exception):
+    """An error for a refused request that keeps the response's headers, as a client's error does."""
+
+    def __init__(self, headers: dict[str, str]) -> None:
+        super().__init__("rate limited")
+        self.headers = headers
+
+
 @pytest.mark.parametrize(
     "headers, seconds",
     [
@@ -211,21 +225,22 @@ def test_a_server_refusing_a_parameter_is_classified_with_its_name(loop, reasone
     ],
 )
 def test_retry_after_header_forms(headers, seconds):
-    assert retry_after_from_headers(headers) == (pytest.approx(seconds) if seconds is not None else None)
+    assert retry_after(Refused(headers)) == (pytest.approx(seconds) if seconds is not None else None)
 
 
 def test_retry_after_as_an_http_date():
     when = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 25 <= retry_after_from_headers({"retry-after": when}) <= 31
+    assert 25 <= retry_after(Refused({"retry-after": when})) <= 31
     past = email.utils.formatdate(time.time() - 30, usegmt=True)
-    assert retry_after_from_headers({"retry-after": past}) == 0.0
+    assert retry_after(Refused({"retry-after": past})) == 0.0
 
 
 @pytest.mark.parametrize(
     "text, seconds", [("1s", 1), ("6m0s", 360), ("20ms", 0.02), ("1h2m3.5s", 3723.5), ("0.5", 0.5), ("1x", None)]
 )
-def test_parse_duration(text, seconds):
-    assert parse_duration(text) == (pytest.approx(seconds) if seconds is not None else None)
+def test_a_rate_limit_reset_takes_a_go_style_duration(text, seconds):
+    wait = retry_after(Refused({"x-ratelimit-reset-requests": text}))
+    assert wait == (pytest.approx(seconds) if seconds is not None else None)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@ through the real LiteLLM client against the local server, then replayed offline 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -14,9 +13,8 @@ import pytest
 
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import serve_in_subprocess, stop_subprocess
+from helpers.runtime import own_judges
 from pytest_llmjudge.calibration import CalibrationError, LabelledExample, assert_judge_agrees, run_calibration
-from pytest_llmjudge.settings import OPTIONS
-from pytest_llmjudge.standalone import add_judge_options, command_context, judge_cli_values, load_settings
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -115,12 +113,6 @@ def test_assert_judge_agrees_needs_a_bar():
 
 
 def test_run_calibration_with_a_custom_judge_and_score_labels(tmp_path):
-    from pytest_llmjudge import Judge
-    from pytest_llmjudge.runtime import JudgeRuntime
-    from pytest_llmjudge.settings import Settings
-
-    runtime = JudgeRuntime(Settings(mode="live"), rootdir=tmp_path)  # not this test's verdict file: nothing stored
-
     def backend(messages):
         text = messages[-1]["content"]
         score = float(text.split("SCORE=")[1].split()[0].rstrip("."))
@@ -129,14 +121,13 @@ def test_run_calibration_with_a_custom_judge_and_score_labels(tmp_path):
     rows = [
         {"output": f"x SCORE={s}", "criteria": "c", "label": label} for s, label in ((0.2, 0.1), (0.6, 0.7), (0.9, 0.8))
     ]
-    result = run_calibration(rows, judge=Judge(runtime=runtime, backend=backend, model="m"), threshold=0.5)
-    assert result.kind == "score" and result.spearman == pytest.approx(1.0) and result.accuracy == 1.0
-    examples = [LabelledExample(output="SCORE=0.9", criteria="c", label=False, kind="pass/fail", line=3)]
-    with pytest.raises(CalibrationError, match="<rows>:3: unknown rubric 'nope'"):
-        run_calibration(
-            [LabelledExample(**{**examples[0].__dict__, "rubric": "nope"})],
-            judge=Judge(runtime=runtime, backend=backend),
-        )
+    # Judges of the test's own, not bound to this test's verdict file: nothing is stored.
+    with own_judges(rootdir=tmp_path, mode="live") as judge:
+        result = run_calibration(rows, judge=judge(backend, model="m"), threshold=0.5)
+        assert result.kind == "score" and result.spearman == pytest.approx(1.0) and result.accuracy == 1.0
+        examples = [LabelledExample(output="SCORE=0.9", criteria="c", label=False, kind="pass/fail", line=3)]
+        with pytest.raises(CalibrationError, match="<rows>:3: unknown rubric 'nope'"):
+            run_calibration([LabelledExample(**{**examples[0].__dict__, "rubric": "nope"})], judge=judge(backend))
 
 
 # -- the command: llmjudge calibrate -----------------------------------------------------------------
@@ -205,72 +196,6 @@ def test_calibrate_command_bad_option_is_one_line_with_exit_2(tmp_path):
     result = calibrate(tmp_path, "labels.jsonl", "--threshold=2")
     assert result.returncode == 2
     assert result.stderr.strip() == "llmjudge calibrate: error: --threshold must be between 0 and 1, got '2'"
-
-
-# -- settings outside pytest -------------------------------------------------------------------------
-
-
-def test_every_judge_option_is_on_the_command_line():
-    parser = argparse.ArgumentParser()
-    add_judge_options(parser)
-    args = parser.parse_args(["--judge-model=a,b", "--judge-prune", "--judge-samples", "3"])
-    values = judge_cli_values(args)
-    assert set(values) == {o.name for o in OPTIONS}
-    assert values["model"] == "a,b" and values["prune"] is True and values["samples"] == "3"
-    assert values["mode"] is None
-
-
-@pytest.mark.parametrize(
-    ("name", "text"),
-    [
-        ("pyproject.toml", '[tool.pytest.ini_options]\njudge_model = "ini-model"\njudge_threshold = 0.7\n'),
-        ("pytest.ini", "[pytest]\njudge_model = ini-model\njudge_threshold = 0.7\n"),
-        ("tox.ini", "[pytest]\njudge_model = ini-model\njudge_threshold = 0.7\n"),
-        ("setup.cfg", "[tool:pytest]\njudge_model = ini-model\njudge_threshold = 0.7\n"),
-    ],
-)
-def test_settings_come_from_the_ini_file_pytest_would_use(tmp_path, name, text):
-    (tmp_path / name).write_text(text)
-    sub = tmp_path / "a" / "b"
-    sub.mkdir(parents=True)
-    config = load_settings({}, cwd=sub, environ={})
-    assert config.rootdir == tmp_path.resolve() and config.inifile == tmp_path.resolve() / name
-    assert config.settings.model == ("ini-model",) and config.settings.threshold == 0.7
-    assert config.settings.sources["model"] == "ini" and config.settings.mode == "auto"
-
-
-def test_command_line_beats_environment_beats_ini_and_ci_replays(tmp_path):
-    (tmp_path / "tox.ini").write_text(
-        "[pytest]\njudge_model = ini\njudge_samples = 2\naddopts = --judge-temperature=0.3\n"
-    )
-    (tmp_path / "setup.cfg").write_text("[tool:pytest]\njudge_model = ignored\n")  # tox.ini comes first
-    environ = {"LLMJUDGE_MODEL": "env", "LLMJUDGE_STORE": "verdicts", "GITHUB_ACTIONS": "true"}
-    config = load_settings({"model": "cli", "mode": None}, cwd=tmp_path, environ=environ)
-    settings = config.settings
-    assert settings.model == ("cli",) and settings.samples == 2 and settings.temperature == 0.3
-    assert settings.mode == "replay" and settings.mode_reason == "CI detected: GITHUB_ACTIONS is set"
-    assert config.store_root == tmp_path.resolve() / "verdicts"
-    assert load_settings({}, cwd=tmp_path, environ=environ).settings.model == ("env",)
-    environ["PYTEST_ADDOPTS"] = "-o judge_samples=4 --judge-mode=refresh"
-    settings = load_settings({}, cwd=tmp_path, environ=environ).settings
-    assert (settings.mode, settings.samples) == ("refresh", 4)
-
-
-def test_a_command_records_into_its_own_verdict_file(tmp_path):
-    from pytest_llmjudge import Judge
-
-    (tmp_path / "pytest.ini").write_text("[pytest]\njudge_store = stored\n")
-    config = load_settings({"model": "m"}, cwd=tmp_path, environ={})
-
-    def backend(messages):
-        return json.dumps({"reasoning": "fine", "score": 0.75})
-
-    with command_context("calibration", tmp_path / "data" / "set.jsonl", config) as session:
-        verdict = Judge(runtime=session.runtime, context=session.context, backend=backend).score("out", "crit")
-    assert verdict.score == 0.75 and verdict.source == "live"
-    assert session.verdict_file == tmp_path.resolve() / "stored" / "calibration" / "set.json"
-    document = json.loads(session.verdict_file.read_text())
-    assert document["test"] == "calibration::data/set.jsonl" and len(document["verdicts"]) == 1
 
 
 def test_reports_show_a_calibration_run_with_its_figures_and_disagreements(pytester):

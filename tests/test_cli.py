@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import FAKE_CONFTEST
+from helpers.verdicts import verdict_files
 
 TESTS = """
 from pytest_llmjudge import assert_judged
@@ -39,7 +40,7 @@ def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def ledgers(root: Path) -> dict[str, dict]:
-    return {p.name: json.loads(p.read_text()) for p in sorted(root.rglob("judge_verdicts/**/*.json"))}
+    return {p.name: json.loads(p.read_text()) for p in verdict_files(root)}
 
 
 @pytest.fixture

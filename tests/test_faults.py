@@ -19,18 +19,9 @@ import pytest
 
 from helpers import CANARY_KEY, MODEL
 from helpers.backend import CONTEXT_OVERFLOW, call, fail
-from helpers.openai_server import Reply, reply_json
+from helpers.openai_server import Reply
 from helpers.verdicts import verdict_files
-from pytest_llmjudge import BudgetExceeded
 from pytest_llmjudge.backends import CallRequest, backoff_delay, retry
-from pytest_llmjudge.runtime import JudgeRuntime
-from pytest_llmjudge.settings import resolve
-from pytest_llmjudge.store import SharedSpend
-
-PRICED_MODEL = "openai/gpt-4o-mini"  # priced by LiteLLM by name, whatever the api_base
-# 100k prompt + 1k completion tokens of gpt-4o-mini: $0.015 + $0.0006 per call.
-EXPENSIVE = dict(prompt_tokens=100_000, completion_tokens=1_000)
-CALL_COST = 0.0156
 
 
 def ask(server, *, model=MODEL, content="Output: SCORE=0.9") -> CallRequest:
@@ -290,116 +281,3 @@ def test_e2e_unparseable_replies_are_errors_never_scores_and_never_stored(pytest
     result = pytester.runpytest(*args)
     result.assert_outcomes(passed=1)
     assert openai_server.request_count == 2
-
-
-# -- budget --------------------------------------------------------------------------------------
-
-
-def test_litellm_prices_the_local_server_by_model_name(loop, openai_server):
-    openai_server.enqueue(Reply(content=reply_json(0.9), **EXPENSIVE))
-    result = call(loop, ask(openai_server, model=PRICED_MODEL), retries=3)
-    assert result.cost_usd == pytest.approx(CALL_COST)
-    assert openai_server.requests[0]["model"] == "gpt-4o-mini"
-
-
-BUDGETED = """
-import pytest
-from pytest_llmjudge import assert_judged
-
-@pytest.mark.parametrize("n", range({n}))
-def test_judged(n):
-    assert_judged(f"answer {{n}} SCORE=0.9", "is good")
-"""
-
-
-def expensive(request: dict) -> Reply:
-    return Reply(content=reply_json(0.9), **EXPENSIVE)
-
-
-def test_budget_stops_live_calls_once_spent(pytester, openai_server):
-    openai_server.set_responder(expensive)
-    pytester.makepyfile(test_x=BUDGETED.format(n=5))
-    result = pytester.runpytest(
-        f"--judge-model={PRICED_MODEL}",
-        f"--judge-api-base={openai_server.base_url}",
-        "--judge-budget=0.02",
-        "-p",
-        "no:randomly",
-    )
-    # $0.0156 spent after the first call (< $0.02): the second goes; after it ($0.0312) none does.
-    result.assert_outcomes(passed=2, failed=3)
-    assert openai_server.request_count == 2
-    result.stdout.fnmatch_lines(
-        [
-            "*BudgetExceeded: --judge-budget=$0.02 is spent ($0.0312 so far): no further live judge calls this run.*",
-            "llmjudge: 5 judged, 0 replayed, 2 live, 0 below threshold, 0 unparseable, 3 over budget, $0.0312*",
-            "*llmjudge: --judge-budget=$0.02 reached ($0.0312 spent); later live judge calls were refused*",
-        ]
-    )
-    # Stored verdicts cost nothing: a second run replays the two and judges the rest.
-    result = pytester.runpytest(
-        f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0.04"
-    )
-    result.assert_outcomes(passed=5)
-    assert openai_server.request_count == 5
-
-
-def test_budget_of_zero_makes_no_live_call(pytester, openai_server):
-    pytester.makepyfile(test_x=BUDGETED.format(n=2))
-    result = pytester.runpytest(
-        f"--judge-model={PRICED_MODEL}", f"--judge-api-base={openai_server.base_url}", "--judge-budget=0"
-    )
-    result.assert_outcomes(failed=2)
-    assert openai_server.request_count == 0
-
-
-@pytest.mark.slow
-def test_budget_holds_across_xdist_workers(pytester, openai_server):
-    """Per worker, 2 workers would spend 2 calls each (4); shared, the run stops at 2 (3 if both raced)."""
-    openai_server.set_responder(expensive)
-    openai_server.latency_s = 0.2
-    pytester.makepyfile(test_x=BUDGETED.format(n=8))
-    result = pytester.runpytest(
-        f"--judge-model={PRICED_MODEL}",
-        f"--judge-api-base={openai_server.base_url}",
-        "--judge-budget=0.02",
-        "--judge-cache-dir=cache",
-        "-n",
-        "2",
-        "-p",
-        "xdist",
-    )
-    outcomes = result.parseoutcomes()
-    assert 2 <= openai_server.request_count <= 3, result.stdout.str()
-    assert outcomes.get("passed") == openai_server.request_count
-    assert outcomes.get("failed") == 8 - openai_server.request_count
-    result.stdout.fnmatch_lines(["*BudgetExceeded*by all xdist workers*", "*over budget, $0.0*"])
-    spend_files = list((pytester.path / "cache.spend").glob("*.json"))
-    assert len(spend_files) == 1
-    assert json.loads(spend_files[0].read_text())["spent_usd"] == pytest.approx(CALL_COST * openai_server.request_count)
-
-
-def test_shared_spend_is_per_run_and_shared_between_processes(tmp_path):
-    environ = {"PYTEST_XDIST_TESTRUNUID": "abc123", "PYTEST_XDIST_WORKER": "gw0"}
-    first = SharedSpend.for_run(tmp_path / "llmjudge", environ)
-    second = SharedSpend.for_run(tmp_path / "llmjudge", {**environ, "PYTEST_XDIST_WORKER": "gw1"})
-    first.add(0.01)
-    second.add(0.02)
-    assert first.total() == pytest.approx(0.03) and second.total() == pytest.approx(0.03)
-    other_run = SharedSpend.for_run(tmp_path / "llmjudge", {**environ, "PYTEST_XDIST_TESTRUNUID": "def456"})
-    assert other_run.total() == 0.0
-    assert not SharedSpend.for_run(tmp_path / "llmjudge", {}).shared, "outside xdist the spend stays in memory"
-    assert not SharedSpend.for_run(tmp_path, {**environ, "PYTEST_XDIST_TESTRUNUID": "../../etc"}).shared
-
-
-def test_budget_message_and_notice_from_the_runtime(tmp_path):
-    runtime = JudgeRuntime(resolve({"budget": "0.01"}, {}, {}), rootdir=tmp_path)
-    runtime.check_budget()
-    runtime.spend(0.004)
-    runtime.spend(0.007)
-    with pytest.raises(BudgetExceeded, match=r"--judge-budget=\$0.01 is spent \(\$0.0110 so far\)"):
-        runtime.check_budget()
-    assert runtime.notices == [
-        "llmjudge: --judge-budget=$0.01 reached ($0.0110 spent); later live judge calls were refused"
-    ]
-    runtime.close()

@@ -14,6 +14,7 @@ import pytest
 
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import OpenAIServer, score_from_prompt
+from helpers.verdicts import verdict_files
 
 GEN_MODEL = "openai/gen-test"
 
@@ -287,7 +288,7 @@ def _ledger(path: Path, generations: dict, verdicts: dict | None = None) -> Path
 def test_the_merge_driver_merges_generations_by_key(tmp_path):
     """Given two branches that each recorded a generation into the same file, the merge driver keeps
     both; the same key with two different model replies is a conflict that names it."""
-    from pytest_llmjudge.store.merge import main
+    from pytest_llmjudge.cli import main
 
     a, b = "a" * 64, "b" * 64
     gen = {"model": GEN_MODEL, "messages": [], "params": {}, "index": 0}
@@ -295,13 +296,13 @@ def test_the_merge_driver_merges_generations_by_key(tmp_path):
     base = _ledger(tmp_path / "base.json", {})
     ours = _ledger(tmp_path / "ours.json", {a: {**gen, "reply": "ours"}}, {"c" * 64: verdict})
     theirs = _ledger(tmp_path / "theirs.json", {b: {**gen, "reply": "theirs"}})
-    assert main([str(base), str(ours), str(theirs)]) == 0
+    assert main(["merge", str(base), str(ours), str(theirs)]) == 0
     merged = json.loads(ours.read_text())
     assert set(merged["generations"]) == {a, b} and set(merged["verdicts"]) == {"c" * 64}
 
     ours = _ledger(tmp_path / "ours.json", {a: {**gen, "reply": "ours"}})
     theirs = _ledger(tmp_path / "theirs.json", {a: {**gen, "reply": "theirs"}})
-    assert main([str(base), str(ours), str(theirs)]) == 1
+    assert main(["merge", str(base), str(ours), str(theirs)]) == 1
     assert json.loads(ours.read_text())["generations"][a]["reply"] == "ours"
 
 
@@ -326,27 +327,38 @@ def test_a_file_without_generations_reads_and_writes_as_before(tmp_path):
     assert set(document.generations) == {"a" * 64} and set(document.entries) == {"c" * 64, "d" * 64}
 
 
-def test_the_model_under_test_has_its_own_option_names():
-    """The model under test is named apart from the judge: --generate-*, generate_*, LLMJUDGE_GENERATE_*."""
-    from pytest_llmjudge.settings import OPTIONS_BY_NAME, SettingError, resolve
+SPREAD_AND_COMBINE = """
+from pytest_llmjudge import generate_batch, generate_variations
 
-    option = OPTIONS_BY_NAME["generate_model"]
-    assert (option.cli, option.ini, option.env) == ("--generate-model", "generate_model", "LLMJUDGE_GENERATE_MODEL")
-    assert OPTIONS_BY_NAME["generate_api_base"].cli == "--generate-api-base"
-    settings = resolve({}, {"generate_model": "openai/from-ini"}, {"LLMJUDGE_GENERATE_API_BASE": "http://h/v1"})
-    assert (settings.generate_model, settings.generate_api_base) == ("openai/from-ini", "http://h/v1")
-    with pytest.raises(SettingError, match="LLMJUDGE_GENERATE_MODEL must not be empty"):
-        resolve({}, {}, {"LLMJUDGE_GENERATE_MODEL": "  "})
+def temperatures(replies):
+    return [float(r.split(" at t=")[1].split(". Returns")[0]) for r in replies]
+
+def test_spread():
+    assert temperatures(generate_batch("Five.", n=5, temperature=(0.5, 0.9))) == [0.5, 0.6, 0.7, 0.8, 0.9]
+    assert temperatures(generate_batch("One.", n=1, temperature=(0.5, 0.9))) == [0.5]
+    assert temperatures(generate_batch("Three.", n=3, temperature=0.7)) == [0.7, 0.7, 0.7]
+    generate_variations("Sum up.", prompts=["Be brief. {task} No {braces} lost.", "You are a pirate."])
+"""
 
 
-def test_batch_temperatures_spread_over_the_range_and_variations_combine_with_the_task():
-    from pytest_llmjudge.generation import spread_temperatures, variation_prompt
-
-    assert spread_temperatures(5, (0.5, 0.9)) == [0.5, 0.6, 0.7, 0.8, 0.9]
-    assert spread_temperatures(1, (0.5, 0.9)) == [0.5]
-    assert spread_temperatures(3, 0.7) == [0.7, 0.7, 0.7]
-    assert variation_prompt("Sum up.", "Be brief. {task} No {braces} lost.") == "Be brief. Sum up. No {braces} lost."
-    assert variation_prompt("Sum up.", "You are a pirate.") == "You are a pirate.\n\nSum up."
+def test_batch_temperatures_spread_over_the_range_and_variations_combine_with_the_task(pytester, server):
+    """Given batches over a temperature range, of one member, and at one temperature, each member is
+    asked at its own temperature, both ends included; a variation takes the task at {task}, or
+    after a blank line, and keeps any other braces."""
+    pytester.makepyfile(test_spread=SPREAD_AND_COMBINE)
+    pytester.runpytest(*record_args(server)).assert_outcomes(passed=1)
+    asked: dict[str, list[float | None]] = {}
+    for request in generation_requests(server):
+        asked.setdefault(request["messages"][-1]["content"], []).append(request.get("temperature"))
+    assert {prompt: sorted(t) for prompt, t in asked.items() if prompt in ("Five.", "One.", "Three.")} == {
+        "Five.": [0.5, 0.6, 0.7, 0.8, 0.9],
+        "One.": [0.5],
+        "Three.": [0.7, 0.7, 0.7],
+    }
+    assert set(asked) - {"Five.", "One.", "Three."} == {
+        "Be brief. Sum up. No {braces} lost.",
+        "You are a pirate.\n\nSum up.",
+    }
 
 
 @pytest.mark.parametrize(
@@ -380,7 +392,7 @@ def test_an_unreachable_model_under_test_is_named_in_the_error(pytester):
     )
     result.assert_outcomes(failed=1)
     assert f"generate() could not get a reply from {GEN_MODEL}" in result.stdout.str()
-    assert not list(pytester.path.rglob("judge_verdicts/**/*.json"))
+    assert not verdict_files(pytester.path)
 
 
 def test_generations_stay_out_of_http_cassettes(pytester, server):

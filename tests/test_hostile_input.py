@@ -18,6 +18,7 @@ import pytest
 
 from helpers import MODEL
 from helpers.openai_server import Reply, reply_json
+from helpers.verdicts import verdict_files
 from pytest_llmjudge import parse_verdict
 from pytest_llmjudge.case import Case, render_case
 from pytest_llmjudge.errors import JudgeError, VerdictParseError
@@ -250,7 +251,7 @@ def test_e2e_odd_outputs_are_judged_or_clear_errors_and_replay(pytester, openai_
     assert openai_server.request_count == 8
     huge = [r for r in openai_server.requests if len(r["messages"][-1]["content"]) > 10_000_000]
     assert len(huge) == 1
-    for path in pytester.path.rglob("judge_verdicts/**/*.json"):
+    for path in verdict_files(pytester.path):
         json.loads(path.read_text(encoding="utf-8"))
     # Everything judged was stored and replays offline, byte-for-byte the same keys.
     result = pytester.runpytest(*args, "--judge-mode=replay")
@@ -328,7 +329,7 @@ def test_e2e_a_hostile_judge_reply_is_stored_only_if_it_parses(pytester, openai_
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*VerdictParseError*"])
-    files = list(pytester.path.rglob("judge_verdicts/**/*.json"))
+    files = verdict_files(pytester.path)
     assert len(files) == 1 and "test_b" in files[0].name
 
 

@@ -13,7 +13,6 @@ from helpers import MODEL
 from helpers.openai_server import Reply
 from helpers.rate_limit import SlidingWindow
 from pytest_llmjudge.backends import AdaptiveLimiter, CallRequest, LiteLLMBackend, call_with_retries
-from pytest_llmjudge.backends.limiter import Slot
 from pytest_llmjudge.errors import BackendError
 
 
@@ -53,14 +52,15 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-def test_multiplicative_decrease_once_per_burst_down_to_one():
+@pytest.mark.asyncio
+async def test_multiplicative_decrease_once_per_burst_down_to_one():
     limiter, _ = make(8)
-    burst = [Slot(0)] * 5  # five calls granted before the first 429 came back
+    burst = [await limiter.acquire() for _ in range(5)]  # five calls granted before the first 429 came back
     for slot in burst:
-        limiter.on_rate_limit(slot)
+        limiter.release(slot, rate_limited=True)
     assert limiter.limit == 4 and limiter.decreases == 1 and limiter.rate_limited == 5
-    for epoch in range(1, 10):
-        limiter.on_rate_limit(Slot(epoch))
+    for _ in range(9):  # each call granted after the last decrease
+        limiter.release(await limiter.acquire(), rate_limited=True)
     assert limiter.limit == 1 and limiter.allowed == 1, "floor 1: never stops calling"
 
 
@@ -129,7 +129,7 @@ async def test_retry_after_pauses_every_caller():
 async def test_a_pause_is_capped():
     limiter, clock = make(2)
     limiter.max_pause_s = 10.0
-    limiter.on_rate_limit(Slot(0), retry_after=3600)
+    limiter.release(await limiter.acquire(), rate_limited=True, retry_after=3600)
     assert limiter.pause_left() == 10.0
     waiting = asyncio.ensure_future(limiter.acquire())
     await clock.advance(10.0)
@@ -174,18 +174,19 @@ async def test_async_with_reads_the_outcome():
     assert limiter.limit == 4.25
 
 
-def test_the_limit_is_held_for_a_window_past_the_pause_and_each_429_renews_it():
+@pytest.mark.asyncio
+async def test_the_limit_is_held_for_a_window_past_the_pause_and_each_429_renews_it():
     limiter, clock = make(8)
-    limiter.on_rate_limit(Slot(0), retry_after=0.5)  # pause to 0.5, hold to 1.5
+    limiter.release(await limiter.acquire(), rate_limited=True, retry_after=0.5)  # pause to 0.5, hold to 1.5
     clock.now = 1.4
     limiter.on_success()
     assert limiter.limit == 4
-    limiter.on_rate_limit(Slot(1))  # no hint: the hold is hold_s (1 s) from now
+    limiter.release(await limiter.acquire(), rate_limited=True)  # no hint: the hold is hold_s (1 s) from now
     assert limiter.limit == 2 and limiter.hold_until == pytest.approx(2.4)
     clock.now = 2.4
     limiter.on_success()
     assert limiter.limit == 2.5
-    limiter.on_rate_limit(Slot(2), retry_after=60)
+    limiter.release(await limiter.acquire(), rate_limited=True, retry_after=60)
     assert limiter.hold_until == pytest.approx(2.4 + 60 + 10), "pause, then at most max_hold_s"
 
 
@@ -240,7 +241,7 @@ def test_call_with_retries_reports_to_the_limiter(loop, openai_server):
 
 def test_waiting_for_the_limiter_counts_against_the_deadline(loop, openai_server):
     limiter = AdaptiveLimiter(1)
-    limiter.on_rate_limit(Slot(0), retry_after=60)
+    limiter.release(loop.run(limiter.acquire()), rate_limited=True, retry_after=60)
     request = CallRequest(
         model=MODEL, messages=[{"role": "user", "content": "SCORE=0.9"}], api_base=openai_server.base_url
     )

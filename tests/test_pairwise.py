@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from helpers.verdicts import entries_by_key
 from pytest_llmjudge.errors import VerdictParseError
 from pytest_llmjudge.rubrics import Case, Pairwise, Reply
 
@@ -99,9 +100,7 @@ def test_compare_and_assert_better_record_then_replay(pytester, openai_server, l
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(PAIR_FAILURE)
     assert openai_server.request_count == 8, "two orders per comparison"
-    entries = {}
-    for path in pytester.path.rglob("judge_verdicts/**/*.json"):
-        entries.update(json.loads(path.read_text())["verdicts"])
+    entries = entries_by_key(pytester.path)
     assert len(entries) == 8 and {e["rubric"] for e in entries.values()} == {"pairwise"}
     assert sorted(e["prompt"] for e in entries.values()) == ["baseline-first"] * 4 + ["candidate-first"] * 4
 

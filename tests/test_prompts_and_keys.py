@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
+from helpers.runtime import own_runtime
+from helpers.verdicts import entries_by_key
 from pytest_llmjudge import JudgeError, Score
 from pytest_llmjudge.case import Case, render_case
 from pytest_llmjudge.keys import canonical_json, judgment_key
@@ -106,13 +107,21 @@ def test_key_changes_with_everything_that_changes_a_verdict(change):
     assert judgment_key({**BASE, **change}) != judgment_key(BASE)
 
 
-def plan_keys(**settings: object) -> tuple[str, ...]:
+def planned_keys(env: dict[str, str], **options: object) -> tuple[str, ...]:
+    """The keys of the calls one judgment would make, on a runtime with these LLMJUDGE_* variables
+    (the model openai/judge unless `env` names another) and these judgment options."""
     from pytest_llmjudge.pipeline import Options, plan
-    from pytest_llmjudge.runtime import JudgeRuntime
-    from pytest_llmjudge.settings import resolve
 
-    runtime = JudgeRuntime(resolve({}, {}, {"LLMJUDGE_MODEL": "openai/judge", **settings}), rootdir=Path("."))
-    planned = plan("out", "crit", Options(), runtime=runtime, context=None, backend=None, overrides={})
+    runtime = own_runtime(environ={"LLMJUDGE_MODEL": "openai/judge", **env})
+    planned = plan(
+        "Returns are accepted within 30 days.",
+        "Says returns are accepted within 30 days",
+        Options(**options),
+        runtime=runtime,
+        context=None,
+        backend=None,
+        overrides={},
+    )
     return tuple(call.key for call in planned.calls)
 
 
@@ -122,9 +131,9 @@ def plan_keys(**settings: object) -> tuple[str, ...]:
 )
 def test_transport_is_not_identity_the_api_base_stays_out_of_the_key(api_base):
     # Given the same judgment sent through another route to the same model, its key is the same.
-    assert plan_keys(LLMJUDGE_API_BASE=api_base) == plan_keys()
+    assert planned_keys({"LLMJUDGE_API_BASE": api_base}) == planned_keys({})
     # Who judges is identity: another model is another judgment.
-    assert plan_keys(LLMJUDGE_MODEL="openai/other") != plan_keys()
+    assert planned_keys({"LLMJUDGE_MODEL": "openai/other"}) != planned_keys({})
 
 
 def test_a_miss_on_an_entry_recorded_before_the_key_change_says_so_not_prompt_template():
@@ -271,10 +280,7 @@ def test_judgment_keys_and_prompts_stay_pinned(pytester):
     result = pytester.runpytest("--judge-mode=auto", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=8)
     # then their keys and rendered prompts are exactly those computed before any refactor.
-    stored = {}
-    for path in pytester.path.rglob("judge_verdicts/**/*.json"):
-        for key, entry in json.loads(path.read_text())["verdicts"].items():
-            stored[key] = (entry["rubric"], entry["messages_sha256"])
+    stored = {key: (entry["rubric"], entry["messages_sha256"]) for key, entry in entries_by_key(pytester.path).items()}
     assert stored == PINNED
 
 
@@ -325,24 +331,6 @@ PINNED_RUBRIC_PLANS = {
         ),
     ),
 }
-
-
-def planned_keys(env: dict[str, str], **options: object) -> tuple[str, ...]:
-    from pytest_llmjudge.pipeline import Options, plan
-    from pytest_llmjudge.runtime import JudgeRuntime
-    from pytest_llmjudge.settings import resolve
-
-    runtime = JudgeRuntime(resolve({}, {}, {"LLMJUDGE_MODEL": "openai/judge", **env}), rootdir=Path("."))
-    planned = plan(
-        "Returns are accepted within 30 days.",
-        "Says returns are accepted within 30 days",
-        Options(**options),
-        runtime=runtime,
-        context=None,
-        backend=None,
-        overrides={},
-    )
-    return tuple(call.key for call in planned.calls)
 
 
 @pytest.mark.parametrize("name", PINNED_PLANS)

@@ -13,7 +13,6 @@ import pytest
 from helpers import CANARY_KEY, MODEL
 from pytest_llmjudge import JudgeError, Questions, RubricError, generate_questions
 from pytest_llmjudge.assessment import QuestionsWarning, check_question
-from pytest_llmjudge.assessment.prompt import read_questions
 from pytest_llmjudge.cli import main
 
 SPEC = """Support bot for an online shoe shop.
@@ -104,12 +103,16 @@ def test_malformed_questions_fail_the_check_with_a_reason(kind, question, why):
         "<think>a list?</think>" + questions_reply(GOOD),
     ],
 )
-def test_replies_are_read_tolerantly(reply):
-    assert read_questions(reply) == GOOD
+def test_replies_are_read_tolerantly(reply, spec, openai_server):
+    openai_server.enqueue(reply)
+    assert generate_questions(SPEC, n=3, model=MODEL, api_base=openai_server.base_url, mode="live") == GOOD
 
 
-def test_a_reply_without_a_list_reads_as_none():
-    assert read_questions("I cannot write questions about that.") is None
+def test_a_reply_without_a_list_is_an_error_and_writes_nothing(spec, openai_server):
+    openai_server.enqueue("I cannot write questions about that.")
+    with pytest.raises(JudgeError, match="the model's reply holds no JSON list of questions"):
+        generate_questions(SPEC, n=3, out="q.json", model=MODEL, api_base=openai_server.base_url, mode="live")
+    assert not (spec.parent / "q.json").exists()
 
 
 # -- the command against the local server ---------------------------------------------------------------

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from helpers import FAKE_CONFTEST, MODEL
-from helpers.verdicts import entries_by_key
+from helpers.verdicts import entries_by_key, verdict_files
 
 OUTPUT = "Returns are accepted within 30 days. SCORE=0.9"
 CRITERIA = "Says returns are accepted within 30 days"
@@ -27,7 +27,7 @@ def test_refund():
 
 def judge_with_fake(pytester: pytest.Pytester, *args: str, source: str = JUDGED) -> dict[str, dict]:
     """Judge `source` in auto mode with the fake judge; the stored entries (the verdict files are cleared first)."""
-    for path in pytester.path.rglob("judge_verdicts/**/*.json"):
+    for path in verdict_files(pytester.path):
         path.unlink()
     pytester.makeconftest(FAKE_CONFTEST)
     pytester.makepyfile(test_judged=source)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from helpers.openai_server import Reply
+from helpers.verdicts import only_entry
 
 BUILT_IN = {
     "checklist": "Checklist",
@@ -162,8 +163,7 @@ def test_a_stored_verdict_of_a_kind_not_loaded_yet_is_rebuilt_and_scored_by_its_
     openai_server.set_responder(kind_reply)
     pytester.makepyfile(test_kind=KIND_TEST.format(rubric=rubric))
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
-    (path,) = pytester.path.rglob("judge_verdicts/**/*.json")
-    (entry,) = json.loads(path.read_text())["verdicts"].values()
+    entry = only_entry(pytester.path)
     assert entry["rubric"] == name
     # then a fresh interpreter, which has not loaded that kind, rebuilds its rubric by name and scores its
     # reply as replay did,

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from helpers.openai_server import Reply
+from helpers.verdicts import entries_by_key, only_entry, verdict_files
 from pytest_llmjudge import criteria
 from pytest_llmjudge.errors import JudgeError, VerdictParseError
 from pytest_llmjudge.rubrics import (
@@ -383,9 +384,7 @@ def test_every_rubric_kind_records_then_replays(pytester, openai_server, live_ar
     texts = [r["messages"][1]["content"] for r in openai_server.requests]
     for criterion in criteria.LIBRARY.values():
         assert sum(criterion in t for t in texts) == 1
-    stored = {}
-    for path in pytester.path.rglob("judge_verdicts/**/*.json"):
-        stored.update(json.loads(path.read_text())["verdicts"])
+    stored = entries_by_key(pytester.path)
     assert len(stored) == openai_server.request_count
     likert = [e for e in stored.values() if e.get("logprobs")]
     assert len(likert) == 1 and likert[0]["score"] == pytest.approx(0.8)
@@ -451,7 +450,7 @@ def test_a_likert_logprob_verdict_stores_only_the_score_distribution_and_replays
     openai_server.set_responder(long_logprob_reply)
     pytester.makepyfile(test_lp=LOGPROB_TEST)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
-    (path,) = pytester.path.rglob("judge_verdicts/**/*.json")
+    (path,) = verdict_files(pytester.path)
     # then its verdict file holds the distribution at the score token only (about 1 KB beside the judge's words),
     (entry,) = json.loads(path.read_text())["verdicts"].values()
     assert len(json.dumps(entry["logprobs"])) < 400
@@ -471,8 +470,7 @@ def test_the_stored_score_of_a_likert_logprob_reply_is_decided_as_replay_decides
     openai_server.set_responder(fake_judge)
     pytester.makepyfile(test_lp=LOGPROB_TEST)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
-    (path,) = pytester.path.rglob("judge_verdicts/**/*.json")
-    (entry,) = json.loads(path.read_text())["verdicts"].values()
+    entry = only_entry(pytester.path)
     # then the one function that decides a stored reply's score agrees with replay (0.8 from the logprobs),
     parsed = score_stored(entry)
     assert parsed is not None and parsed.score == pytest.approx(0.8) == entry["score"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_llmjudge.settings import OPTIONS, SettingError, detect_ci, resolve
+from pytest_llmjudge.settings import OPTIONS, OPTIONS_BY_NAME, SettingError, detect_ci, resolve
 
 
 def test_defaults_off_ci():
@@ -112,3 +112,14 @@ def test_a_run_that_sets_no_option_and_never_judges_loads_no_settings(pytester):
         "pytest_llmjudge.prune",
     ):
         assert heavy not in loaded, loaded
+
+
+def test_the_model_under_test_has_its_own_option_names():
+    """The model under test is named apart from the judge: --generate-*, generate_*, LLMJUDGE_GENERATE_*."""
+    option = OPTIONS_BY_NAME["generate_model"]
+    assert (option.cli, option.ini, option.env) == ("--generate-model", "generate_model", "LLMJUDGE_GENERATE_MODEL")
+    assert OPTIONS_BY_NAME["generate_api_base"].cli == "--generate-api-base"
+    settings = resolve({}, {"generate_model": "openai/from-ini"}, {"LLMJUDGE_GENERATE_API_BASE": "http://h/v1"})
+    assert (settings.generate_model, settings.generate_api_base) == ("openai/from-ini", "http://h/v1")
+    with pytest.raises(SettingError, match="LLMJUDGE_GENERATE_MODEL must not be empty"):
+        resolve({}, {}, {"LLMJUDGE_GENERATE_MODEL": "  "})

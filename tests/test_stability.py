@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from helpers.runtime import own_judges
 from pytest_llmjudge.aggregate import combine_panel, undecided
 
 # -- units ------------------------------------------------------------------------------------
@@ -318,20 +319,15 @@ def test_records_count_every_live_call_and_a_score_without_a_threshold_has_none(
 
 
 @pytest.mark.parametrize("band", [0.7, -0.1, True, "0.1"])
-def test_a_band_outside_its_range_is_a_clear_error(band, monkeypatch):
-    from pytest_llmjudge import Judge, JudgeError
-    from pytest_llmjudge.runtime import JudgeRuntime
+def test_a_band_outside_its_range_is_a_clear_error(band):
+    from pytest_llmjudge import JudgeError
 
-    # A runtime of its own (live, nothing stored), so the judgments stay out of this session's summary.
-    monkeypatch.setenv("LLMJUDGE_MODE", "live")
-    runtime = JudgeRuntime.standalone()
-    judge = Judge(runtime=runtime, backend=lambda messages: '{"reasoning": "fine", "score": 0.9}')
-    with pytest.raises(JudgeError, match=r"band must be a number in \[0, 0.5\]"):
-        judge.score("Returns within 30 days.", "Says the return window", band=band)
-    # from a Judge's own settings too, and a band in range judges as usual
-    with pytest.raises(JudgeError, match="band must be"):
-        Judge(runtime=runtime, backend=lambda messages: "{}", band=band).score("x", "Says the return window")
-    try:
+    # Judges of their own (live, nothing stored), so the judgments stay out of this session's summary.
+    with own_judges(mode="live") as make_judge:
+        judge = make_judge(lambda messages: '{"reasoning": "fine", "score": 0.9}')
+        with pytest.raises(JudgeError, match=r"band must be a number in \[0, 0.5\]"):
+            judge.score("Returns within 30 days.", "Says the return window", band=band)
+        # from a Judge's own settings too, and a band in range judges as usual
+        with pytest.raises(JudgeError, match="band must be"):
+            make_judge(lambda messages: "{}", band=band).score("x", "Says the return window")
         assert judge.score("Returns within 30 days.", "Says the return window", band=0.1).score == 0.9
-    finally:
-        runtime.close()

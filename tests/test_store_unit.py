@@ -27,6 +27,7 @@ from pytest_llmjudge.store import (
     LedgerDocument,
     LedgerWriteError,
     LocalCache,
+    SharedSpend,
     VerdictIndex,
     canonical_json,
     default_lock_dir,
@@ -690,3 +691,19 @@ def test_acquire_blocks_while_another_process_holds_the_key(tmp_path):
     finally:
         release.set()
         holder.join(10)
+
+
+# -- a run's spend, shared between xdist workers --------------------------------------------------
+
+
+def test_shared_spend_is_per_run_and_shared_between_processes(tmp_path):
+    environ = {"PYTEST_XDIST_TESTRUNUID": "abc123", "PYTEST_XDIST_WORKER": "gw0"}
+    first = SharedSpend.for_run(tmp_path / "llmjudge", environ)
+    second = SharedSpend.for_run(tmp_path / "llmjudge", {**environ, "PYTEST_XDIST_WORKER": "gw1"})
+    first.add(0.01)
+    second.add(0.02)
+    assert first.total() == pytest.approx(0.03) and second.total() == pytest.approx(0.03)
+    other_run = SharedSpend.for_run(tmp_path / "llmjudge", {**environ, "PYTEST_XDIST_TESTRUNUID": "def456"})
+    assert other_run.total() == 0.0
+    assert not SharedSpend.for_run(tmp_path / "llmjudge", {}).shared, "outside xdist the spend stays in memory"
+    assert not SharedSpend.for_run(tmp_path, {**environ, "PYTEST_XDIST_TESTRUNUID": "../../etc"}).shared

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.verdicts import stored_entries
+from helpers.verdicts import stored_entries, verdict_files
 
 
 def missing() -> str | None:
@@ -253,7 +253,7 @@ def test_examples_judged_live_by_the_real_model_store_nothing(pytester, llama_se
     for name in EXAMPLE_FILES:
         shutil.copy(examples / name, pytester.path / name)
     shutil.copytree(examples / "judge_verdicts", pytester.path / "judge_verdicts")
-    before = {p: p.read_bytes() for p in sorted(pytester.path.rglob("judge_verdicts/**/*.json"))}
+    before = {p: p.read_bytes() for p in verdict_files(pytester.path)}
 
     result = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=live", "-rx"))
     output = result.stdout.str()
@@ -262,7 +262,7 @@ def test_examples_judged_live_by_the_real_model_store_nothing(pytester, llama_se
     ran = sum(outcomes.get(k, 0) for k in ("passed", "failed", "xfailed", "xpassed"))
     assert ran == 4 and not outcomes.get("errors"), output
     result.stdout.fnmatch_lines(["llmjudge: * judged, 0 replayed, * live*"])
-    after = {p: p.read_bytes() for p in sorted(pytester.path.rglob("judge_verdicts/**/*.json"))}
+    after = {p: p.read_bytes() for p in verdict_files(pytester.path)}
     assert after == before, "live mode stores nothing: the committed demo verdicts are untouched"
     kinds = sorted({k for k in re.findall(r"^E\s+(?:\S+\.)?(\w+(?:Error|Failed))\b", output, re.M)})
     observe(f"examples, live: {outcomes}; {summary_line(output)}; failures raised {kinds}")
