@@ -133,7 +133,8 @@ class JudgeRuntime:
         if context is None or (context.ledger is None and context.module_path is None):
             return None
         if context.ledger is None and context.module_path is not None:
-            location = _ledger_functions()[1](
+            _, location_of = _ledger_functions()
+            location = location_of(
                 context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir
             )
             context.ledger = self.ledger_at(location, context.nodeid)
@@ -145,7 +146,8 @@ class JudgeRuntime:
         location = os.fspath(path)
         ledger = self.ledgers.get(location)
         if ledger is None:
-            ledger = self.ledgers[location] = _ledger_functions()[0](path, nodeid)
+            ledger_type, _ = _ledger_functions()
+            ledger = self.ledgers[location] = ledger_type(path, nodeid)
         return ledger
 
     def finish_attempt(self, context: TestContext) -> None:
