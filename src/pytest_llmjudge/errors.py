@@ -3,7 +3,8 @@
 Every error the plugin raises is a `JudgeError`, except `JudgmentFailed`, which is an
 `AssertionError` so that a low score reads like any failed assertion.  Messages never
 contain the judge's raw reply or an API key: replies carry user data into error
-trackers, and keys must never leave the environment.
+trackers, and keys must never leave the environment.  `first_line` is how an error reads
+in the plugin's one-line reports.
 """
 
 from __future__ import annotations
