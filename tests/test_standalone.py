@@ -73,3 +73,17 @@ def test_a_command_records_into_its_own_verdict_file(tmp_path):
     assert session.verdict_file == tmp_path.resolve() / "stored" / "calibration" / "set.json"
     document = json.loads(session.verdict_file.read_text())
     assert document["test"] == "calibration::data/set.jsonl" and len(document["verdicts"]) == 1
+
+
+def test_settings_follow_pytest_own_reading_of_its_configuration(tmp_path):
+    # `-c FILE` and `--rootdir` in PYTEST_ADDOPTS are pytest's to interpret: a command reads them as a run does.
+    (tmp_path / "pytest.ini").write_text("[pytest]\njudge_model = default-ini\n")
+    (tmp_path / "ci.ini").write_text("[pytest]\njudge_model = ci-ini\njudge_threshold = 0.9\n")
+    elsewhere = tmp_path / "root"
+    elsewhere.mkdir()
+    environ = {"PYTEST_ADDOPTS": f"-c {tmp_path / 'ci.ini'} --rootdir {elsewhere}"}
+    config = load_settings({}, cwd=tmp_path, environ=environ)
+    assert config.inifile == tmp_path.resolve() / "ci.ini"
+    assert config.settings.model == ("ci-ini",) and config.settings.threshold == 0.9
+    assert config.rootdir == elsewhere.resolve()
+    assert config.pytest_cache_dir == elsewhere.resolve() / ".pytest_cache"

@@ -69,7 +69,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from .options import OPTION_TABLE, dest_name, env_name, ini_name
+    from .options import OPTION_TABLE, env_name
     from .runtime import JudgeRuntime, activate
     from .session import RunRecorder
 
@@ -81,12 +81,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # litellm's pydantic models warn on import ("ReadOnly" qualifier); under `filterwarnings = error`
     # that warning turned every judge call into a retried connection error.
     config.addinivalue_line("filterwarnings", "ignore:.*ReadOnly.*:UserWarning")
-    names = [name for name, *_ in OPTION_TABLE]
-    cli = {name: config.getoption(dest_name(name)) for name in names}
-    ini = {name: config.getini(ini_name(name)) for name in names}
+    cli, ini = judge_values(config)
     rootdir = Path(config.rootpath)
     configured = any(value not in (None, "", False) for value in (*cli.values(), *ini.values())) or any(
-        env_name(name) in os.environ for name in names
+        env_name(name) in os.environ for name, *_ in OPTION_TABLE
     )
     if configured:  # resolve now, so a bad value stops the run before it starts
         from .settings import SettingError, resolve
@@ -111,6 +109,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUNTIME_KEY] = runtime
     config.pluginmanager.register(RunRecorder(config, runtime), "llmjudge-recorder")
     activate(runtime)
+
+
+def judge_values(config: pytest.Config) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every judge option as given on the command line (addopts included) and in the ini file, by name.
+
+    The one reader of pytest's configuration for the judge: a run's and the `llmjudge` commands'.
+    """
+    from .options import OPTION_TABLE, dest_name, ini_name
+
+    names = [name for name, *_ in OPTION_TABLE]
+    return (
+        {name: config.getoption(dest_name(name)) for name in names},
+        {name: config.getini(ini_name(name)) for name in names},
+    )
 
 
 def _default_settings() -> Settings:

@@ -1,15 +1,11 @@
 """Judging from a command run outside pytest, with the settings a pytest run in the same folder would use.
 
-`load_settings` resolves every judge option as `pytest` would: the `--judge-*` values given on the
-command line, then the environment (`LLMJUDGE_*`), then the ini file pytest would read, with the
-mode defaulting to replay on CI.  The ini file is found as pytest finds it: walking up from the
-current directory, the first folder holding `pytest.toml`, `.pytest.toml`, `pytest.ini` or
-`.pytest.ini` (used even without a pytest section), `pyproject.toml` with `[tool.pytest]` or
-`[tool.pytest.ini_options]`, `tox.ini` with `[pytest]` or `setup.cfg` with `[tool:pytest]`; failing
-that, a `pyproject.toml` without a pytest table still roots the run.  The ini `addopts` and
-`PYTEST_ADDOPTS` are applied too (their `--judge-*` and `-o judge_*=` parts), in pytest's order.
-The rootdir is the ini file's folder, else the folder of the nearest `setup.py`, else the current
-directory.
+`load_settings` lets pytest itself read its configuration in the given folder (the ini file it
+finds, its rootdir, the ini `addopts` and `PYTEST_ADDOPTS`, `-o` overrides): it runs `pytest.main`
+with a plugin that takes the parsed `Config` and stops before anything is configured or collected.
+The judge options are then read from that `Config` exactly as the plugin reads them
+(`plugin.judge_values`), the command's own `--judge-*` values win over them, and the environment
+and CI detection resolve as in a run.
 
 `add_judge_options` adds every `--judge-*` option of `settings.OPTIONS` to an argparse parser, and
 `command_context` gives a command's judgments a verdict file of their own, so that they record
@@ -20,17 +16,16 @@ or `<--judge-store>/<command>/<input file stem>.json`.
 from __future__ import annotations
 
 import argparse
-import configparser
 import os
 import shlex
-import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import first_line
+import pytest
+
 from .runtime import JudgeRuntime, TestContext, activate, deactivate
 from .settings import OPTIONS, SettingError, Settings, resolve
 
@@ -40,16 +35,12 @@ if TYPE_CHECKING:
 __all__ = [
     "CommandContext",
     "CommandSettings",
-    "IniFile",
     "add_judge_options",
     "command_context",
-    "find_inifile",
     "judge_cli_values",
     "load_settings",
 ]
 
-# pytest's own order (pytest 9; pytest 8 knows the same names but the .toml ones).
-INI_NAMES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 PYTEST_CACHE_DIR = ".pytest_cache"  # pytest's `cache_dir` default
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -57,14 +48,6 @@ _CACHEDIR_TAG = (
     "# For information about cache directory tags, see:\n"
     "#\thttps://bford.info/cachedir/spec.html\n"
 )
-
-
-@dataclass(frozen=True)
-class IniFile:
-    """The configuration file pytest would use (`path` None: none) and its pytest values."""
-
-    path: Path | None
-    values: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -114,112 +97,50 @@ def judge_cli_values(args: argparse.Namespace) -> dict[str, Any]:
     return {option.name: getattr(args, option.dest, None) for option in OPTIONS}
 
 
-def _addopts_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    add_judge_options(parser)
-    parser.add_argument("-o", "--override-ini", dest="override_ini", action="append", default=[])
-    return parser
+# -- pytest's configuration ------------------------------------------------------------------------
 
 
-def _addopts(words: Sequence[str], where: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """The `--judge-*` values and `-o judge_*=` overrides in pytest options; everything else is pytest's."""
-    known, _ = _addopts_parser().parse_known_args(list(words))
-    overrides: dict[str, str] = {}
-    for item in known.override_ini:
-        name, sep, value = str(item).partition("=")
-        if not sep:
-            raise SettingError(f"{where}: -o/--override-ini expects option=value, got {item!r}")
-        overrides[name.strip()] = value
-    return {k: v for k, v in judge_cli_values(known).items() if v is not None}, overrides
+class _TakeConfig:
+    """A plugin for `pytest.main` that keeps the parsed `Config` and ends the run before it configures."""
+
+    def __init__(self) -> None:
+        self.config: pytest.Config | None = None
+
+    @pytest.hookimpl(tryfirst=True)  # before `--judge-doctor`'s, which would configure the run
+    def pytest_cmdline_main(self, config: pytest.Config) -> int:
+        self.config = config
+        return 0
 
 
-def _split(value: Any) -> list[str]:
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    return shlex.split(str(value)) if value else []
+@contextmanager
+def _invoked_in(folder: Path, environ: Mapping[str, str]) -> Iterator[list[str]]:
+    """The working folder pytest is invoked in, and `environ`'s PYTEST_ADDOPTS as leading arguments.
 
-
-# -- the ini file ----------------------------------------------------------------------------------
-
-
-def _read_ini(path: Path, section: str) -> dict[str, Any] | None:
-    parser = configparser.RawConfigParser(interpolation=None, strict=False)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]  # keep the keys' case, as pytest does
+    pytest reads PYTEST_ADDOPTS from the process environment and puts it before the arguments (the
+    ini `addopts` before both): passing it as arguments keeps that order for any `environ`.
+    """
+    before_dir = Path.cwd()
+    before_addopts = os.environ.pop("PYTEST_ADDOPTS", None)
+    os.chdir(folder)
     try:
-        parser.read_string(path.read_text(encoding="utf-8"), source=str(path))
-    except (configparser.Error, OSError, UnicodeDecodeError) as exc:
-        raise SettingError(f"{path}: cannot read the ini file ({first_line(exc)})") from None
-    if not parser.has_section(section):
-        return None
-    return dict(parser.items(section))
+        yield shlex.split(environ.get("PYTEST_ADDOPTS", ""))
+    finally:
+        os.chdir(before_dir)
+        if before_addopts is not None:
+            os.environ["PYTEST_ADDOPTS"] = before_addopts
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - pytest depends on tomli below 3.11
-        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
-    try:
-        document: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-        return document
-    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
-        raise SettingError(f"{path}: cannot read the TOML file ({exc})") from None
-
-
-def _pyproject_values(document: Mapping[str, Any]) -> dict[str, Any] | None:
-    tool = document.get("tool")
-    table = tool.get("pytest") if isinstance(tool, Mapping) else None
-    if not isinstance(table, Mapping):
-        return None
-    native = {k: v for k, v in table.items() if k != "ini_options"}
-    if native:
-        return native
-    ini_options = table.get("ini_options")
-    if isinstance(ini_options, Mapping):
-        # ini mode: pytest reads scalars as their text, lists as lists.
-        return {k: v if isinstance(v, list) else str(v) for k, v in ini_options.items()}
-    return None
-
-
-def _load(path: Path) -> dict[str, Any] | None:
-    name = path.name
-    if name in ("pytest.toml", ".pytest.toml"):
-        table = _read_toml(path).get("pytest")
-        return dict(table) if isinstance(table, Mapping) else {}
-    if name in ("pytest.ini", ".pytest.ini"):
-        return _read_ini(path, "pytest") or {}
-    if name == "pyproject.toml":
-        return _pyproject_values(_read_toml(path))
-    if name == "tox.ini":
-        return _read_ini(path, "pytest")
-    return _read_ini(path, "tool:pytest")  # setup.cfg
-
-
-def find_inifile(start: Path) -> IniFile:
-    """The configuration file pytest would use when run in `start` with no arguments, and its values."""
-    first_pyproject: Path | None = None
-    for folder in (start, *start.parents):
-        for name in INI_NAMES:
-            path = folder / name
-            if not path.is_file():
-                continue
-            if name == "pyproject.toml" and first_pyproject is None:
-                first_pyproject = path
-            values = _load(path)
-            if values is not None:
-                return IniFile(path, values)
-    if first_pyproject is not None:
-        return IniFile(first_pyproject, {})
-    return IniFile(None, {})
-
-
-def _rootdir(start: Path, inifile: Path | None) -> Path:
-    if inifile is not None:
-        return inifile.parent
-    for folder in (start, *start.parents):
-        if (folder / "setup.py").is_file():
-            return folder
-    return start
+def pytest_config(folder: Path, environ: Mapping[str, str]) -> pytest.Config:
+    """The `Config` a plain `pytest` run in `folder` would use (conftest files are not imported)."""
+    taker = _TakeConfig()
+    with _invoked_in(folder, environ) as addopts:
+        args = [*addopts, "--noconftest"]
+        if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+            args += ["-p", "pytest_llmjudge.plugin"]
+        code = pytest.main(args, plugins=[taker])
+    if taker.config is None:
+        raise SettingError(f"pytest could not read its configuration in {folder} (pytest exit status {int(code)})")
+    return taker.config
 
 
 def load_settings(
@@ -233,27 +154,25 @@ def load_settings(
     `cli` maps option names to the values given on the command line (None: not given).  Raises
     `SettingError` naming the bad value and where it came from.
     """
+    from .plugin import judge_values
+
     start = (cwd or Path.cwd()).resolve()
     environ = os.environ if environ is None else environ
-    ini = find_inifile(start)
-    rootdir = _rootdir(start, ini.path)
-    ini_values: dict[str, Any] = dict(ini.values)
-
-    # pytest prepends the ini addopts, then PYTEST_ADDOPTS, to the command line: later ones win.
-    given: dict[str, Any] = {}
-    for words, where in (
-        (_split(ini_values.get("addopts")), f"{ini.path}: addopts"),
-        (shlex.split(environ.get("PYTEST_ADDOPTS", "")), "PYTEST_ADDOPTS"),
-    ):
-        values, overrides = _addopts(words, where)
-        given.update(values)
-        ini_values.update(overrides)
+    config = pytest_config(start, environ)
+    try:
+        given, ini = judge_values(config)
+    except ValueError:  # the options are not registered: `-p no:llmjudge` in this configuration
+        raise SettingError(f"pytest-llmjudge is disabled in the pytest configuration of {start}") from None
     given.update({k: v for k, v in (cli or {}).items() if v is not None})
-
-    settings = resolve(given, {o.name: ini_values.get(o.ini) for o in OPTIONS}, environ)
-    cache = ini_values.get("cache_dir")
-    pytest_cache = _under(rootdir, os.path.expandvars(str(cache))) if cache else rootdir / PYTEST_CACHE_DIR
-    return CommandSettings(settings, rootdir, ini.path, pytest_cache)
+    settings = resolve(given, ini, environ)
+    rootdir = Path(config.rootpath)
+    try:
+        cache = str(config.getini("cache_dir") or PYTEST_CACHE_DIR)
+    except ValueError:  # `-p no:cacheprovider`: pytest keeps no cache folder
+        cache = PYTEST_CACHE_DIR
+    pytest_cache = _under(rootdir, os.path.expandvars(cache))
+    inifile = Path(config.inipath) if config.inipath is not None else None
+    return CommandSettings(settings, rootdir, inifile, pytest_cache)
 
 
 # -- a command's verdict file ------------------------------------------------------------------------
