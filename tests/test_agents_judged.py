@@ -195,3 +195,48 @@ def test_a_rubric_that_reads_messages_refuses_plain_text(pytester, rubric):
         """
     )
     pytester.runpytest("--judge-mode=replay", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+INNER_KINDS = """
+import json, pytest
+from pytest_llmjudge import PassFail, PerTurn, Questions, assert_judged
+
+CHAT = [
+    {"role": "user", "content": "Hi"},
+    {"role": "assistant", "content": "Hello! GOOD"},
+    {"role": "user", "content": "And?"},
+    {"role": "assistant", "content": "Whatever. BAD"},
+]
+
+@pytest.fixture(scope="session")
+def judge_backend():
+    def fake(messages):
+        system, user = messages[0]["content"], messages[-1]["content"]
+        good = "GOOD" in user.rsplit("Output to evaluate:", 1)[1]
+        if '"verdict": "pass" or "fail"' in system:
+            return json.dumps({"reasoning": "r", "verdict": "pass" if good else "fail", "confidence": "high"})
+        score = 0.9 if good else (0.6 if "Question: Is it polite?" in user else 0.1)
+        return json.dumps({"reasoning": "r", "score": score})
+    fake.name = "fake-judge"
+    return fake
+
+def test_pass_fail_per_turn(judge):
+    verdict = judge.score(CHAT, "Replies well", rubric=PerTurn(PassFail()))
+    assert verdict.score == 0.0 and [t["score"] for t in verdict.details["turns"]] == [1.0, 0.0]
+
+def test_questions_per_turn(judge):
+    verdict = judge.score(CHAT, "Replies well", rubric=PerTurn(Questions(["Is it polite?", "Is it on topic?"]), "mean"))
+    assert len(verdict.keys) == 4  # two questions for each of two turns
+    assert [t["score"] for t in verdict.details["turns"]] == [0.9, 0.35]
+    assert verdict.score == 0.625 and verdict.details["lowest_turn"] == 3
+
+@pytest.mark.parametrize("bad", ["PerTurn(PerTurn())", "PerTurn(aggregate='max')", "PerTurn(rubric='score')"])
+def test_bad_definitions(bad):
+    with pytest.raises(Exception, match="PerTurn|rubric must be a Rubric"):
+        eval(bad)
+"""
+
+
+def test_per_turn_judges_each_turn_with_any_kind_and_refuses_bad_definitions(pytester):
+    pytester.makepyfile(test_inner=INNER_KINDS)
+    pytester.runpytest("--judge-mode=auto", "-p", "no:cacheprovider").assert_outcomes(passed=5)
