@@ -23,11 +23,23 @@ BUILT_IN = {
     "likert": "Likert",
     "pairwise": "Pairwise",
     "pass_fail": "PassFail",
+    "per_turn": "PerTurn",
     "questions": "Questions",
     "score": "Score",
     "template": "Template",
+    "trajectory": "Trajectory",
 }
-NOT_DEFAULT = ["checklist", "dimensions", "likert", "pairwise", "passfail", "questions", "template"]
+NOT_DEFAULT = [
+    "checklist",
+    "dimensions",
+    "likert",
+    "pairwise",
+    "passfail",
+    "per_turn",
+    "questions",
+    "template",
+    "trajectory",
+]
 
 
 def fresh(code: str, *args: str) -> Any:

@@ -46,6 +46,10 @@ _LAZY = {
     "generate": "generation",
     "generate_batch": "generation",
     "generate_variations": "generation",
+    "PerTurn": "rubrics",
+    "Trajectory": "rubrics",
+    "TrajectoryMismatch": "trajectory",
+    "assert_trajectory": "trajectory",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
@@ -64,7 +68,20 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .generation import agenerate, generate, generate_batch, generate_variations
     from .judge import Judge
     from .parsing import ParsedVerdict, parse_verdict
-    from .rubrics import Checklist, Comparison, Dimensions, Likert, PassFail, Questions, RubricError, Score, Template
+    from .rubrics import (
+        Checklist,
+        Comparison,
+        Dimensions,
+        Likert,
+        PassFail,
+        PerTurn,
+        Questions,
+        RubricError,
+        Score,
+        Template,
+        Trajectory,
+    )
+    from .trajectory import TrajectoryMismatch, assert_trajectory
     from .verdict import Sample, Verdict
 
 __all__ = [
@@ -79,6 +96,7 @@ __all__ = [
     "Likert",
     "ParsedVerdict",
     "PassFail",
+    "PerTurn",
     "Questions",
     "ReplayMiss",
     "RubricError",
@@ -86,6 +104,8 @@ __all__ = [
     "Score",
     "StoreError",
     "Template",
+    "Trajectory",
+    "TrajectoryMismatch",
     "Verdict",
     "VerdictParseError",
     "agenerate",
@@ -93,6 +113,7 @@ __all__ = [
     "assert_judge_agrees",
     "assert_judged",
     "assert_judged_async",
+    "assert_trajectory",
     "generate",
     "generate_batch",
     "generate_questions",

@@ -9,9 +9,10 @@ to do so it would have to contain the hash of itself.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from .conversation import Message, messages_of
 from .errors import JudgeError
 from .outputs import judged_text
 
@@ -33,6 +34,8 @@ class Case:
     criteria: str
     input: str | None = None
     expected: str | None = None
+    # The output's messages, where it is a conversation or an agent's run (PerTurn and Trajectory read them).
+    messages: tuple[Message, ...] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def build(cls, output: Any, criteria: Any, input: Any = None, expected: Any = None) -> Case:
@@ -46,6 +49,7 @@ class Case:
             criteria=judged_text(criteria.strip(), "criteria"),
             input=None if input is None else judged_text(input, "input"),
             expected=None if expected is None else judged_text(expected, "expected"),
+            messages=None if isinstance(output, str) else messages_of(output, "output"),
         )
 
     @property

@@ -19,11 +19,14 @@ from typing_extensions import Self
 __all__ = [
     "COMPLETENESS",
     "FACTUAL_ACCURACY",
+    "GOAL_COMPLETION",
     "INSTRUCTION_FOLLOWING",
+    "KNOWLEDGE_RETENTION",
     "LIBRARY",
     "LOGICAL_CONSISTENCY",
     "REASONING_VALIDITY",
     "RELEVANCE",
+    "ROLE_ADHERENCE",
     "SAFETY",
     "TONE",
     "Criterion",
@@ -98,6 +101,26 @@ REASONING_VALIDITY = Criterion(
     name="reasoning_validity",
 )
 
+# Conversations (the output a list of chat messages, judged as a transcript or turn by turn with PerTurn)
+KNOWLEDGE_RETENTION = Criterion(
+    """The assistant remembers what the user said earlier in the conversation: it does not ask again
+    for information already given, contradict it, or forget a preference or fact the user stated.
+    Whether its answers are otherwise correct or helpful does not matter here.""",
+    name="knowledge_retention",
+)
+ROLE_ADHERENCE = Criterion(
+    """The assistant stays in the role it was given (the system message, or the role described in
+    the input) in every turn: its persona, scope and rules hold even when the user asks it to step
+    out of them. Whether it answers correctly does not matter here.""",
+    name="role_adherence",
+)
+GOAL_COMPLETION = Criterion(
+    """By the end of the conversation the assistant has done what the user came for: every goal the
+    user stated is met or clearly answered, or the assistant says plainly why it cannot be. Tone and
+    length do not matter here.""",
+    name="goal_completion",
+)
+
 LIBRARY: Mapping[str, Criterion] = {
     c.name: c
     for c in (
@@ -109,5 +132,8 @@ LIBRARY: Mapping[str, Criterion] = {
         SAFETY,
         LOGICAL_CONSISTENCY,
         REASONING_VALIDITY,
+        KNOWLEDGE_RETENTION,
+        ROLE_ADHERENCE,
+        GOAL_COMPLETION,
     )
 }

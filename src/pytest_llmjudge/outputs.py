@@ -1,6 +1,6 @@
 """What an output under test is judged as: the text the judge sees, the same in every process.
 
-Strings are judged as they are, dicts and lists as JSON, other objects as their ``str()``.  Two
+Strings are judged as they are, dicts and lists as JSON, other objects as their ``str()``.  Three
 kinds of value get more care:
 
 - Responses as the LLM SDKs return them (an OpenAI ``ChatCompletion`` or Responses API
@@ -8,6 +8,8 @@ kinds of value get more care:
   are judged by their answer: the text, and tool calls as JSON.  They are recognized by shape, so
   no SDK is imported.  Thinking and reasoning blocks are left out: they are how the model got to
   its answer, not the answer the application shows.
+- A conversation (a list of chat messages, at least one with a role; see `conversation`) is
+  judged as its role-labelled transcript.
 - The text is hashed into the verdict key, so it must not depend on the process.  Sets are
   sorted; a value shown by its memory address is refused.
 """
@@ -19,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .conversation import as_mapping, is_conversation, messages_of, parsed_arguments, transcript
 from .errors import JudgeError
 
 __all__ = ["judged_text"]
@@ -40,6 +43,8 @@ def judged_text(value: object, what: str) -> str:
         answer = _sdk_answer(value, what)
         if answer is not None:
             text = answer
+        elif is_conversation(value):
+            text = transcript(messages_of(value, what) or ())
         elif isinstance(value, (dict, list, tuple, set, frozenset)):
             text = _json(value, what)
         else:
@@ -91,22 +96,9 @@ def _stable_str(value: object, what: str) -> str:
 # -- responses as the SDKs return them ------------------------------------------------------------
 
 
-def _as_mapping(value: object) -> Mapping[str, Any] | None:
-    if isinstance(value, Mapping):
-        return value
-    dump = getattr(value, "model_dump", None)  # pydantic models: the OpenAI and Anthropic SDKs, LiteLLM
-    if callable(dump):
-        try:
-            dumped = dump()
-        except Exception:  # noqa: BLE001 - not an SDK object after all: judged as it is
-            return None
-        return dumped if isinstance(dumped, Mapping) else None
-    return None
-
-
 def _sdk_answer(value: object, what: str) -> str | None:
     """The answer in an SDK response, or None when `value` is not shaped like one."""
-    data = _as_mapping(value)
+    data = as_mapping(value)
     if data is None:
         return None
     choices = data.get("choices")
@@ -138,16 +130,6 @@ def _answer(texts: list[str], calls: list[dict[str, Any]], what: str, kind: str,
     return "\n\n".join(parts)
 
 
-def _arguments(raw: object) -> object:
-    """Tool-call arguments arrive as a JSON string; judged as the object they encode where they parse."""
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
-
-
 def _chat_message(message: Mapping[str, Any], what: str, *, finish: object) -> str:
     content = message.get("content")
     texts: list[str] = []
@@ -159,7 +141,7 @@ def _chat_message(message: Mapping[str, Any], what: str, *, finish: object) -> s
     for call in message.get("tool_calls") or []:
         function = call.get("function") if isinstance(call, Mapping) else None
         if isinstance(function, Mapping):
-            calls.append({"name": function.get("name"), "arguments": _arguments(function.get("arguments"))})
+            calls.append({"name": function.get("name"), "arguments": parsed_arguments(function.get("arguments"))})
     refusal = message.get("refusal")
     nothing = f"refusal: {refusal!r}" if refusal else f"finish_reason {finish!r}"
     return _answer(texts, calls, what, "a chat completion", nothing)
@@ -190,5 +172,5 @@ def _responses_output(items: list[Any], what: str) -> str:
                 if isinstance(text, str):
                     texts.append(text)
         elif item.get("type") == "function_call":
-            calls.append({"name": item.get("name"), "arguments": _arguments(item.get("arguments"))})
+            calls.append({"name": item.get("name"), "arguments": parsed_arguments(item.get("arguments"))})
     return _answer(texts, calls, what, "a Responses API response", "no message or function_call output")

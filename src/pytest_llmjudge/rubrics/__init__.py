@@ -4,7 +4,8 @@
 kinds by name; each kind is one module: `Score` (the default, 0-1), `PassFail` (verdict and
 confidence -> table), `Likert` (integer scale, optionally weighted by token log-probabilities),
 `Dimensions` (weighted per-dimension scores), `Checklist` (PASS/FAIL per constraint), `Questions`
-(one call per question), `Template` (your own prompt) and `Pairwise` (both orders of a comparison).
+(one call per question), `Template` (your own prompt), `Pairwise` (both orders of a comparison),
+`PerTurn` (one call per assistant turn of a conversation) and `Trajectory` (an agent's tool calls).
 A kind's module loads on first need (a name imported from here, or the kind's name looked up in
 the registry).  `parsed` holds `RubricParse`, what a structured kind's parse returns.  `stored`
 decides a stored reply's score, the same way for replay and for `llmjudge reparse`.  `questions_file`
@@ -49,6 +50,9 @@ _LAZY = {
     "RubricParse": "parsed",
     "Score": "score",
     "Template": "template",
+    "PER_TURN_AGGREGATES": "per_turn",
+    "PerTurn": "per_turn",
+    "Trajectory": "trajectory",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
@@ -58,14 +62,17 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .pairwise import Comparison, OrderResult, Pairwise, comparison_from
     from .parsed import RubricParse
     from .passfail import PASS_FAIL_SCORES, PassFail
+    from .per_turn import PER_TURN_AGGREGATES, PerTurn
     from .questions import Questions
     from .score import Score
     from .template import Template
+    from .trajectory import Trajectory
 
 __all__ = [
     "DIMENSION_DESCRIPTIONS",
     "DIMENSION_WEIGHTS",
     "PASS_FAIL_SCORES",
+    "PER_TURN_AGGREGATES",
     "QUALITY_LABELS",
     "Case",
     "Checklist",
@@ -76,6 +83,7 @@ __all__ = [
     "Outcome",
     "Pairwise",
     "PassFail",
+    "PerTurn",
     "Prompt",
     "Questions",
     "Reply",
@@ -84,6 +92,7 @@ __all__ = [
     "RubricParse",
     "Score",
     "Template",
+    "Trajectory",
     "comparison_from",
     "read_reply",
     "rebuild_stored",

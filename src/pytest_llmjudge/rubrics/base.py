@@ -173,6 +173,9 @@ _BUILT_IN = {
     "questions": "questions",
     "score": "score",
     "template": "template",
+    # agents and conversations
+    "per_turn": "per_turn",
+    "trajectory": "trajectory",
 }
 
 
