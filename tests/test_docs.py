@@ -230,3 +230,10 @@ def test_the_ci_recipes_are_valid_and_replay():
     steps = [step.get("run", "") for step in github["jobs"]["test"]["steps"]]
     assert any(run.startswith("pytest --judge-mode=replay") for run in steps)
     assert any(line.startswith("pytest --judge-mode=replay") for line in gitlab["test"]["script"])
+
+
+def test_the_readme_links_to_files_that_exist():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = [t for t in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text) if "://" not in t]
+    assert targets
+    assert [t for t in targets if not (ROOT / t).exists()] == []
