@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -149,13 +150,22 @@ def _read_document(
 ) -> tuple[str, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """A verdict file's test, verdicts and generations, validated (a missing file is empty)."""
     try:
-        text = _read_bytes(path).decode("utf-8")
+        text = read_regular_file(path).decode("utf-8")
     except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty ledger
         return "", {}, {}
+    except RefusedFile as exc:
+        raise StoreError(f"{path}: refused to read the verdict file: {exc}; replace it with a regular file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_fields)
+    except _DuplicateField as exc:
+        raise StoreError(
+            f"{path}: the field {exc.args[0]!r} appears twice in one object; a verdict file names each field once "
+            "(fix it, or delete it and re-record)"
+        ) from None
+    except RecursionError:  # the C scanner counts its depth: a hostile file ends here, not in a crash
+        raise StoreError(f"{path}: the verdict file nests too deeply to be one; delete it and re-record") from None
     except ValueError as exc:
         raise StoreError(
             f"{path}: the verdict file is not valid JSON ({exc}); fix it, or delete it and re-record"
@@ -170,20 +180,71 @@ def _read_document(
     return str(data.get("test") or ""), entries, _read_generations(path, data)
 
 
+class _DuplicateField(ValueError):
+    """A JSON object names one field twice (JSON parsers disagree on which one counts)."""
+
+
+def _unique_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise _DuplicateField(name[:80])
+            seen.add(name)
+    return found
+
+
+class RefusedFile(OSError):
+    """A stored file that is not read: not a regular file (a FIFO, a device), or too large."""
+
+
+# A verdict file larger than this is refused unread (a symlink to a huge file, a hostile commit).
+MAX_FILE_BYTES = 64 << 20
+
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+# A FIFO opened for reading blocks until a writer comes: open without waiting, then refuse it.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
-def _read_bytes(path: Path | str) -> bytes:
-    # The os calls alone: a replay reads a file per test, and `open` builds a file object and a
-    # buffered reader for each (more than half the cost of reading a verdict file).
-    fd = os.open(path, os.O_RDONLY | _BINARY)
+def read_regular_file(path: Path | str, limit: int | None = None, *, head: bool = False) -> bytes:
+    """The bytes of `path`, a regular file of at most `limit` bytes; `RefusedFile` says why not.
+
+    A FIFO, a device (a symlink to /dev/zero) or a larger file is refused without waiting on it or
+    reading it whole; with `head`, a larger file gives its first `limit` bytes instead.  The os calls
+    alone: a replay reads a file per test, and `open` builds a file object and a buffered reader for
+    each (more than half the cost of reading a verdict file).  `limit` defaults to `MAX_FILE_BYTES`.
+    """
+    if limit is None:
+        limit = MAX_FILE_BYTES
+    fd = os.open(path, os.O_RDONLY | _BINARY | _NONBLOCK)
     try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RefusedFile(f"not a regular file ({_file_kind(info.st_mode)})")
+        if info.st_size > limit and not head:
+            raise RefusedFile(f"{info.st_size} bytes, over the limit of {limit}")
         chunks = []
-        while chunk := os.read(fd, 1 << 16):
+        size = 0
+        while size <= limit and (chunk := os.read(fd, min(1 << 16, limit + 1 - size))):
+            size += len(chunk)
             chunks.append(chunk)
+        if size > limit and not head:  # it grew while being read
+            raise RefusedFile(f"over the limit of {limit} bytes")
     finally:
         os.close(fd)
-    return b"".join(chunks)
+    return b"".join(chunks)[:limit]
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))  # fmt: skip
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def _read_generations(path: Path | str, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
