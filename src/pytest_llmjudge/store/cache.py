@@ -14,13 +14,15 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import first_line
 from ..keys import canonical_json
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
+
+    from .locks import HeldLock
 
 __all__ = ["CacheWarning", "LocalCache"]
 
@@ -146,36 +148,29 @@ class LocalCache:
         text = canonical_json(redact_entry(value))
         self._guarded(lambda cache: cache.set(key, text))
 
-    def acquire(self, key: str, deadline: float) -> IO[str] | None:
+    def acquire(self, key: str, deadline: float) -> HeldLock | None:
         """Take an inter-process lock on `key` so two xdist workers do not pay for one call twice.
 
         Blocks (polling) until `deadline` at most, then goes ahead unlocked rather than fail the
-        judgment.  Returns a handle for `release`, or None where locking is not possible.
+        judgment.  Returns the lock for `release`, or None where it was not taken (the deadline
+        passed, or locking is not possible: on Windows a call may be paid twice).
         """
-        try:
-            import fcntl
-        except ImportError:  # Windows: no cross-process dedupe, a call may be paid twice
+        from .locks import TAKES_LOCKS, LockTimeout, take_lock
+
+        if not TAKES_LOCKS:
             return None
         folder = self.directory.with_name(self.directory.name + ".locks")
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            handle = open(folder / f"{key[:16]}.lock", "a+")  # noqa: SIM115 - held until release()
-        except OSError:
+            return take_lock(folder / f"{key[:16]}.lock", deadline)
+        except (OSError, LockTimeout):
             return None
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return handle
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return handle
-                time.sleep(0.02)
 
     @staticmethod
-    def release(handle: IO[str] | None) -> None:
-        """Release a lock taken by `acquire` (None is accepted and ignored)."""
-        if handle is not None:
-            handle.close()  # closing the file releases its flock
+    def release(held: HeldLock | None) -> None:
+        """Release a lock taken by `acquire`, removing its file (None is accepted and ignored)."""
+        if held is not None:
+            held.release()
 
     def close(self) -> None:
         """Close the database (on the thread that opened it) and stop that thread."""

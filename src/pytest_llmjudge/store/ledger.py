@@ -6,9 +6,9 @@ differently.  A file may be hand-edited, so it is parsed as JSON and validated b
 
 Several processes may record into one file at once (two terminals, two CI jobs on one runner, a
 model matrix): every write re-reads the file and adds its entry under a cross-process lock, so no
-process's entry is lost.  The lock files live in one private directory of the temp dir
-(`default_lock_dir`), named by a hash of the verdict file's resolved path, never beside the
-verdict files: nothing to ignore, nothing committed by mistake.  Processes that do not share a
+process's entry is lost.  The lock files (`locks`) live in one private directory of the temp dir,
+never beside the verdict files (nothing to ignore, nothing committed by mistake), and are removed
+after each write.  Processes that do not share a
 temp dir (containers sharing only a bind-mounted tree) do not see each other's locks.
 
 What is written is redacted (`redact_entry`): a key-shaped string or a credential from the
@@ -29,7 +29,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,7 +46,6 @@ __all__ = [
     "Ledger",
     "LedgerDocument",
     "LedgerWriteError",
-    "default_lock_dir",
     "ledger_filename",
     "ledger_path",
     "read_ledger_file",
@@ -267,9 +265,6 @@ def read_ledger_file(path: Path | str) -> dict[str, dict[str, Any]]:
 # the plugin's own values and stay as they are.
 REDACTED_FIELDS = ("criteria", "input", "expected", "output", "reasoning", "reply")
 
-# How long a writer waits for another process's write of the same file (each takes milliseconds).
-LOCK_TIMEOUT_S = 120.0
-
 
 def redact_value(value: Any) -> Any:
     """`value` with every string in it (dict keys too) redacted; other values as they are."""
@@ -319,20 +314,6 @@ class LedgerWriteError(StoreError):
 def _describe_os_error(exc: OSError) -> str:
     where = f": {exc.filename}" if exc.filename else ""
     return f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
-
-
-def default_lock_dir() -> Path:
-    """The directory of the verdict files' lock files: private to this user, in the temp dir."""
-    uid = getattr(os, "getuid", None)
-    suffix = str(uid()) if uid is not None else (os.environ.get("USERNAME") or "user")
-    return Path(tempfile.gettempdir()) / f"pytest-llmjudge-locks-{_UNSAFE_NAME.sub('_', suffix)}"
-
-
-def _lock_file(path: Path, lock_dir: Path | None) -> Path:
-    folder = default_lock_dir() if lock_dir is None else lock_dir
-    name = os.path.normcase(str(path.resolve()))
-    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return folder / f"{digest}.lock"
 
 
 class Ledger:
@@ -443,12 +424,10 @@ class Ledger:
                 known = loaded.get(key)
                 if known == clean or (known is not None and not replace):
                     return False
-            from filelock import FileLock, Timeout  # only when recording: replay never imports it
+            from .locks import LockTimeout, verdict_file_lock  # only when recording
 
-            lock_path = _lock_file(self.path, self.lock_dir)
             try:
-                lock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                with FileLock(str(lock_path), timeout=LOCK_TIMEOUT_S):
+                with verdict_file_lock(self.path, self.lock_dir):
                     document = LedgerDocument.read(self.path)
                     self._entries, self._generations = document.entries, document.generations
                     on_disk = document.generations if generations else document.entries
@@ -459,9 +438,7 @@ class Ledger:
                     # Both sections are written back: a verdict's write keeps the generations, and the reverse.
                     LedgerDocument(self.path, self.nodeid, document.entries, document.generations).write()
                     return True
-            except Timeout:
-                raise LedgerWriteError(
-                    self.path, key, f"another process held its lock {lock_path} for {LOCK_TIMEOUT_S:.0f} s"
-                ) from None
+            except LockTimeout as exc:
+                raise LedgerWriteError(self.path, key, f"another process held its lock {exc} for too long") from None
             except OSError as exc:
                 raise LedgerWriteError(self.path, key, _describe_os_error(exc)) from None

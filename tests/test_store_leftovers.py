@@ -1,0 +1,98 @@
+"""What writing verdicts leaves behind: no growing lock directory.
+
+* Lock files are removed after each write; a lock directory someone else could have made (a plain
+  file, a directory others can write to) is not used, and a LockDirWarning says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from helpers import FAKE_CONFTEST
+from helpers.verdicts import verdict_files
+
+TESTS = """
+from pytest_llmjudge import assert_judged
+
+def test_refund():
+    assert_judged("Returns within 30 days. SCORE=0.9", "Says returns are accepted within 30 days")
+
+def test_tone():
+    assert_judged("Thanks for asking! SCORE=0.8", "Is polite")
+
+def test_other():
+    assert_judged("Hello. SCORE=0.6", "Greets the user")
+"""
+
+
+@pytest.fixture
+def temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The temp dir the plugin sees (where its lock directory goes), private to this test."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))  # where untrusted locks move
+    return folder
+
+
+def lock_dir(temp_dir: Path) -> Path:
+    return temp_dir / f"pytest-llmjudge-locks-{os.getuid()}"
+
+
+# -- lock files ----------------------------------------------------------------------------------------
+
+
+def test_lock_files_are_removed_after_each_write(pytester, temp_dir):
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_bot=TESTS)
+    pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=3)
+    assert len(verdict_files(pytester.path)) == 3
+    assert lock_dir(temp_dir).is_dir()
+    assert sorted(p.name for p in lock_dir(temp_dir).iterdir()) == []
+
+
+def test_the_local_caches_lock_files_are_removed_after_each_call(pytester):
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_bot=TESTS)
+    pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=3)
+    locks = pytester.path / ".pytest_cache" / "d" / "llmjudge.locks"
+    assert locks.is_dir()
+    assert list(locks.iterdir()) == []
+
+
+def test_stale_lock_files_of_earlier_runs_are_swept(pytester, temp_dir):
+    folder = lock_dir(temp_dir)
+    folder.mkdir(mode=0o700)
+    for i in range(50):
+        (folder / f"{i:032x}.lock").write_text("")
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_bot=TESTS)
+    pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=3)
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("squatted", ["a plain file", "a directory others can write to"])
+def test_a_lock_directory_someone_else_could_have_made_is_not_used(pytester, temp_dir, squatted):
+    folder = lock_dir(temp_dir)
+    if squatted == "a plain file":
+        folder.write_text("not a directory")
+    else:
+        folder.mkdir()
+        folder.chmod(0o777)
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_bot=TESTS)
+    result = pytester.runpytest("--judge-mode=auto", "-W", "always::UserWarning")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines([f"*LockDirWarning: llmjudge: not using the lock directory {folder} (*"])
+    assert "LedgerWriteWarning" not in result.stdout.str()
+    assert len(verdict_files(pytester.path)) == 3, "every verdict was stored all the same"
+    if folder.is_dir():
+        assert list(folder.iterdir()) == [], "no lock file was made in it"
+    pytester.runpytest("--judge-mode=replay", "-p", "no:cacheprovider").assert_outcomes(passed=3)
+    for path in verdict_files(pytester.path):
+        assert json.loads(path.read_text())["verdicts"]
