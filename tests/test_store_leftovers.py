@@ -1,5 +1,7 @@
-"""What writing verdicts leaves behind: no growing lock directory.
+"""What writing verdicts leaves behind: no temporary file for `git add`, no growing lock directory.
 
+* A write killed half-way leaves its temporary file in a folder git ignores, and the next write
+  (or a prune) removes it once stale; temporary files earlier versions left beside the verdict files go too.
 * Lock files are removed after each write; a lock directory someone else could have made (a plain
   file, a directory others can write to) is not used, and a LockDirWarning says so.
 """
@@ -8,7 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +34,15 @@ def test_other():
     assert_judged("Hello. SCORE=0.6", "Greets the user")
 """
 
+KILLED_MID_WRITE = """
+import os, signal, sys
+from pathlib import Path
+from pytest_llmjudge.store import Ledger
+
+os.replace = lambda *args: os.kill(os.getpid(), signal.SIGKILL)  # killed just before the rename
+Ledger(Path(sys.argv[1]), "test_bot.py::test_x").put("ab" * 32, {"reply": '{"score": 1.0}', "model": "m"})
+"""
+
 
 @pytest.fixture
 def temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -42,6 +56,53 @@ def temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def lock_dir(temp_dir: Path) -> Path:
     return temp_dir / f"pytest-llmjudge-locks-{os.getuid()}"
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def make_old(path: Path) -> None:
+    old = time.time() - 3600
+    os.utime(path, (old, old))
+
+
+# -- temporary files ----------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
+def test_a_write_killed_midway_leaves_nothing_git_add_takes(tmp_path):
+    git(tmp_path, "init", "-q")
+    target = tmp_path / "judge_verdicts" / "test_bot" / "test_x.json"
+    killed = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(target)], cwd=tmp_path, timeout=60)
+    assert killed.returncode == -9
+    leftovers = [p for p in tmp_path.rglob("*.tmp")]
+    assert leftovers, "the kill left a temporary file, as a real one does"
+    git(tmp_path, "add", "judge_verdicts")
+    staged = git(tmp_path, "diff", "--cached", "--name-only").split()
+    assert staged == [], f"git add staged {staged}"
+
+
+def test_the_next_write_and_prune_remove_stale_temporary_files(pytester):
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_bot=TESTS.split("def test_tone")[0])
+    pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=1)
+    folder = pytester.path / "judge_verdicts" / "test_bot"
+    beside = folder / ".test_refund.json.6oucvgtm.tmp"  # as earlier versions left them
+    beside.write_text('{"format": 1, "verdi')
+    fresh = folder / ".test_refund.json.inflight.tmp"  # a write in progress elsewhere
+    fresh.write_text("")
+    make_old(beside)
+    pytester.makepyfile(test_bot=TESTS.split("def test_other")[0])
+    pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=2)
+    assert not beside.exists(), "the next write removes a stale temporary file"
+    assert fresh.exists(), "a recent one may be a write in progress"
+
+    make_old(fresh)
+    pytester.runpytest("--judge-mode=auto", "--judge-prune").assert_outcomes(passed=2)
+    assert not fresh.exists(), "prune removes stale temporary files"
+    assert [p.name for p in verdict_files(pytester.path)] == ["test_refund.json", "test_tone.json"]
 
 
 # -- lock files ----------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..redact import redact
-from .atomic import write_atomically
+from .atomic import TEMP_DIR, write_atomically
 
 __all__ = [
     "GENERATION_REDACTED_FIELDS",
@@ -140,7 +140,8 @@ class LedgerDocument:
             document["generations"] = {
                 k: {f: v for f, v in e.items() if v is not None} for k, e in self.generations.items()
             }
-        write_atomically(self.path, json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        write_atomically(self.path, text, temp_dir=self.path.parent / TEMP_DIR)
 
 
 def _read_document(
