@@ -117,6 +117,16 @@ def test_lock_files_are_removed_after_each_write(pytester, temp_dir):
     assert sorted(p.name for p in lock_dir(temp_dir).iterdir()) == []
 
 
+def test_a_lock_directory_removed_after_it_was_checked_is_made_again(tmp_path, temp_dir):
+    from pytest_llmjudge.store import Ledger
+
+    ledger = Ledger(tmp_path / "judge_verdicts" / "test_m" / "t.json", "t")
+    assert ledger.put("a" * 64, {"reply": '{"score": 1.0}'})
+    lock_dir(temp_dir).rmdir()  # a temp-dir cleaner between two writes
+    assert ledger.put("b" * 64, {"reply": '{"score": 0.0}'})
+    assert lock_dir(temp_dir).is_dir()
+
+
 def test_the_local_caches_lock_files_are_removed_after_each_call(pytester):
     pytester.makeconftest(FAKE_CONFTEST)
     pytester.makepyfile(test_bot=TESTS)

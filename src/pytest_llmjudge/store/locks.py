@@ -189,7 +189,14 @@ def verdict_file_lock(path: Path, wanted: Path | None = None, timeout: float = L
         except Timeout:
             raise LockTimeout(str(where)) from None
         return
-    held = take_lock(where, time.monotonic() + timeout)
+    deadline = time.monotonic() + timeout
+    try:
+        held = take_lock(where, deadline)
+    except FileNotFoundError:  # the directory went since it was checked (a temp-dir cleaner): check it again
+        with _checked_lock:
+            _checked.pop(default_lock_dir() if wanted is None else wanted, None)
+        where = lock_path(path, wanted)
+        held = take_lock(where, deadline)
     try:
         yield where
     finally:
