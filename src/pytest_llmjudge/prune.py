@@ -292,6 +292,8 @@ class PruneAction:
     kept: dict[str, dict[str, Any]]
     reason: str
     kept_generations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The file as planned, verdicts and generations: apply removes an entry only while it is unchanged.
+    seen: tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]] = field(default_factory=lambda: ({}, {}))
 
     @property
     def deletes_file(self) -> bool:
@@ -305,6 +307,7 @@ class PrunePlan:
     actions: list[PruneAction] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     kept: int = 0
+    folders: list[Path] = field(default_factory=list)  # the verdict folders covered (swept of stale temporary files)
 
     def describe(self) -> str:
         removed = sum(len(a.removed) for a in self.actions)
@@ -333,6 +336,7 @@ def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> Prun
         directory = rootdir / folder
         if not directory.is_dir():
             continue
+        plan.folders.append(directory)
         for path in sorted(directory.glob("*.json")):
             try:
                 ledger = LedgerDocument.read(path)
@@ -348,6 +352,7 @@ def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> Prun
             if test is None:
                 everything = sorted({*ledger.entries, *ledger.generations})
                 action = PruneAction(path, ledger.test, everything, {}, "its test no longer exists")
+                action.seen = (ledger.entries, ledger.generations)
             elif test.get("outcome") != "passed":
                 plan.kept += stored
                 continue
@@ -360,17 +365,58 @@ def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> Prun
                     plan.kept += stored
                     continue
                 action = PruneAction(path, ledger.test, removed, kept, "not used by its test", generations)
+                action.seen = (ledger.entries, ledger.generations)
             plan.kept += len(action.kept) + len(action.kept_generations)
             plan.actions.append(action)
     return plan
 
 
-def apply_prune(plan: PrunePlan) -> None:
-    """Rewrite or delete the files the plan names (an emptied verdict directory goes too)."""
+def apply_prune(plan: PrunePlan, *, lock_dir: Path | None = None) -> None:
+    """Rewrite or delete the files the plan names (an emptied verdict directory goes too).
+
+    Each file is re-read under the lock its recorders take (`lock_dir`: theirs, when not the
+    default), and only entries unchanged since the plan are removed: what another process recorded
+    meanwhile stays.  A file that cannot be re-read or locked is left as it is, with a note; the
+    actions and the counts are updated to what was done.
+    """
+    from .store.atomic import TEMP_DIR, remove_stale_temps, remove_temp_dir
+    from .store.locks import LockTimeout, verdict_file_lock
+
     for action in plan.actions:
-        if action.deletes_file:
-            action.path.unlink(missing_ok=True)
-            with contextlib.suppress(OSError):
-                action.path.parent.rmdir()  # only when empty
-        else:
-            LedgerDocument(action.path, action.test, action.kept, action.kept_generations).write()
+        planned = len(action.kept) + len(action.kept_generations)
+        try:
+            with verdict_file_lock(action.path, lock_dir):
+                _apply(action)
+        except (StoreError, OSError, LockTimeout) as exc:
+            plan.notes.append(f"skipped {action.path}: {exc}")
+            action.removed = []
+        plan.kept += len(action.kept) + len(action.kept_generations) - planned
+    plan.actions = [a for a in plan.actions if a.removed]
+    for folder in plan.folders:  # left by a process killed mid-write
+        remove_stale_temps(folder)
+        remove_temp_dir(folder / TEMP_DIR)
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when empty
+
+
+def _apply(action: PruneAction) -> None:
+    """Remove the action's entries that are still as planned, keeping everything else now in the file."""
+    now = LedgerDocument.read(action.path)
+    entries, gone = _unchanged_removed(now.entries, action.seen[0], action.removed)
+    generations, gone_generations = _unchanged_removed(now.generations, action.seen[1], action.removed)
+    action.kept, action.kept_generations = entries, generations
+    action.removed = sorted({*gone, *gone_generations})
+    if not action.removed:
+        return
+    if action.deletes_file:
+        action.path.unlink(missing_ok=True)
+    else:
+        LedgerDocument(action.path, now.test or action.test, entries, generations).write()
+
+
+def _unchanged_removed(
+    current: Mapping[str, dict[str, Any]], seen: Mapping[str, dict[str, Any]], removed: Iterable[str]
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """What stays of `current` and which keys go: those planned for removal whose entry is as planned."""
+    doomed = {k for k in removed if k in current and seen.get(k) == current[k]}
+    return {k: v for k, v in current.items() if k not in doomed}, sorted(doomed)

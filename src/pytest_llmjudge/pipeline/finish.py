@@ -103,7 +103,8 @@ def write_back(
     if unwritten is not None:
         from .unwritten import warn_unwritten  # on a failed write only
 
-        kept = runtime.cache is not None
+        cache = runtime.cache  # None below: it could not store the reply either (a full disk)
+        kept = (cache.keeps(unwritten[0]) or None) if cache is not None else False
         warn_unwritten(ledger.path, *unwritten, kept=kept)
 
 

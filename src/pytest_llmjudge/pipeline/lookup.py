@@ -4,12 +4,16 @@ cache, and the calls that must go live.  A replay that misses raises, with what 
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..errors import JudgeError, StoreError
 from ..rubrics import Reply
+from ..verdict import StoredScoreWarning
 from .plan import stored_elsewhere, stored_fields
 
 if TYPE_CHECKING:
@@ -48,9 +52,13 @@ def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[C
     for call in plan.calls:
         if call.key in answers:
             continue
-        entry = ledger.get(call.key) if ledger is not None else None
-        if entry is None and ledger is not None:
-            entry = adopt_from_elsewhere(runtime, ledger, call.key, copy=mode == "auto")
+        entry = None
+        if ledger is not None:
+            entry = ledger.get(call.key)
+            if entry is not None:
+                check_entry(call, entry, ledger.location)
+            else:
+                entry = adopt_from_elsewhere(runtime, ledger, call.key, copy=mode == "auto", call=call)
         if entry is not None:
             answers[call.key] = Answer(Reply(entry["reply"], entry.get("logprobs")), "replayed", entry)
             continue
@@ -59,6 +67,9 @@ def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[C
         # The cache is opened on the first ledger miss: a run the ledger answers never imports diskcache.
         cache = runtime.cache if mode == "auto" else None
         value = cache.get(call.key) if cache is not None else None
+        if value is not None and _mismatch(call, value) is not None:  # the cache is untrusted too: ask again
+            runtime.note(f"llmjudge: ignored a local cache entry for key {call.key[:12]} recorded for another judgment")
+            value = None
         if value is not None:
             answers[call.key] = Answer(Reply(value["reply"], value.get("logprobs")), "cached", extra=reply_extra(value))
             continue
@@ -73,17 +84,23 @@ def adopt_from_elsewhere(
     *,
     copy: bool,
     what: Literal["verdict", "generation"] = "verdict",
+    call: Call | None = None,
 ) -> dict[str, Any] | None:
     """The entry (a verdict, or a generation) for `key` from another verdict file, or None; with
-    `copy`, written into `ledger` too.
+    `copy`, written into `ledger` too.  A verdict entry is first checked against `call` (`check_entry`).
 
     The other file's entry is also marked used (through the runtime's Ledger of that file), so a
-    prune after a replay that relied on it keeps it.
+    prune after a replay that relied on it keeps it.  Files the search could not read are noted for
+    the run's summary.
     """
     index = stored_elsewhere(runtime)
     found = index.find_generation(key) if what == "generation" else index.find(key)
+    for problem in index.problems:
+        runtime.note(f"llmjudge: skipped a verdict file: {problem}")
     if found is None or found.path == ledger.path:
         return None
+    if call is not None:
+        check_entry(call, found.entry, found.path)
     runtime.ledger_at(found.path).used.add(key)
     if copy:
         try:
@@ -96,6 +113,46 @@ def adopt_from_elsewhere(
 
             warn_unwritten(ledger.path, key, exc, kept=found.path, what=what)
     return dict(found.entry)
+
+
+def check_entry(call: Call, entry: Mapping[str, Any], path: Path | str) -> None:
+    """Refuse a stored entry that was not recorded for `call` (copied under another key, or edited).
+
+    The key is a hash of the request, and the entry keeps the hash of the messages it was recorded
+    with (`messages_sha256`), its model and its sample: each must be this call's.  A stored score
+    that is not a number is only warned about: the reply, parsed again, decides.
+    """
+    problem = _mismatch(call, entry)
+    if problem is not None:
+        raise StoreError(
+            f"{path}: the entry under key {call.key[:12]} does not belong under it ({problem}); "
+            "delete it and record again (--judge-mode=auto)"
+        )
+    score = entry.get("score", 0.0)
+    if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
+        warnings.warn(
+            StoredScoreWarning(
+                f"{path}: key {call.key[:12]} stores score {str(score)[:40]!r}, not a number; its reply "
+                "decides (re-record, or run `python -m pytest_llmjudge reparse`)"
+            ),
+            stacklevel=4,
+        )
+
+
+def _mismatch(call: Call, entry: Mapping[str, Any]) -> str | None:
+    """What shows that `entry` was recorded for another call than `call`, or None."""
+    model = entry.get("model", call.model_id)
+    if model != call.model_id:
+        return f"it was recorded with model {str(model)[:80]!r}, not {call.model_id!r}"
+    sample = entry.get("sample", call.sample)
+    if sample != call.sample or isinstance(sample, bool):
+        return f"it was recorded as sample {str(sample)[:20]!r}, not {call.sample}"
+    stored = entry.get("messages_sha256")
+    if stored is None:  # written before messages were hashed: nothing to recompute
+        return None
+    if stored != call.messages_sha256:
+        return "the judge messages it was recorded with are not this judgment's: messages_sha256 differs"
+    return None
 
 
 def _replay_miss(plan: Plan, call: Call) -> JudgeError:

@@ -19,12 +19,13 @@ def warn_unwritten(
     key: str,
     exc: BaseException,
     *,
-    kept: bool | Path,
+    kept: bool | Path | None,
     what: Literal["verdict", "generation"] = "verdict",
     stacklevel: int = 3,
 ) -> None:
     """Say, once per judgment or generation, that its verdict file could not be written, and where the
-    reply is: `kept` is True for the local cache, False for nowhere, or the verdict file it was copied from.
+    reply is: `kept` is True for the local cache, False for nowhere (no cache), None for nowhere (the cache
+    could not store it either), or the verdict file it was copied from.
     """
     from ..store import LedgerWriteError  # on a failed write only: the pipeline loads no storage code up front
 
@@ -38,6 +39,8 @@ def warn_unwritten(
         where = f"It is still stored in {kept}, and the next run in auto mode with a writable store copies it"
     elif kept:
         where = "It is kept in the local cache, and the next run in auto mode with a writable store writes it"
+    elif kept is None:
+        where = f"The local cache could not store it either, so it must be {_AGAIN[what]} again"
     else:
         where = f"No local cache is in use (pytest's cache provider is off), so it must be {_AGAIN[what]} again"
     message = (

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
         Ledger,
         LedgerDocument,
         LedgerWriteError,
-        default_lock_dir,
         ledger_filename,
         ledger_location,
         ledger_path,
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
         redact_entry,
         redact_value,
     )
+    from .locks import LockDirWarning, default_lock_dir
     from .spend import SharedSpend
 
 # Each name loads its module on first use: a replay opens verdict files (`ledger`) and needs neither
@@ -48,11 +48,12 @@ _MODULE_OF = {
     "LedgerDocument": ".ledger",
     "LedgerWriteError": ".ledger",
     "LocalCache": ".cache",
+    "LockDirWarning": ".locks",
     "SharedSpend": ".spend",
     "StoredVerdict": ".index",
     "VerdictIndex": ".index",
     "canonical_json": "..keys",
-    "default_lock_dir": ".ledger",
+    "default_lock_dir": ".locks",
     "find_ledger_files": ".finder",
     "judgment_key": "..keys",
     "ledger_filename": ".ledger",
@@ -78,6 +79,7 @@ __all__ = [
     "LedgerDocument",
     "LedgerWriteError",
     "LocalCache",
+    "LockDirWarning",
     "SharedSpend",
     "StoredVerdict",
     "VerdictIndex",

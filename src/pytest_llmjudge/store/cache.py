@@ -14,13 +14,15 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import first_line
 from ..keys import canonical_json
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
+
+    from .locks import HeldLock
 
 __all__ = ["CacheWarning", "LocalCache"]
 
@@ -48,7 +50,9 @@ class LocalCache:
         self._disabled = False
         self._open_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
-        self.notices: list[str] = []
+        self._notices: list[str] = []
+        self._unstored: set[str] = set()  # keys whose reply could not be stored here
+        self._lost: set[str] = set()  # ... and whose verdict file could not be written either
 
     def _on_thread(self, fn: Callable[[], _T]) -> _T:
         with self._open_lock:
@@ -67,6 +71,11 @@ class LocalCache:
             try:
                 self._cache = open_cache(self.directory)
             except Exception as exc:  # noqa: BLE001 - any failure to open means "no cache", never a failed run
+                from .json_disk import is_full
+
+                if is_full(exc):  # nothing is wrong with the cache: try again on the next use
+                    self._full(exc)
+                    return None
                 moved = self._set_aside(exc)
                 try:
                     if not moved:
@@ -77,7 +86,9 @@ class LocalCache:
         return self._cache
 
     def _notice(self, message: str) -> None:
-        self.notices.append(message)
+        if message in self._notices:
+            return
+        self._notices.append(message)
         # Warnings turned into errors: the notice still reaches the summary, the run goes on.
         with contextlib.suppress(Warning):
             warnings.warn(CacheWarning(message), stacklevel=3)
@@ -98,6 +109,12 @@ class LocalCache:
         )
         return True
 
+    def _full(self, exc: BaseException) -> None:
+        self._notice(
+            f"llmjudge: local cache {self.directory} is out of space ({_describe(exc)}); what it could not "
+            "store is not cached, and it is used again once there is room"
+        )
+
     def _disable(self, exc: BaseException) -> None:
         self._disabled = True
         self._cache = None
@@ -113,10 +130,13 @@ class LocalCache:
         try:
             return fn(cache)
         except Exception as exc:  # noqa: BLE001 - sqlite3.DatabaseError surfaces late, from any call
-            from .json_disk import is_busy
+            from .json_disk import is_busy, is_full
 
             if is_busy(exc):  # another worker holds the database longer than the lock timeout
                 self._notice(f"llmjudge: local cache {self.directory} was busy ({_describe(exc)}); skipped it once")
+                return None
+            if is_full(exc):  # the cache is sound and is used again once there is room
+                self._full(exc)
                 return None
             self._disabled = True  # one bad cache per session is enough: go on without one
             if not self._set_aside(exc):
@@ -139,43 +159,64 @@ class LocalCache:
             return None
         return value
 
-    def set(self, key: str, value: Mapping[str, Any]) -> None:
-        """Store `value`, redacted as the ledger stores it, as canonical JSON text under `key`."""
+    def set(self, key: str, value: Mapping[str, Any]) -> bool:
+        """Store `value`, redacted as the ledger stores it, as canonical JSON text under `key`; return
+        whether it was stored (not when the cache is unusable or out of space)."""
         from .ledger import redact_entry
 
         text = canonical_json(redact_entry(value))
-        self._guarded(lambda cache: cache.set(key, text))
+        stored = bool(self._guarded(lambda cache: cache.set(key, text)))
+        if stored:
+            self._unstored.discard(key)
+        else:
+            self._unstored.add(key)
+        return stored
 
-    def acquire(self, key: str, deadline: float) -> IO[str] | None:
+    def keeps(self, key: str) -> bool:
+        """Whether the reply for `key`, whose verdict file could not be written, is kept here.
+
+        A reply kept nowhere is counted as lost, for the run's summary (`notices`).
+        """
+        if key in self._unstored or self._disabled:
+            self._lost.add(key)
+            return False
+        return True
+
+    @property
+    def notices(self) -> list[str]:
+        """What the user should read after the run: the cache set aside or full, and replies kept nowhere."""
+        if not self._lost:
+            return list(self._notices)
+        n = len(self._lost)
+        return [
+            *self._notices,
+            f"llmjudge: {n} judged repl{'ies were' if n != 1 else 'y was'} stored nowhere (neither the verdict "
+            f"file nor the local cache could be written): {'they' if n != 1 else 'it'} must be judged again",
+        ]
+
+    def acquire(self, key: str, deadline: float) -> HeldLock | None:
         """Take an inter-process lock on `key` so two xdist workers do not pay for one call twice.
 
         Blocks (polling) until `deadline` at most, then goes ahead unlocked rather than fail the
-        judgment.  Returns a handle for `release`, or None where locking is not possible.
+        judgment.  Returns the lock for `release`, or None where it was not taken (the deadline
+        passed, or locking is not possible: on Windows a call may be paid twice).
         """
-        try:
-            import fcntl
-        except ImportError:  # Windows: no cross-process dedupe, a call may be paid twice
+        from .locks import TAKES_LOCKS, LockTimeout, take_lock
+
+        if not TAKES_LOCKS:
             return None
         folder = self.directory.with_name(self.directory.name + ".locks")
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            handle = open(folder / f"{key[:16]}.lock", "a+")  # noqa: SIM115 - held until release()
-        except OSError:
+            return take_lock(folder / f"{key[:16]}.lock", deadline)
+        except (OSError, LockTimeout):
             return None
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return handle
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return handle
-                time.sleep(0.02)
 
     @staticmethod
-    def release(handle: IO[str] | None) -> None:
-        """Release a lock taken by `acquire` (None is accepted and ignored)."""
-        if handle is not None:
-            handle.close()  # closing the file releases its flock
+    def release(held: HeldLock | None) -> None:
+        """Release a lock taken by `acquire`, removing its file (None is accepted and ignored)."""
+        if held is not None:
+            held.release()
 
     def close(self) -> None:
         """Close the database (on the thread that opened it) and stop that thread."""

@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from .ledger import read_regular_file
+
 __all__ = ["SKIP_DIRS", "VERDICTS_DIR", "find_ledger_files", "looks_like_ledger", "walk_ledger_files"]
 
 VERDICTS_DIR = "judge_verdicts"
@@ -37,9 +39,8 @@ def _skipped(folder: Path, name: str) -> bool:
 
 def looks_like_ledger(path: Path) -> bool:
     """Whether the file starts as a verdict file does (`{"format": N, "test": ...`)."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(512).decode("utf-8", "replace")
+    try:  # a FIFO or a device is never waited on or read
+        head = read_regular_file(path, 512, head=True).decode("utf-8", "replace")
     except OSError:
         return False
     return bool(_LEDGER_SNIFF.match(head))

@@ -7,6 +7,7 @@ all three.  It imports diskcache, so it is loaded only when a cache is opened.
 
 from __future__ import annotations
 
+import errno
 import re
 import sqlite3
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import diskcache
 
-__all__ = ["JsonOnlyDisk", "check_settings", "is_busy", "open_cache"]
+__all__ = ["JsonOnlyDisk", "check_settings", "is_busy", "is_full", "open_cache"]
 
 
 class _CacheUnsafe(Exception):
@@ -97,3 +98,13 @@ def is_busy(exc: BaseException) -> bool:
     return isinstance(exc, diskcache.Timeout) or (
         isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower()
     )
+
+
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+def is_full(exc: BaseException) -> bool:
+    """A full disk or quota ("database or disk is full", ENOSPC): the cache is sound, only out of room."""
+    if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
+        return True
+    return isinstance(exc, sqlite3.DatabaseError) and "full" in str(exc).lower()

@@ -6,9 +6,9 @@ differently.  A file may be hand-edited, so it is parsed as JSON and validated b
 
 Several processes may record into one file at once (two terminals, two CI jobs on one runner, a
 model matrix): every write re-reads the file and adds its entry under a cross-process lock, so no
-process's entry is lost.  The lock files live in one private directory of the temp dir
-(`default_lock_dir`), named by a hash of the verdict file's resolved path, never beside the
-verdict files: nothing to ignore, nothing committed by mistake.  Processes that do not share a
+process's entry is lost.  The lock files (`locks`) live in one private directory of the temp dir,
+never beside the verdict files (nothing to ignore, nothing committed by mistake), and are removed
+after each write.  Processes that do not share a
 temp dir (containers sharing only a bind-mounted tree) do not see each other's locks.
 
 What is written is redacted (`redact_entry`): a key-shaped string or a credential from the
@@ -28,7 +28,7 @@ import hashlib
 import json
 import os
 import re
-import tempfile
+import stat
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +37,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..redact import redact
-from .atomic import write_atomically
+from .atomic import TEMP_DIR, write_atomically
 
 __all__ = [
     "GENERATION_REDACTED_FIELDS",
@@ -46,7 +46,6 @@ __all__ = [
     "Ledger",
     "LedgerDocument",
     "LedgerWriteError",
-    "default_lock_dir",
     "ledger_filename",
     "ledger_path",
     "read_ledger_file",
@@ -141,7 +140,8 @@ class LedgerDocument:
             document["generations"] = {
                 k: {f: v for f, v in e.items() if v is not None} for k, e in self.generations.items()
             }
-        write_atomically(self.path, json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        write_atomically(self.path, text, temp_dir=self.path.parent / TEMP_DIR)
 
 
 def _read_document(
@@ -149,13 +149,22 @@ def _read_document(
 ) -> tuple[str, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """A verdict file's test, verdicts and generations, validated (a missing file is empty)."""
     try:
-        text = _read_bytes(path).decode("utf-8")
+        text = read_regular_file(path).decode("utf-8")
     except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty ledger
         return "", {}, {}
+    except RefusedFile as exc:
+        raise StoreError(f"{path}: refused to read the verdict file: {exc}; replace it with a regular file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_fields)
+    except _DuplicateField as exc:
+        raise StoreError(
+            f"{path}: the field {exc.args[0]!r} appears twice in one object; a verdict file names each field once "
+            "(fix it, or delete it and re-record)"
+        ) from None
+    except RecursionError:  # the C scanner counts its depth: a hostile file ends here, not in a crash
+        raise StoreError(f"{path}: the verdict file nests too deeply to be one; delete it and re-record") from None
     except ValueError as exc:
         raise StoreError(
             f"{path}: the verdict file is not valid JSON ({exc}); fix it, or delete it and re-record"
@@ -170,20 +179,71 @@ def _read_document(
     return str(data.get("test") or ""), entries, _read_generations(path, data)
 
 
+class _DuplicateField(ValueError):
+    """A JSON object names one field twice (JSON parsers disagree on which one counts)."""
+
+
+def _unique_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise _DuplicateField(name[:80])
+            seen.add(name)
+    return found
+
+
+class RefusedFile(OSError):
+    """A stored file that is not read: not a regular file (a FIFO, a device), or too large."""
+
+
+# A verdict file larger than this is refused unread (a symlink to a huge file, a hostile commit).
+MAX_FILE_BYTES = 64 << 20
+
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+# A FIFO opened for reading blocks until a writer comes: open without waiting, then refuse it.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
-def _read_bytes(path: Path | str) -> bytes:
-    # The os calls alone: a replay reads a file per test, and `open` builds a file object and a
-    # buffered reader for each (more than half the cost of reading a verdict file).
-    fd = os.open(path, os.O_RDONLY | _BINARY)
+def read_regular_file(path: Path | str, limit: int | None = None, *, head: bool = False) -> bytes:
+    """The bytes of `path`, a regular file of at most `limit` bytes; `RefusedFile` says why not.
+
+    A FIFO, a device (a symlink to /dev/zero) or a larger file is refused without waiting on it or
+    reading it whole; with `head`, a larger file gives its first `limit` bytes instead.  The os calls
+    alone: a replay reads a file per test, and `open` builds a file object and a buffered reader for
+    each (more than half the cost of reading a verdict file).  `limit` defaults to `MAX_FILE_BYTES`.
+    """
+    if limit is None:
+        limit = MAX_FILE_BYTES
+    fd = os.open(path, os.O_RDONLY | _BINARY | _NONBLOCK)
     try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RefusedFile(f"not a regular file ({_file_kind(info.st_mode)})")
+        if info.st_size > limit and not head:
+            raise RefusedFile(f"{info.st_size} bytes, over the limit of {limit}")
         chunks = []
-        while chunk := os.read(fd, 1 << 16):
+        size = 0
+        while size <= limit and (chunk := os.read(fd, min(1 << 16, limit + 1 - size))):
+            size += len(chunk)
             chunks.append(chunk)
+        if size > limit and not head:  # it grew while being read
+            raise RefusedFile(f"over the limit of {limit} bytes")
     finally:
         os.close(fd)
-    return b"".join(chunks)
+    return b"".join(chunks)[:limit]
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))  # fmt: skip
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def _read_generations(path: Path | str, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -205,9 +265,6 @@ def read_ledger_file(path: Path | str) -> dict[str, dict[str, Any]]:
 # (model, rubric, prompt name, sample, messages_sha256, score, verdict, confidence, logprobs) are
 # the plugin's own values and stay as they are.
 REDACTED_FIELDS = ("criteria", "input", "expected", "output", "reasoning", "reply")
-
-# How long a writer waits for another process's write of the same file (each takes milliseconds).
-LOCK_TIMEOUT_S = 120.0
 
 
 def redact_value(value: Any) -> Any:
@@ -258,20 +315,6 @@ class LedgerWriteError(StoreError):
 def _describe_os_error(exc: OSError) -> str:
     where = f": {exc.filename}" if exc.filename else ""
     return f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
-
-
-def default_lock_dir() -> Path:
-    """The directory of the verdict files' lock files: private to this user, in the temp dir."""
-    uid = getattr(os, "getuid", None)
-    suffix = str(uid()) if uid is not None else (os.environ.get("USERNAME") or "user")
-    return Path(tempfile.gettempdir()) / f"pytest-llmjudge-locks-{_UNSAFE_NAME.sub('_', suffix)}"
-
-
-def _lock_file(path: Path, lock_dir: Path | None) -> Path:
-    folder = default_lock_dir() if lock_dir is None else lock_dir
-    name = os.path.normcase(str(path.resolve()))
-    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return folder / f"{digest}.lock"
 
 
 class Ledger:
@@ -382,12 +425,10 @@ class Ledger:
                 known = loaded.get(key)
                 if known == clean or (known is not None and not replace):
                     return False
-            from filelock import FileLock, Timeout  # only when recording: replay never imports it
+            from .locks import LockTimeout, verdict_file_lock  # only when recording
 
-            lock_path = _lock_file(self.path, self.lock_dir)
             try:
-                lock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                with FileLock(str(lock_path), timeout=LOCK_TIMEOUT_S):
+                with verdict_file_lock(self.path, self.lock_dir):
                     document = LedgerDocument.read(self.path)
                     self._entries, self._generations = document.entries, document.generations
                     on_disk = document.generations if generations else document.entries
@@ -398,9 +439,7 @@ class Ledger:
                     # Both sections are written back: a verdict's write keeps the generations, and the reverse.
                     LedgerDocument(self.path, self.nodeid, document.entries, document.generations).write()
                     return True
-            except Timeout:
-                raise LedgerWriteError(
-                    self.path, key, f"another process held its lock {lock_path} for {LOCK_TIMEOUT_S:.0f} s"
-                ) from None
+            except LockTimeout as exc:
+                raise LedgerWriteError(self.path, key, f"another process held its lock {exc} for too long") from None
             except OSError as exc:
                 raise LedgerWriteError(self.path, key, _describe_os_error(exc)) from None
