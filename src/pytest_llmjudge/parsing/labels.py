@@ -30,16 +30,18 @@ GRADE_LETTERS = {"c": (1.0, "pass"), "correct": (1.0, "pass"), "i": (0.0, "fail"
 # No re.IGNORECASE: it makes sre several times slower.  Label patterns are lower-case
 # and run on ascii_lower(text), which keeps every position of the original.
 _SEP = r"[ \t]{0,3}(?:[*_]{1,2})?[ \t]{0,3}"
+# Prometheus's [RESULT] marker, translated by a non-English judge ("[결과] 3"), or without its brackets on its
+# own line ("RESULT 3").
 _RESULT_TAG = gated(
     lazy(
-        r"\[\s{0,3}result\s{0,3}\]"
+        r"(?:\[\s{0,3}(?:result|결과|結果|结果)\s{0,3}\]|(?m:^)[ \t*#]{0,4}result(?=[ \t]{1,3}[-+(]?\d))"
         + _SEP
         + r"[:\-]?"
         + _SEP
         + r"(?:(?:score|result|rating)[ \t]{0,2}(?:of|is|[:=])?[ \t]{0,3})?"
         + VALUE,
     ),
-    ("result",),
+    ("result", "결과", "結果", "结果"),
 )
 _RATING_BRACKETS = gated(
     lazy(
@@ -174,6 +176,18 @@ def _agreeing(
     return cands[0][1], cands[0][2]
 
 
+# Several numbers in one rating bracket: "Rating: [[5, 1, 3]]", "[[8.5], [8.2], [7.8]]" (one per item rated).
+_BRACKET_LIST = gated(
+    lazy(r"\[\[[ \t]{0,3}[-+]?\d{1,15}(?:\.\d{1,12})?[ \t]{0,3}(?:\][ \t]{0,3})?,[ \t]{0,3}\[?[ \t]{0,3}[-+]?\d"),
+    ("[[",),
+)
+
+
+def bracket_list(low: str, skip: Skip) -> bool:
+    """Does the reply rate several items in one rating bracket (no single score)?"""
+    return any(not skip(m.start()) for m in matches(_BRACKET_LIST, low))
+
+
 def marker_score(
     text: str, low: str, skip: Skip, scale: tuple[float, float] = (0.0, 1.0)
 ) -> tuple[Found, tuple[int, int]] | None:
@@ -304,21 +318,81 @@ def final_word_verdict(text: str) -> tuple[str, tuple[int, int]] | None:
     return _FINAL_VERDICTS[m.group("v").lower()], (shift + m.start("v"), shift + m.end("v"))
 
 
-def marker_verdict(text: str, low: str, skip: Skip) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
+# Verdict words that answer "does the output meet the criteria?": they count only where a pass/fail verdict
+# was asked (`Asked.verdict`), in a label, alone on a line, or as the verdict of a sentence.
+_WORD_VERDICTS = {
+    "correct": "pass", "right": "pass", "valid": "pass", "true": "pass", "yes": "pass", "acceptable": "pass",
+    "incorrect": "fail", "wrong": "fail", "invalid": "fail", "false": "fail", "no": "fail", "unacceptable": "fail",
+}  # fmt: skip
+_WORDS = r"(?P<v>correct|incorrect|right|wrong|valid|invalid|true|false|yes|no|acceptable|unacceptable)(?![A-Za-z])"
+_WORD_LABEL = gated(
+    lazy(
+        r"(?:(?:final|overall)[ \t]{1,3})?"
+        r"(?:verdict|decision|judge?ment|answer|result|evaluation|assessment|conclusion)"
+        + _SEP
+        + r"[:=：]"
+        + r"[ \t*_\"'`]{0,6}\n?[ \t*_\"'`]{0,6}"
+        + _WORDS,
+    ),
+    ("verdict", "decision", "judgment", "judgement", "answer", "result", "evaluation", "assessment", "conclusion"),
+    word_start=True,
+)
+_WORD_LINE = lazy(r"^[ \t*_#>`\"'.\-]{0,8}" + _WORDS + r"[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
+# "The student's answer is correct.", "This response is incorrect": the sentence's own verdict on the output.
+_WORD_SENTENCE = gated(
+    lazy(
+        r"(?:the|this|your)[ \t]{1,3}(?:[a-z']{1,12}[ \t]{1,3}){0,2}?(?:answer|response|output|solution|submission)"
+        r"[ \t]{1,3}is[ \t]{1,3}(?:(?:fully|entirely|completely|mathematically|factually)[ \t]{1,3})?"
+        r"(?P<v>correct|incorrect|right|wrong|valid|invalid)(?=[ \t]{0,2}(?:[.!;,:\n]|$|because|since|as[ \t]))"
+    ),
+    (" is ",),
+    word_start=True,
+)
+
+
+def _word_verdict(low: str, skip: Skip) -> tuple[str, tuple[int, int], bool] | None:
+    """The verdict word of a reply whose rubric asked for a verdict: the last label, else the last word alone on
+    its line, else sentence verdicts (which must agree)."""
+    m = last(_WORD_LABEL, low, skip.accept) or last(_WORD_LINE, low, skip.accept)
+    if m is not None:
+        return _WORD_VERDICTS[m.group("v")], m.span(), True
+    said = [m for count, m in enumerate(matches(_WORD_SENTENCE, low)) if count < MAX_FIRST_SCAN and not skip(m.start())]
+    if not said:
+        return None
+    verdicts = {_WORD_VERDICTS[m.group("v")] for m in said}
+    if len(verdicts) > 1:
+        raise VerdictParseError(
+            "the reply calls the output both correct and incorrect, and no label says which it means"
+        )
+    return verdicts.pop(), said[-1].span(), False
+
+
+def marker_verdict(
+    text: str, low: str, skip: Skip, verdict: bool | None = None
+) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
     """(verdict, partial, span, strong): a tag or label is strong, a bare word is not.
 
+    ``verdict``: whether a pass/fail verdict was asked (None: unknown).  Verdict words such as
+    correct/incorrect count only when it was; yes/no ones not when a score was asked instead.
     Quoted tags, labels and words (``skip``) are not candidates; a verdict alone on its
     line may wear quotes as decoration.
     """
-    for pattern in (_ANSWER_TAG, _BRACKET_VERDICT, _VERDICT_LABEL, _YES_NO_LABEL):
+    patterns = (_ANSWER_TAG, _BRACKET_VERDICT, _VERDICT_LABEL) + (() if verdict is False else (_YES_NO_LABEL,))
+    for pattern in patterns:
         m = last(pattern, low, skip.accept)
         if m is not None:
             word = (m.group("v") or m.group("w")).lower()
             v = _FINAL_VERDICTS.get(word, word)
             if v == "partial":
                 return None, True, m.span(), True
+            if verdict is False and word not in ("pass", "fail"):
+                continue  # "[[YES]]" answers no question this rubric asked
             return v, False, m.span(), True
-    final = final_word_verdict(text)
+    if verdict:
+        said = _word_verdict(low, skip)
+        if said is not None:
+            return said[0], False, said[1], said[2]
+    final = final_word_verdict(text) if verdict is not False else None
     if final is not None and not skip(final[1][0]):
         return final[0], False, final[1], False
     if "pass" not in low and "fail" not in low:
