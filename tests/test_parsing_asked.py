@@ -121,3 +121,66 @@ def test_a_thinking_block_that_never_closes_is_cut_off() -> None:
 def test_the_answer_after_a_closed_thinking_block_counts() -> None:
     text = "<think>\nScore: 2 at first sight, but the units are fine.\n</think>\n\nScore: 5"
     assert parse_verdict(text, scale=(1, 5)).score == 1.0
+
+
+# ------------------------------------------------------------------ fields and tags named otherwise
+
+
+@pytest.mark.parametrize(
+    ("text", "asked", "score", "verdict"),
+    [
+        ('{"value": 0.8, "reason": "Grounded in the context."}', None, 0.8, None),
+        ('{"reasoning": "Meets every criterion.", "value": "Y", "score": 1}', VERDICT, 1.0, "pass"),
+        ('{"reasoning": "Misses the date.", "value": "N"}', VERDICT, 0.0, "fail"),
+        ('{"status": "pass", "reason": "All checks hold."}', None, 1.0, "pass"),
+        ('{"is_valid": false, "reason": "Wrong schema."}', VERDICT, 0.0, "fail"),
+        ('{"reasoning": "Answers it.", "score": true}', VERDICT, 1.0, "pass"),
+        ('{"verdict": "incorrect", "reasoning": "Wrong year."}', VERDICT, 0.0, "fail"),
+    ],
+)
+def test_json_fields_named_otherwise(text: str, asked: Asked | None, score: float, verdict: str | None) -> None:
+    got = parse_verdict(text, asked=asked)
+    assert (got.score, got.verdict) == (score, verdict)
+
+
+@pytest.mark.parametrize("text", ['{"verdict": "yes"}', '{"score": true}', '{"verdict": "correct"}'])
+def test_json_verdict_words_are_no_answer_where_a_score_was_asked(text: str) -> None:
+    raises(text, asked=SCORE)
+
+
+def test_score_tags_and_a_tag_named_after_the_rubric() -> None:
+    assert parse_verdict("<evaluation_score>0.7</evaluation_score>").score == 0.7
+    assert parse_verdict("Reasoning first.\n<rating>4</rating>", scale=(1, 5)).score == 0.75
+    named = Asked(fields=("reasoning", "helpfulness"))
+    assert parse_verdict("<helpfulness>4</helpfulness>", scale=(1, 5), asked=named).score == 0.75
+    raises("<helpfulness>4</helpfulness>", (1, 5))  # a tag no one asked for is no score
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("답변이 정확합니다.\n점수: 8", 7 / 9),
+        ("回答は正確です。\nスコア: 8", 7 / 9),
+        ("回答は正確です。\n評価: 8", 7 / 9),
+        ("回答准确。\n评分：8", 7 / 9),
+        ("Die Antwort ist korrekt.\nBewertung: 8", 7 / 9),
+        ("La respuesta es correcta.\nPuntuación: 8", 7 / 9),
+        ("La réponse est correcte.\nNote : 8/10", 7 / 9),
+    ],
+)
+def test_score_labels_in_other_languages(text: str, score: float) -> None:
+    assert parse_verdict(text, scale=TEN).score == pytest.approx(score, abs=1e-6)
+
+
+def test_an_english_note_is_no_score() -> None:
+    raises("Note: 2 of the claims are unsupported.", TEN)
+
+
+def test_a_score_in_a_sentence() -> None:
+    assert parse_verdict("I would rate it 7 out of 10.", scale=(0, 10)).score == 0.7
+
+
+def test_an_explicit_correction_of_a_score_follows_the_last_one() -> None:
+    text = "Score: 3\nWait, the score above was a mistake: the answer covers every step.\nScore: 5"
+    assert parse_verdict(text, scale=(1, 5)).score == 1.0
+    raises("Score: 3/10\nrevised\nScore: 7/10", (0, 10))  # no explicit correction: nothing ranks them

@@ -17,7 +17,7 @@ from .asked import Asked
 from .attribution import Skip
 from .candidate import Found, fits_scale, normalize, unclamped
 from .echo import mask_copies, only_copies
-from .json_fields import fields_of, reasoning_in
+from .json_fields import REASON_FIELDS, fields_of, reasoning_in
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
 from .json_verdict import json_stage
 from .labels import bracket_list, confidence_word, marker_score, marker_verdict
@@ -168,7 +168,7 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
 
     # 1-3. JSON: whole reply, repaired, then fragments.
     budget = RepairBudget()
-    js = json_stage(text, scale, budget)
+    js = json_stage(text, scale, budget, asked.verdict if asked else None)
     if js.found is not None:
         found = js.found
         if js.quoted:
@@ -219,7 +219,8 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
     skip = Skip(LazyQuotes(text, js.objects, js.quotes), low)
     verdict, partial, vspan, strong = marker_verdict(scan, low, skip, asked.verdict if asked else None)
 
-    score: tuple[Found, tuple[int, int]] | None = marker_score(scan, low, skip, scale)
+    named = tuple(f for f in asked.fields if f not in REASON_FIELDS) if asked else ()
+    score: tuple[Found, tuple[int, int]] | None = marker_score(scan, low, skip, scale, named)
     if score is None and bracket_list(low, skip):
         raise VerdictParseError("the reply rates several items in one bracket ([[a, b, c]]): no single score")
     strategy = "labelled"
