@@ -2,11 +2,12 @@
 
 A weak judge copies its prompt back: the instructions, the criteria, the output under test (which may
 carry a score of its own).  A copy is a run of words the prompt also holds: at least `DATA_GRAM` words
-of a data block (the output, input or reference: the text that may carry a planted score), at least
-`TEXT_GRAM` words of the rest (a judge's own verdict may share a few words with its instructions: "the
-student's answer is correct"), or a whole data block copied verbatim.  All are found in linear time:
-the prompt's word runs go into sets (kept per message text, as the system message repeats across
-judgments), and each run of the reply is looked up once.
+of a message that fences data (the output, input or reference, and the criteria beside them: the text
+that may carry a planted score), at least `TEXT_GRAM` words of any other message (the instructions: a
+judge's own verdict may share a few words with them, "the student's answer is correct"), or a whole
+data block copied verbatim.  All are found in linear time: the instructions' word runs go into sets
+kept across judgments, and each run of the reply is looked up once (a short reply is searched for
+directly in a short message).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ _GAP = lazy(r"[\W_]{0,3}")  # what may lie between two copies that make one
 # A reasoning that is only a placeholder of a format instruction: "<a few sentences: ...>".
 _PLACEHOLDER = lazy(r"<[^<>\n]{2,300}>")
 
+_DIRECT_LIMIT = 200_000  # reply runs x prompt characters below which runs are searched for directly
+
+# Word-run sets of the instructions, which repeat across judgments; a message holding data is unique to
+# its judgment and is not kept.
 _runs: dict[tuple[str, int], frozenset[tuple[str, ...]]] = {}
 _blocks: dict[str, tuple[str, ...]] = {}
 
@@ -36,35 +41,56 @@ def _word_runs(words: list[str], size: int) -> list[tuple[str, ...]]:
     return list(zip(*(words[i:] for i in range(size)), strict=False))
 
 
-def _prompt_runs(text: str, size: int) -> frozenset[tuple[str, ...]]:
+def _prompt_runs(text: str, size: int, keep: bool) -> frozenset[tuple[str, ...]]:
     known = _runs.get((text, size))
     if known is None:
         known = frozenset(_word_runs(_WORD.findall(ascii_lower(text)), size))
-        if len(_runs) >= _CACHE_LIMIT:
-            _runs.clear()
-        _runs[(text, size)] = known
+        if keep:
+            if len(_runs) >= _CACHE_LIMIT:
+                _runs.clear()
+            _runs[(text, size)] = known
     return known
 
 
 def _data_blocks(text: str) -> tuple[str, ...]:
     known = _blocks.get(text)
     if known is None:
-        known = tuple(m.group(3) for m in _DATA_BLOCK.finditer(text))
+        known = tuple(m.group(3) for m in _DATA_BLOCK.finditer(text)) if "</" in text else ()
         if len(_blocks) >= _CACHE_LIMIT:
             _blocks.clear()
         _blocks[text] = known
     return known
 
 
+def _hits(runs: list[tuple[str, ...]], texts: list[str], message: str, size: int, keep: bool) -> list[int]:
+    """Indexes of the reply's word runs (``texts``: each run as written, spaces folded) that ``message`` holds.
+
+    When reply and message are short (the usual judgment), each run's text is searched for in the
+    message's text, spaces folded: no tokenizing of a prompt that is new to each judgment (its system
+    message carries the case's nonce).  Anything larger goes through a set of the message's runs
+    (linear time), kept across judgments for a message that holds no data.
+    """
+    if len(runs) * len(message) <= _DIRECT_LIMIT:
+        folded = " ".join(ascii_lower(message).split())
+        return [i for i, run in enumerate(texts) if run in folded]
+    known = _prompt_runs(message, size, keep)
+    return [i for i, run in enumerate(runs) if run in known]
+
+
 def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Where ``text`` copies ``prompt``: merged, sorted (start, end) spans."""
+    """Where ``text`` copies ``prompt``: merged, sorted (start, end) spans.
+
+    A message that fences data (the output, input, reference) is searched at the data's run size,
+    whole; any other message (the instructions) at the instructions' size.
+    """
     spans: list[tuple[int, int]] = []
-    # (text, run size) pairs to look for: every message at the instructions' size, its data blocks at theirs.
-    sources: list[tuple[str, int]] = []
+    low = ascii_lower(text)
+    words = _WORD.findall(low)
+    where: list[tuple[int, int]] = []
+    runs_of: dict[int, tuple[list[tuple[str, ...]], list[str]]] = {}
     for message in prompt:
-        sources.append((message, TEXT_GRAM))
-        for block in _data_blocks(message):
-            sources.append((block, DATA_GRAM))
+        blocks = _data_blocks(message)
+        for block in blocks:
             body = block.strip()
             if len(body) < _MIN_BLOCK or not any(c.isalpha() for c in body):
                 continue  # too short to be told from the judge's own words
@@ -72,22 +98,18 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
             while at != -1:
                 spans.append((at, at + len(body)))
                 at = text.find(body, at + len(body))
-    low = ascii_lower(text)
-    words = _WORD.findall(low)
-    where: list[tuple[int, int]] | None = None
-    runs_of: dict[int, list[tuple[str, ...]]] = {}
-    for source, size in sources:
+        size = DATA_GRAM if blocks else TEXT_GRAM
         if len(words) < size:
             continue
-        runs = runs_of.get(size)
-        if runs is None:
-            runs = runs_of[size] = _word_runs(words, size)
-        known = _prompt_runs(source, size)
-        hits = [i for i, run in enumerate(runs) if run in known]
-        if hits:
-            if where is None:
-                where = [m.span() for m in _WORD.finditer(low)]
-            spans.extend((where[i][0], where[i + size - 1][1]) for i in hits)
+        if not where:
+            where = [m.span() for m in _WORD.finditer(low)]
+        if size not in runs_of:
+            runs = _word_runs(words, size)
+            texts = [" ".join(low[where[i][0] : where[i + size - 1][1]].split()) for i in range(len(runs))]
+            runs_of[size] = runs, texts
+        runs, texts = runs_of[size]
+        hits = _hits(runs, texts, message, size, keep=not blocks)
+        spans.extend((where[i][0], where[i + size - 1][1]) for i in hits)
     if not spans:
         return []
     spans.sort()
