@@ -99,7 +99,7 @@ class Likert(Rubric):
         if not self.logprobs or reply.logprobs is None:
             return None
         try:
-            parsed = parse_verdict(reply.text, scale=(self.low, self.high))
+            parsed = parse_verdict(reply.text, scale=(self.low, self.high), asked=self.asked(prompt))
         except VerdictParseError:
             return None
         if parsed.raw_score is None:
