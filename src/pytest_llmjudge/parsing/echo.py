@@ -62,32 +62,22 @@ def _data_blocks(text: str) -> tuple[str, ...]:
     return known
 
 
-def _hits(runs: list[tuple[str, ...]], texts: list[str], message: str, size: int, keep: bool) -> list[int]:
-    """Indexes of the reply's word runs (``texts``: each run as written, spaces folded) that ``message`` holds.
-
-    When reply and message are short (the usual judgment), each run's text is searched for in the
-    message's text, spaces folded: no tokenizing of a prompt that is new to each judgment (its system
-    message carries the case's nonce).  Anything larger goes through a set of the message's runs
-    (linear time), kept across judgments for a message that holds no data.
-    """
-    if len(runs) * len(message) <= _DIRECT_LIMIT:
-        folded = " ".join(ascii_lower(message).split())
-        return [i for i, run in enumerate(texts) if run in folded]
-    known = _prompt_runs(message, size, keep)
-    return [i for i, run in enumerate(runs) if run in known]
-
-
 def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
     """Where ``text`` copies ``prompt``: merged, sorted (start, end) spans.
 
     A message that fences data (the output, input, reference) is searched at the data's run size,
-    whole; any other message (the instructions) at the instructions' size.
+    whole; any other message (the instructions) at the instructions' size.  When reply and message are
+    short (the usual judgment), each of the reply's runs, as written with spaces folded, is searched for
+    in the message's text, spaces folded: no tokenizing of a prompt that is new to each judgment (its
+    system message carries the case's nonce).  Anything larger goes through a set of the message's runs
+    (linear time), kept across judgments for a message that holds no data.
     """
     spans: list[tuple[int, int]] = []
     low = ascii_lower(text)
     words = _WORD.findall(low)
     where: list[tuple[int, int]] = []
-    runs_of: dict[int, tuple[list[tuple[str, ...]], list[str]]] = {}
+    runs_of: dict[int, list[tuple[str, ...]]] = {}
+    texts_of: dict[int, list[str]] = {}
     for message in prompt:
         blocks = _data_blocks(message)
         for block in blocks:
@@ -101,15 +91,33 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
         size = DATA_GRAM if blocks else TEXT_GRAM
         if len(words) < size:
             continue
-        if not where:
+        runs = runs_of.get(size)
+        if runs is None:
+            runs = runs_of[size] = _word_runs(words, size)
+        if len(runs) * len(message) <= _DIRECT_LIMIT:
+            if not where:
+                where = [m.span() for m in _WORD.finditer(low)]
+            texts = texts_of.get(size)
+            if texts is None:
+                texts = texts_of[size] = [
+                    " ".join(low[where[i][0] : where[i + size - 1][1]].split()) for i in range(len(runs))
+                ]
+            folded = " ".join(ascii_lower(message).split())
+            hits = [i for i, run in enumerate(texts) if run in folded]
+        else:
+            known = _prompt_runs(message, size, keep=not blocks)
+            hits = [i for i, run in enumerate(runs) if run in known]
+        if hits and not where:
             where = [m.span() for m in _WORD.finditer(low)]
-        if size not in runs_of:
-            runs = _word_runs(words, size)
-            texts = [" ".join(low[where[i][0] : where[i + size - 1][1]].split()) for i in range(len(runs))]
-            runs_of[size] = runs, texts
-        runs, texts = runs_of[size]
-        hits = _hits(runs, texts, message, size, keep=not blocks)
-        spans.extend((where[i][0], where[i + size - 1][1]) for i in hits)
+        # Consecutive runs make one copy: one span per stretch, not one per run.
+        first = prev = hits[0] if hits else 0
+        for i in hits[1:]:
+            if i != prev + 1:
+                spans.append((where[first][0], where[prev + size - 1][1]))
+                first = i
+            prev = i
+        if hits:
+            spans.append((where[first][0], where[prev + size - 1][1]))
     if not spans:
         return []
     spans.sort()
