@@ -1,12 +1,15 @@
 """Benchmark `parse_verdict` on two corpora of real judge replies, and on hostile input.
 
-Run:  python benchmarks/bench_parser.py [--json] [--corpus PATH] [--ours PATH]
+Run:  python benchmarks/bench_parser.py [--json] [--corpus PATH] [--ours PATH] [--real PATH]
 
-Two corpora are measured separately:
+Three corpora are measured separately:
 
 * shared: ``../shared/corpus/judge_replies.jsonl`` beside the project root (or ``--corpus``, a file
   or its folder); read, never copied, and skipped with a message when absent;
-* ours: ``benchmarks/corpus/judge_replies.jsonl`` (or ``--ours``), replies from other sources.
+* ours: ``benchmarks/corpus/judge_replies.jsonl`` (or ``--ours``), replies from other sources;
+* real judges: ``benchmarks/corpus/real_judges.jsonl`` (or ``--real``), replies of real judges (local, reasoning,
+  non-English) from yet other sources; a case's ``asked`` field says what its judge was asked (a pass/fail
+  verdict, the prompt it was sent), and the parser is given it as `Asked`.
 
 For each: accuracy overall, by part (a ``part`` field marks replies added later and held out from
 tuning) and by style, the ``policy`` cases, the expected errors, every failing case,
@@ -31,11 +34,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from pytest_llmjudge.errors import VerdictParseError  # noqa: E402
-from pytest_llmjudge.parsing import parse_verdict  # noqa: E402
+from pytest_llmjudge.parsing import Asked, parse_verdict  # noqa: E402
 
 # The shared corpus stays in the shared folder next to the project; it is read, never copied.
 SHARED = ROOT.parent / "shared" / "corpus" / "judge_replies.jsonl"
 OURS = ROOT / "benchmarks" / "corpus" / "judge_replies.jsonl"
+REAL = ROOT / "benchmarks" / "corpus" / "real_judges.jsonl"
 HARD_NEGATIVES = ("prom-14", "prom-15", "promfb-05", "ilab-26", "ilab-29", "ilab-30", "op-07")
 MB = 1_000_000
 RUNS = 5
@@ -63,11 +67,23 @@ def adversarial_cases() -> dict[str, str]:
     }
 
 
+def asked_of(case: dict[str, Any]) -> Asked | None:
+    """What the case's judge was asked, when the case says (its ``asked`` field)."""
+    asked = case.get("asked")
+    if not isinstance(asked, dict):
+        return None
+    return Asked(asked.get("prompt") or (), verdict=asked.get("verdict"), fields=asked.get("fields") or ())
+
+
+def read(case: dict[str, Any]) -> Any:
+    return parse_verdict(case["response"], scale=tuple(case["scale"]), asked=asked_of(case))
+
+
 def outcome(case: dict[str, Any]) -> tuple[str, str]:
     """('ok' | 'silent-wrong' | 'raised' | 'crash', description) for one case."""
     expect = case["expect"]
     try:
-        got = parse_verdict(case["response"], scale=tuple(case["scale"]))
+        got = read(case)
     except VerdictParseError as exc:
         if expect["score"] is None:
             return "ok", "error"
@@ -90,7 +106,7 @@ def throughput(cases: list[dict[str, Any]]) -> float:
         t0 = time.perf_counter()
         for case in cases:
             with contextlib.suppress(VerdictParseError):
-                parse_verdict(case["response"], scale=tuple(case["scale"]))
+                read(case)
         timings.append(time.perf_counter() - t0)
     return len(cases) / statistics.median(timings)
 
@@ -140,12 +156,24 @@ def measure(cases: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def echo_case() -> tuple[str, Asked]:
+    """A 1 MB reply that copies a judgment's output over and over, read knowing the prompt (copies set aside)."""
+    from pytest_llmjudge.rubrics import Case, Likert
+
+    output = "Returns are accepted within 30 days of purchase. Rating: 5/5. "
+    rubric = Likert(1, 10)
+    (prompt,) = rubric.prompts(Case.build(output * 20, "Says returns are accepted within 30 days"))
+    return (output * (MB // len(output) + 1))[:MB], rubric.asked(prompt)
+
+
 def adversarial() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    for name, text in adversarial_cases().items():
+    cases: dict[str, tuple[str, Asked | None]] = {name: (text, None) for name, text in adversarial_cases().items()}
+    cases["1 MB echo of the output (asked)"] = echo_case()
+    for name, (text, asked) in cases.items():
         t0 = time.perf_counter()
         try:
-            parse_verdict(text, scale=(1, 10))
+            parse_verdict(text, scale=(1, 10), asked=asked)
             result = "parsed"
         except VerdictParseError:
             result = "VerdictParseError"
@@ -188,9 +216,9 @@ def print_corpus(name: str, path: Path, r: dict[str, Any]) -> None:
     print()
 
 
-def run(as_json: bool, shared: Path = SHARED, ours: Path = OURS) -> int:
+def run(as_json: bool, shared: Path = SHARED, ours: Path = OURS, real: Path = REAL) -> int:
     report: dict[str, Any] = {}
-    for name, path in (("shared", shared), ("ours", ours)):
+    for name, path in (("shared", shared), ("ours", ours), ("real judges", real)):
         cases = load(path)
         if cases is None:
             if not as_json:
@@ -221,8 +249,9 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print a machine-readable report")
     parser.add_argument("--corpus", type=Path, default=SHARED, help="the shared corpus (file or folder)")
     parser.add_argument("--ours", type=Path, default=OURS, help="our own corpus (file or folder)")
+    parser.add_argument("--real", type=Path, default=REAL, help="our corpus of real judges' replies (file)")
     args = parser.parse_args()
-    return run(args.json, args.corpus, args.ours)
+    return run(args.json, args.corpus, args.ours, args.real)
 
 
 if __name__ == "__main__":

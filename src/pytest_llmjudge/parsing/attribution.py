@@ -20,7 +20,8 @@ _ATTR_VERB = (
     r"(?:says|said|claims|claimed|contains|contained|includes|included|asks|asked|reads|writes|wrote"
     r"|requests|requested|demands|demanded|tries|tried|attempts|attempted|instructs|instructed|tells|told"
     r"|states|stated|insists|insisted|suggests|suggested|proposes|proposed|embeds|embedded|injects|injected"
-    r"|ends|ended|outputs|printed|prints|returns|returned)"
+    r"|ends|ended|outputs|printed|prints|returns|returned|mentions|mentioned|shows|showed|displays|displayed"
+    r"|(?:is|was)[ \t]+(?:an?|the)(?=[ \t]+(?:[a-z]{1,12}[ \t]+){0,2}?(?:json|object|dict|structure)))"
 )
 # "the output (also) says", "the model's response contains", "it says", "they claim", "quoted".
 _ATTRIBUTION = lazy(
@@ -58,11 +59,19 @@ def attributed_to_output(low: str, span: Span) -> bool:
 
     Before it, in the same sentence and at most 60 characters from the object, with no
     negation, no hand-over word ("so", "my", "verdict"...) and no removed echo block in
-    between: "the output contains {...}", "it says: {...}", "quoted: {...}".  Right
-    after it: "That is what the output asks for".
+    between: "the output contains {...}", "it says: {...}", "quoted: {...}", "the output is a
+    JSON object with this structure: {...}".  Right after it: "That is what the output asks for".
     """
-    w0 = max(0, span.start - 200)
-    window = low[w0 : span.start]
+    if attributed_before(low, span.start):
+        return True
+    return _BACKREF.match(low, span.end, min(len(low), span.end + 160)) is not None
+
+
+def attributed_before(low: str, start: int) -> bool:
+    """Does the sentence before ``start`` introduce what follows as the graded output's words
+    ("the output includes a rating of ...")?"""
+    w0 = max(0, start - 200)
+    window = low[w0:start]
     cut = 0
     for m in _SENTENCE_BREAK.finditer(window):
         cut = m.end()
@@ -78,7 +87,7 @@ def attributed_to_output(low: str, span: Span) -> bool:
             and _OWN_INTRO.search(between) is None
         ):
             return True
-    return _BACKREF.match(low, span.end, min(len(low), span.end + 160)) is not None
+    return False
 
 
 def quote_hugged(text: str, span: Span) -> bool:

@@ -95,7 +95,8 @@ def value_after(text: str, m: re.Match[str]) -> bool:
     if end >= len(text):
         return True
     c = text[end]
-    if c.isalnum() or c == "_":
+    # ASCII only: "4th", "3D" are not numbers, but a CJK word may follow a score directly ("[[1]]です", "8点").
+    if (c.isascii() and c.isalnum()) or c == "_":
         return False
     if not m.group("den") and not m.group("pct") and range_follows(text, end):
         return False  # "Score: 1-10", "score 1 to 5": the scale, not a score
@@ -107,7 +108,7 @@ def inside_word(text: str, start: int) -> bool:
     if start <= 0:
         return False
     c = text[start - 1]
-    if c.isalnum() or c == "_":
+    if (c.isascii() and c.isalnum()) or c == "_":
         return True  # also "GPT-4" read as the signed number "-4"
     # "gpt-4", "v+2": a hyphen or plus right after a letter or digit.
     return c in "-+" and start > 1 and (text[start - 2].isalnum() or text[start - 2] == "_")
@@ -142,6 +143,14 @@ def fits_scale(found: Found, scale: tuple[float, float]) -> bool:
 
 def normalize(found: Found, scale: tuple[float, float]) -> float | None:
     """The candidate's score on [0, 1], or None when it states none."""
+    value = unclamped(found, scale)
+    if value is None:
+        return None
+    return round(min(1.0, max(0.0, value)), 6)
+
+
+def unclamped(found: Found, scale: tuple[float, float]) -> float | None:
+    """The candidate's score as a share of the scale, before clamping (off the scale: below 0 or above 1)."""
     lo, hi = scale
     if found.raw is not None:
         if not fits_scale(found, scale):
@@ -154,9 +163,7 @@ def normalize(found: Found, scale: tuple[float, float]) -> float | None:
         value = 1.0 if found.verdict == "pass" else 0.0
     else:
         return None
-    if math.isnan(value):
-        return None
-    return round(min(1.0, max(0.0, value)), 6)
+    return None if math.isnan(value) else value
 
 
 install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)

@@ -13,18 +13,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import VerdictParseError
+from .asked import Asked
 from .attribution import Skip
-from .candidate import Found, fits_scale, normalize
-from .json_fields import fields_of, reasoning_in
+from .candidate import Found, fits_scale, normalize, unclamped
+from .echo import mask_copies, only_copies
+from .json_fields import REASON_FIELDS, fields_of, reasoning_in
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
 from .json_verdict import json_stage
-from .labels import confidence_word, marker_score, marker_verdict
-from .prepare import ascii_lower, blank_spans, prepare
+from .labels import bracket_list, confidence_word, marker_score, marker_verdict
+from .prepare import ECHO_PLACEHOLDER, ascii_lower, blank_spans, prepare, thinking_unclosed
 from .prose import bare_first, bare_last, prose_score
 from .quotes import LazyQuotes
 from .search import retracted_after
 
 __all__ = ["ParsedVerdict", "parse_json_object", "parse_verdict", "reasoning_from"]
+
+# "Beyond rounding": a score this share of the scale's width outside it is off the scale.
+_OFF_SCALE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -76,7 +81,18 @@ def _fit(
     return candidate if candidate is None or fits_scale(candidate[0], scale) else None
 
 
-def _result(found: Found, scale: tuple[float, float], reasoning: str, strategy: str) -> ParsedVerdict:
+def _result(
+    found: Found, scale: tuple[float, float], reasoning: str, strategy: str, asked: Asked | None = None
+) -> ParsedVerdict:
+    if asked is not None and asked.verdict and found.verdict is None:
+        raise VerdictParseError("the reply gives no pass/fail verdict, which is what the judge was asked for")
+    if asked is not None and asked.verdict is not True and found.raw is not None:
+        value = unclamped(found, scale)
+        if value is not None and not -_OFF_SCALE <= value <= 1 + _OFF_SCALE:
+            raise VerdictParseError(
+                f"the judge's score {found.raw:g}{'%' if found.pct else ''} lies outside the"
+                f" {scale[0]:g}-{scale[1]:g} scale it was asked for"
+            )
     score = normalize(found, scale)
     if score is None:
         raise VerdictParseError(
@@ -109,33 +125,50 @@ def _without(text: str, *spans: tuple[int, int] | None) -> str:
     return "\n".join(p for p in parts if any(c.isalnum() for c in p))
 
 
-def parse_verdict(text: str, *, scale: tuple[float, float] = (0, 1)) -> ParsedVerdict:
+def parse_verdict(text: str, *, scale: tuple[float, float] = (0, 1), asked: Asked | None = None) -> ParsedVerdict:
     """Parse a judge's reply into a `ParsedVerdict`; raise `VerdictParseError` if it holds none.
 
     ``scale`` is the (min, max) the judge was asked to use; the score is normalized to
-    [0, 1].  Error messages never quote the reply; it is on the exception's ``.text``.
+    [0, 1].  ``asked`` says what the judge was asked (see `Asked`): given, copies of the prompt
+    never count, and a score off the scale raises instead of being clamped.  Error messages
+    never quote the reply; it is on the exception's ``.text``.
     """
     bounds = _check_scale(scale)
     if not isinstance(text, str):
         raise VerdictParseError(f"the judge's reply must be a str, not {type(text).__name__}", "")
+    if asked is not None and not isinstance(asked, Asked):
+        raise VerdictParseError(f"asked must be an Asked, not {type(asked).__name__}", text)
     try:
-        return _parse(text, bounds)
+        return _parse(text, bounds, asked)
     except VerdictParseError as exc:
         if exc.text != text:
             raise VerdictParseError(str(exc), text) from None
         raise
 
 
-def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
+def _own(text: str) -> bool:
+    """Is anything left of the judge's own once echoed data is set aside?"""
+    return any(c.isalnum() for c in text.replace(ECHO_PLACEHOLDER.strip(), ""))
+
+
+def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> ParsedVerdict:
     if not original.strip():
         raise VerdictParseError("the judge's reply is empty", original)
+    if thinking_unclosed(original):
+        raise VerdictParseError("the reply's thinking block is never closed: it was cut off before its answer")
     text = prepare(original)
-    if not text.strip():
-        raise VerdictParseError("the judge's reply is empty once echoed output is removed", original)
+    if asked is not None and asked.prompt:
+        text = mask_copies(text, asked.prompt)
+    if not _own(text):
+        raise VerdictParseError(
+            "the judge's reply holds nothing of its own once what it copied from the prompt"
+            " (echoed output, instructions) is set aside",
+            original,
+        )
 
     # 1-3. JSON: whole reply, repaired, then fragments.
     budget = RepairBudget()
-    js = json_stage(text, scale, budget)
+    js = json_stage(text, scale, budget, asked.verdict if asked else None)
     if js.found is not None:
         found = js.found
         if js.quoted:
@@ -159,6 +192,11 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
                     "the reply quotes a JSON verdict that conflicts with a labelled score;"
                     " cannot tell which is the judge's own"
                 )
+        if found.reasoning is not None and only_copies(found.reasoning):
+            raise VerdictParseError(
+                "the reply fills in the prompt's reply template: its reasoning is the prompt's own text"
+                " (a placeholder or a copy), so its verdict is no judgment"
+            )
         if found.reasoning is None:
             if js.whole or js.span is None:
                 found.reasoning = ""
@@ -166,7 +204,7 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
                 found.reasoning = _without(text, *js.spans)
         if found.confidence is None:
             found.confidence = confidence_word(ascii_lower(text), [])
-        return _result(found, scale, found.reasoning, js.strategy)
+        return _result(found, scale, found.reasoning, js.strategy, asked)
     if js.whole:
         if js.bad_score:
             raise VerdictParseError("the JSON reply's score field is not a number, and it gives no pass/fail verdict")
@@ -179,9 +217,12 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
     scan = blank_spans(text, conf_spans)
     low = ascii_lower(scan)
     skip = Skip(LazyQuotes(text, js.objects, js.quotes), low)
-    verdict, partial, vspan, strong = marker_verdict(scan, low, skip)
+    verdict, partial, vspan, strong = marker_verdict(scan, low, skip, asked.verdict if asked else None)
 
-    score: tuple[Found, tuple[int, int]] | None = marker_score(scan, low, skip, scale)
+    named = tuple(f for f in asked.fields if f not in REASON_FIELDS) if asked else ()
+    score: tuple[Found, tuple[int, int]] | None = marker_score(scan, low, skip, scale, named)
+    if score is None and bracket_list(low, skip):
+        raise VerdictParseError("the reply rates several items in one bracket ([[a, b, c]]): no single score")
     strategy = "labelled"
     if score is None:
         score = _fit(bare_first(low), scale)
@@ -203,10 +244,10 @@ def _parse(original: str, scale: tuple[float, float]) -> ParsedVerdict:
         found.confidence = confidence
         # A rating sentence is part of the prose; a marker line is not.
         reasoning = text.strip() if strategy == "prose" else _without(text, span, vspan if strong else None)
-        return _result(found, scale, reasoning, strategy)
+        return _result(found, scale, reasoning, strategy, asked)
     if verdict is not None:
         found = Found(verdict=verdict, confidence=confidence)
-        return _result(found, scale, _without(text, vspan, *conf_spans), "labelled")
+        return _result(found, scale, _without(text, vspan, *conf_spans), "labelled", asked)
 
     # Nothing usable: say why, without quoting the reply.
     if partial:

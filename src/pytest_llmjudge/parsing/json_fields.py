@@ -25,7 +25,9 @@ _SCORE_FIELDS = (
     "result",
     "points",
 )
-_VERDICT_FIELDS = ("pass", "passed", "verdict", "result", "decision", "outcome", "judgment", "judgement", "grade")
+_VERDICT_FIELDS = (
+    "pass", "passed", "verdict", "result", "decision", "outcome", "judgment", "judgement", "grade", "status",
+)  # fmt: skip
 # A JSON boolean under a name that asks "did it pass / is it correct / is the criterion met"
 # (`eval_passed`, `is_correct`, `criteria_met`, a rubric item's `answer`) is a pass/fail verdict.
 # Only these affirmative names: `is_toxic: true` or `hallucination: true` mean the opposite.
@@ -44,11 +46,12 @@ _BOOLEAN_VERDICT_WORDS = frozenset(
         "satisfied",
         "answer",
         "verdict",
+        "valid",
     ]
 )
 # A yes/no answer to the rubric's question "does the output meet the criteria?" (see the README).
 _YES_WORDS = {"yes": "pass", "y": "pass", "no": "fail", "n": "fail"}
-_REASON_FIELDS = (
+REASON_FIELDS = (
     "reasoning",
     "reason",
     "explanation",
@@ -62,8 +65,11 @@ _REASON_FIELDS = (
     "comments",
     "evaluation",
 )
-_TRUE_WORDS = {"true", "pass", "passed"}
-_FALSE_WORDS = {"false", "fail", "failed"}
+_TRUE_WORDS = {"true", "pass", "passed", "success", "succeeded"}
+_FALSE_WORDS = {"false", "fail", "failed", "failure"}
+# Verdict words that count where a pass/fail verdict was asked (see labels._WORD_VERDICTS).
+_ASKED_TRUE = {"correct", "valid", "right", "yes", "acceptable"}
+_ASKED_FALSE = {"incorrect", "invalid", "wrong", "no", "unacceptable"}
 
 
 def _text_value(value: Any) -> str | None:
@@ -76,7 +82,7 @@ def _text_value(value: Any) -> str | None:
 
 def reasoning_in(fields: Mapping[str, Any]) -> str | None:
     """The first reasoning field that holds text (a string or a list of strings), or None."""
-    for name in _REASON_FIELDS:
+    for name in REASON_FIELDS:
         if name in fields:
             text = _text_value(fields[name])
             if text is not None:
@@ -115,11 +121,16 @@ def _yes_no(word: str) -> str | None:
     return _YES_WORDS.get(head)
 
 
-def read_mapping(d: dict[Any, Any], depth: int = 0) -> Found:
-    """Read score / verdict / reasoning / confidence from a JSON object."""
+def read_mapping(d: dict[Any, Any], depth: int = 0, verdict: bool | None = None) -> Found:
+    """Read score / verdict / reasoning / confidence from a JSON object.
+
+    ``verdict``: whether a pass/fail verdict was asked (None: unknown).  Where it was, verdict words
+    (``"correct"``, ``"valid"``) and a boolean score (``{"score": true}``) are verdicts.  A ``value`` field
+    holds the score, or a Y/N verdict unless a score was asked, when no other field does.
+    """
     fields = fields_of(d)
     found = Found()
-    for name in _SCORE_FIELDS:
+    for name in (*_SCORE_FIELDS, "value"):
         if name not in fields:
             continue
         value = fields[name]
@@ -127,11 +138,15 @@ def read_mapping(d: dict[Any, Any], depth: int = 0) -> Found:
         if num is not None:
             found.raw, found.den = num
             break
-        if name in ("grade", "result") and isinstance(value, str):
+        if name in ("grade", "result", "value") and isinstance(value, str):
             continue  # a letter or a word: read below as a verdict
+        if name == "score" and isinstance(value, bool) and verdict:
+            found.verdict = "pass" if value else "fail"  # openevals' {"score": true}, where a verdict was asked
+            continue
         if name in ("score", "rating") and value is not None:
             found.bad_score = True
-    for name in (*_VERDICT_FIELDS, *_boolean_verdict_fields(fields)):
+    verdict_fields = (*_VERDICT_FIELDS, *_boolean_verdict_fields(fields), *(("value",) if verdict is not False else ()))
+    for name in verdict_fields if found.verdict is None else ():
         if name not in fields:
             continue
         value = fields[name]
@@ -149,16 +164,16 @@ def read_mapping(d: dict[Any, Any], depth: int = 0) -> Found:
                 if found.raw is None:
                     found.fixed = 0.5
                 break
-            if word in _TRUE_WORDS:
+            if word in _TRUE_WORDS or (verdict and word in _ASKED_TRUE):
                 found.verdict = "pass"
                 break
-            if word in _FALSE_WORDS:
+            if word in _FALSE_WORDS or (verdict and word in _ASKED_FALSE):
                 found.verdict = "fail"
                 break
             if word == "partial":
                 found.partial = True
                 break
-            yes_no = _yes_no(word) if name != "grade" else None
+            yes_no = _yes_no(word) if name != "grade" and verdict is not False else None
             if yes_no is not None:
                 found.verdict = yes_no
                 break
@@ -170,17 +185,17 @@ def read_mapping(d: dict[Any, Any], depth: int = 0) -> Found:
         # No score at the top: the first nested object with one (per-model sections).
         for v in d.values():
             if isinstance(v, dict):
-                inner = read_mapping(v, depth + 1)
+                inner = read_mapping(v, depth + 1, verdict)
                 if inner.usable:
                     return inner
                 found.bad_score = found.bad_score or inner.bad_score
     return found
 
 
-def read_value(value: Any) -> list[Found]:
+def read_value(value: Any, verdict: bool | None = None) -> list[Found]:
     """The candidates of a JSON value: an object, or the objects in a list."""
     if isinstance(value, dict):
-        return [read_mapping(value)]
+        return [read_mapping(value, 0, verdict)]
     if isinstance(value, list):
-        return [read_mapping(v) for v in value[:MAX_JSON_CANDIDATES] if isinstance(v, dict)]
+        return [read_mapping(v, 0, verdict) for v in value[:MAX_JSON_CANDIDATES] if isinstance(v, dict)]
     return []

@@ -136,12 +136,13 @@ def _decision(found: Found, scale: tuple[float, float]) -> tuple[float | None, s
     return (normalize(found, scale), found.verdict)
 
 
-def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget) -> JsonOutcome:
-    """Stages 1-3: the whole reply as JSON, repaired, then the objects inside the prose."""
+def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget, verdict: bool | None = None) -> JsonOutcome:
+    """Stages 1-3: the whole reply as JSON, repaired, then the objects inside the prose (``verdict``: whether
+    a pass/fail verdict was asked, see `read_mapping`)."""
     out = JsonOutcome()
     value = load_whole(text)
     if value is not None:
-        whole_cands = [Candidate(f) for f in read_value(value) if f.usable]
+        whole_cands = [Candidate(f) for f in read_value(value, verdict) if f.usable]
         if isinstance(value, list):
             _check_siblings(whole_cands, scale)
         chosen = _choose(whole_cands, scale)
@@ -150,7 +151,7 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget) -> J
             out.found, out.strategy = chosen.found, "json"
             return out
         if isinstance(value, dict):
-            out.bad_score = read_mapping(value).bad_score
+            out.bad_score = read_mapping(value, 0, verdict).bad_score
             return out
     spans, out.truncated = scan_objects(text)
     out.objects = spans
@@ -170,7 +171,7 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget) -> J
             continue  # cheap filter: no score-like key, not a verdict object
         examined += 1
         value, repaired = load_json(text[span.start : span.end], budget)
-        read = read_value(value)
+        read = read_value(value, verdict)
         out.bad_score = out.bad_score or any(f.bad_score for f in read)
         found_list = [f for f in read if f.usable]
         is_whole = len(spans) == 1 and _fenced_whole(text, span, lead, tail)

@@ -30,16 +30,18 @@ GRADE_LETTERS = {"c": (1.0, "pass"), "correct": (1.0, "pass"), "i": (0.0, "fail"
 # No re.IGNORECASE: it makes sre several times slower.  Label patterns are lower-case
 # and run on ascii_lower(text), which keeps every position of the original.
 _SEP = r"[ \t]{0,3}(?:[*_]{1,2})?[ \t]{0,3}"
+# Prometheus's [RESULT] marker, translated by a non-English judge ("[결과] 3"), or without its brackets on its
+# own line ("RESULT 3").
 _RESULT_TAG = gated(
     lazy(
-        r"\[\s{0,3}result\s{0,3}\]"
+        r"(?:\[\s{0,3}(?:result|결과|結果|结果)\s{0,3}\]|(?m:^)[ \t*#]{0,4}result(?=[ \t]{1,3}[-+(]?\d))"
         + _SEP
         + r"[:\-]?"
         + _SEP
         + r"(?:(?:score|result|rating)[ \t]{0,2}(?:of|is|[:=])?[ \t]{0,3})?"
         + VALUE,
     ),
-    ("result",),
+    ("result", "결과", "結果", "结果"),
 )
 _RATING_BRACKETS = gated(
     lazy(
@@ -59,10 +61,17 @@ _GRADE = gated(
     word_start=True,
 )
 _DOUBLE_BRACKETS = gated(lazy(r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]"), ("[[",))
+# Score labels of judges writing in other languages: Korean, Japanese, Chinese, German, Spanish, Italian.
+_FOREIGN = (
+    "점수", "평점", "평가", "スコア", "評価", "点数", "评分", "分数", "得分",
+    "bewertung", "punktzahl", "puntuación", "calificación", "punteggio", "valutazione",
+)  # fmt: skip
 _FIELD = gated(
     lazy(
         r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?"
-        r"(?:score|rating|result|grade|points|overall|conclusion)(?![A-Za-z_])"
+        r"(?:score|rating|result|grade|points|overall|conclusion|"
+        + "|".join(_FOREIGN)
+        + r")(?![A-Za-z_])"
         + _SEP
         + r"(?:\([^()\n]{0,24}\)"
         + _SEP
@@ -70,7 +79,14 @@ _FIELD = gated(
         + _SEP
         + VALUE,  # "Score (1-10): 7"
     ),
-    ("score", "rating", "result", "grade", "points", "overall", "conclusion"),
+    ("score", "rating", "result", "grade", "points", "overall", "conclusion", *_FOREIGN),
+    word_start=True,
+)
+# French "Note : 8/10": "note" is also an English word ("Note: 2 claims are wrong"), so its value must end
+# the line.
+_NOTE_FIELD = gated(
+    lazy(r"note" + _SEP + r"[:=]" + _SEP + VALUE + r"(?=[ \t*_.]{0,3}(?:\n|$))"),
+    ("note",),
     word_start=True,
 )
 _BRACKET_FIELD = gated(
@@ -114,11 +130,16 @@ _FIELD_NEXT_LINE = gated(
 # XML-like score tags of other judge frameworks: <score>4</score>, <final_score>7/10</final_score>.
 _SCORE_TAG = gated(
     lazy(
-        r"<(?P<tag>(?:(?:final|overall|total)[_ -]?)?(?:score|rating))>\s{0,8}(?:[*_]{1,2})?"
+        r"<(?P<tag>(?:[a-z][a-z0-9]{0,20}[_ -])?(?:score|rating|grade|points))>\s{0,8}(?:[*_]{1,2})?"
         + VALUE
         + r"(?:[*_]{1,2})?\s{0,8}</(?P=tag)>",
     ),
-    ("<score>", "<rating>", "<final", "<overall", "<total"),
+    ("score>", "rating>", "grade>", "points>"),
+)
+# Any tag holding only a number: it counts when the rubric's schema names it (a tag named after the rubric).
+_NAMED_TAG = gated(
+    lazy(r"<(?P<tag>[a-z][a-z0-9_-]{0,30})>\s{0,8}" + VALUE + r"\s{0,8}</(?P=tag)>"),
+    ("</",),
 )
 
 FINAL, PLAIN, SUB = 0, 1, 2
@@ -143,13 +164,21 @@ def _rank(low: str, m: re.Match[str]) -> int:
 
 
 def _collect(
-    pattern: re.Pattern[str], low: str, skip: Skip, scale: tuple[float, float], neg: bool = False
+    pattern: re.Pattern[str],
+    low: str,
+    skip: Skip,
+    scale: tuple[float, float],
+    neg: bool = False,
+    fields: tuple[str, ...] | None = None,
 ) -> list[tuple[int, Found, tuple[int, int]]]:
-    """Every valid candidate of one marker shape, with its rank (bounded like `first`)."""
+    """Every valid candidate of one marker shape, with its rank (bounded like `first`); a tag pattern with
+    ``fields`` keeps only tags those fields name."""
     out: list[tuple[int, Found, tuple[int, int]]] = []
     for count, m in enumerate(matches(pattern, low)):
         if count >= MAX_FIRST_SCAN:
             break
+        if fields is not None and m.group("tag").replace("-", "_") not in fields:
+            continue
         if not value_after(low, m) or (neg and negated_before(low, m.start(), 24, FIELD_CLAUSE_END)):
             continue
         if skip(m.start()):
@@ -161,21 +190,46 @@ def _collect(
     return out
 
 
+# The judge takes back what it said before: "the score above was a mistake", "Correction:", "on second thought".
+_CORRECTION = lazy(
+    r"(?<![a-z])(?:(?:was|is)[ \t]{1,3}(?:a[ \t]{1,3}mistake|an[ \t]{1,3}error|wrong)"
+    r"|i[ \t]{1,3}made[ \t]{1,3}an?[ \t]{1,3}(?:mistake|error)|correction[ \t]{0,2}:"
+    r"|let[ \t]{1,3}me[ \t]{1,3}correct|on[ \t]{1,3}second[ \t]{1,3}thought"
+    r"|(?:revised|corrected|updated)[ \t]{1,3}(?:score|rating|verdict))(?![a-z])"
+)
+
+
 def _agreeing(
-    cands: list[tuple[int, Found, tuple[int, int]]], what: str, scale: tuple[float, float]
+    cands: list[tuple[int, Found, tuple[int, int]]], what: str, scale: tuple[float, float], low: str = ""
 ) -> tuple[Found, tuple[int, int]]:
-    """The first candidate when all state the same score; otherwise the reply is an error."""
+    """The first candidate when all state the same score; the last when the judge explicitly corrects the
+    ones before it ("the score above was a mistake"); otherwise the reply is an error."""
     first_score = normalize(cands[0][1], scale)
-    for _, f, _ in cands[1:]:
-        if normalize(f, scale) != first_score:
-            raise VerdictParseError(
-                f"the reply states several different {what} and nothing ranks one of them as the answer"
-            )
-    return cands[0][1], cands[0][2]
+    if all(normalize(f, scale) == first_score for _, f, _ in cands[1:]):
+        return cands[0][1], cands[0][2]
+    last_score = normalize(cands[-1][1], scale)
+    k = len(cands) - 1
+    while k > 0 and normalize(cands[k - 1][1], scale) == last_score:
+        k -= 1  # the run of candidates that agree with the last one
+    if _CORRECTION.search(low, cands[k - 1][2][1], cands[k][2][0]) is not None:
+        return cands[-1][1], cands[-1][2]
+    raise VerdictParseError(f"the reply states several different {what} and nothing ranks one of them as the answer")
+
+
+# Several numbers in one rating bracket: "Rating: [[5, 1, 3]]", "[[8.5], [8.2], [7.8]]" (one per item rated).
+_BRACKET_LIST = gated(
+    lazy(r"\[\[[ \t]{0,3}[-+]?\d{1,15}(?:\.\d{1,12})?[ \t]{0,3}(?:\][ \t]{0,3})?,[ \t]{0,3}\[?[ \t]{0,3}[-+]?\d"),
+    ("[[",),
+)
+
+
+def bracket_list(low: str, skip: Skip) -> bool:
+    """Does the reply rate several items in one rating bracket (no single score)?"""
+    return any(not skip(m.start()) for m in matches(_BRACKET_LIST, low))
 
 
 def marker_score(
-    text: str, low: str, skip: Skip, scale: tuple[float, float] = (0.0, 1.0)
+    text: str, low: str, skip: Skip, scale: tuple[float, float] = (0.0, 1.0), fields: tuple[str, ...] = ()
 ) -> tuple[Found, tuple[int, int]] | None:
     """The strongest format marker or labelled field with a score.
 
@@ -200,15 +254,18 @@ def marker_score(
             (_FIELD_NEXT_LINE, True, "scores"),
             (_BRACKET_FIELD, True, "scores"),
             (_LONE_BRACKET, False, "scores"),
+            (_NOTE_FIELD, True, "scores"),
         ]
         found = [(name, _collect(pattern, low, skip, scale, neg)) for pattern, neg, name in tiers]
+        if fields:  # tags named after the rubric's own score fields count as score tags
+            found[0] = (found[0][0], sorted(found[0][1] + _collect(_NAMED_TAG, low, skip, scale, False, fields)))
         finals = [c for _, cs in found for c in cs if c[0] == FINAL]
         if finals:
             finals.sort(key=lambda c: c[2])
-            return _agreeing(finals, "final scores", scale)
+            return _agreeing(finals, "final scores", scale, low)
         tagged = [c for c in found[0][1] if c[0] == PLAIN]
         if tagged:
-            return _agreeing(tagged, "scores in tags", scale)
+            return _agreeing(tagged, "scores in tags", scale, low)
         labelled = [c for c in found[1][1] if c[0] == PLAIN]
         if labelled:  # Rating: [[n]] beats a grade letter; the first wins (later ones are hypothetical)
             return labelled[0][1], labelled[0][2]
@@ -222,10 +279,10 @@ def marker_score(
     for name, cs in found[3:]:
         own = sorted((c for c in cs if c[0] == PLAIN), key=lambda c: c[2])
         if own:  # "Score: 3 ... Score: 7": nothing ranks one of them, so they must agree
-            return _agreeing(own, name, scale)
+            return _agreeing(own, name, scale, low)
     subs = sorted((c for _, cs in found for c in cs if c[0] == SUB), key=lambda c: c[2])
     if subs:
-        return _agreeing(subs, "per-criterion scores", scale)
+        return _agreeing(subs, "per-criterion scores", scale, low)
     return None
 
 
@@ -304,21 +361,81 @@ def final_word_verdict(text: str) -> tuple[str, tuple[int, int]] | None:
     return _FINAL_VERDICTS[m.group("v").lower()], (shift + m.start("v"), shift + m.end("v"))
 
 
-def marker_verdict(text: str, low: str, skip: Skip) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
+# Verdict words that answer "does the output meet the criteria?": they count only where a pass/fail verdict
+# was asked (`Asked.verdict`), in a label, alone on a line, or as the verdict of a sentence.
+_WORD_VERDICTS = {
+    "correct": "pass", "right": "pass", "valid": "pass", "true": "pass", "yes": "pass", "acceptable": "pass",
+    "incorrect": "fail", "wrong": "fail", "invalid": "fail", "false": "fail", "no": "fail", "unacceptable": "fail",
+}  # fmt: skip
+_WORDS = r"(?P<v>correct|incorrect|right|wrong|valid|invalid|true|false|yes|no|acceptable|unacceptable)(?![A-Za-z])"
+_WORD_LABEL = gated(
+    lazy(
+        r"(?:(?:final|overall)[ \t]{1,3})?"
+        r"(?:verdict|decision|judge?ment|answer|result|evaluation|assessment|conclusion)"
+        + _SEP
+        + r"[:=：]"
+        + r"[ \t*_\"'`]{0,6}\n?[ \t*_\"'`]{0,6}"
+        + _WORDS,
+    ),
+    ("verdict", "decision", "judgment", "judgement", "answer", "result", "evaluation", "assessment", "conclusion"),
+    word_start=True,
+)
+_WORD_LINE = lazy(r"^[ \t*_#>`\"'.\-]{0,8}" + _WORDS + r"[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
+# "The student's answer is correct.", "This response is incorrect": the sentence's own verdict on the output.
+_WORD_SENTENCE = gated(
+    lazy(
+        r"(?:the|this|your)[ \t]{1,3}(?:[a-z']{1,12}[ \t]{1,3}){0,2}?(?:answer|response|output|solution|submission)"
+        r"[ \t]{1,3}is[ \t]{1,3}(?:(?:fully|entirely|completely|mathematically|factually)[ \t]{1,3})?"
+        r"(?P<v>correct|incorrect|right|wrong|valid|invalid)(?=[ \t]{0,2}(?:[.!;,:\n]|$|because|since|as[ \t]))"
+    ),
+    (" is ",),
+    word_start=True,
+)
+
+
+def _word_verdict(low: str, skip: Skip) -> tuple[str, tuple[int, int], bool] | None:
+    """The verdict word of a reply whose rubric asked for a verdict: the last label, else the last word alone on
+    its line, else sentence verdicts (which must agree)."""
+    m = last(_WORD_LABEL, low, skip.accept) or last(_WORD_LINE, low, skip.accept)
+    if m is not None:
+        return _WORD_VERDICTS[m.group("v")], m.span(), True
+    said = [m for count, m in enumerate(matches(_WORD_SENTENCE, low)) if count < MAX_FIRST_SCAN and not skip(m.start())]
+    if not said:
+        return None
+    verdicts = {_WORD_VERDICTS[m.group("v")] for m in said}
+    if len(verdicts) > 1:
+        raise VerdictParseError(
+            "the reply calls the output both correct and incorrect, and no label says which it means"
+        )
+    return verdicts.pop(), said[-1].span(), False
+
+
+def marker_verdict(
+    text: str, low: str, skip: Skip, verdict: bool | None = None
+) -> tuple[str | None, bool, tuple[int, int] | None, bool]:
     """(verdict, partial, span, strong): a tag or label is strong, a bare word is not.
 
+    ``verdict``: whether a pass/fail verdict was asked (None: unknown).  Verdict words such as
+    correct/incorrect count only when it was; yes/no ones not when a score was asked instead.
     Quoted tags, labels and words (``skip``) are not candidates; a verdict alone on its
     line may wear quotes as decoration.
     """
-    for pattern in (_ANSWER_TAG, _BRACKET_VERDICT, _VERDICT_LABEL, _YES_NO_LABEL):
+    patterns = (_ANSWER_TAG, _BRACKET_VERDICT, _VERDICT_LABEL) + (() if verdict is False else (_YES_NO_LABEL,))
+    for pattern in patterns:
         m = last(pattern, low, skip.accept)
         if m is not None:
             word = (m.group("v") or m.group("w")).lower()
             v = _FINAL_VERDICTS.get(word, word)
             if v == "partial":
                 return None, True, m.span(), True
+            if verdict is False and word not in ("pass", "fail"):
+                continue  # "[[YES]]" answers no question this rubric asked
             return v, False, m.span(), True
-    final = final_word_verdict(text)
+    if verdict:
+        said = _word_verdict(low, skip)
+        if said is not None:
+            return said[0], False, said[1], said[2]
+    final = final_word_verdict(text) if verdict is not False else None
     if final is not None and not skip(final[1][0]):
         return final[0], False, final[1], False
     if "pass" not in low and "fail" not in low:

@@ -46,8 +46,9 @@ def mask_data_blocks(text: str) -> str:
     """Drop echoed ``<output-ID>...</output-ID>`` blocks and the prompt's other data blocks
     (``<input-NONCE>``, ``<expected-NONCE>``...): their content is data the judge was shown.
 
-    Closing tags are indexed once so that many unmatched opening tags stay linear.
-    A lone tag (no partner) is removed by itself.
+    Closing tags are indexed once so that many unmatched opening tags stay linear.  An opening tag
+    that is never closed hides the rest of the reply (a judge copying its prompt stopped inside the
+    block); a lone closing tag is removed by itself.
     """
     if "<" not in text or "-" not in text:
         return text
@@ -56,7 +57,7 @@ def mask_data_blocks(text: str) -> str:
         tag = _data_tag(m)
         if tag is not None:
             closes.setdefault(tag, []).append((m.start(), m.end()))
-    if not closes and "output-" not in ascii_lower(text):
+    if not closes and _DATA_OPEN.search(text) is None:
         return text
     out: list[str] = []
     pos = 0
@@ -71,14 +72,27 @@ def mask_data_blocks(text: str) -> str:
             i += 1
         used[tag] = i
         out.append(text[pos : m.start()])
+        out.append(ECHO_PLACEHOLDER)
         if i < len(lst):
-            out.append(ECHO_PLACEHOLDER)
             pos = lst[i][1]
             used[tag] = i + 1
         else:
-            pos = m.end()
+            # Never closed: the judge was copying the block when it stopped, so the rest is data too.
+            pos = len(text)
+            break
     out.append(text[pos:])
     return _DATA_CLOSE.sub(lambda m: " " if _data_tag(m) else m.group(), "".join(out))
+
+
+_THINK_OPEN = lazy(r"<think(?:ing)?\s{0,3}>|\u25c1think\u25b7", re.IGNORECASE)
+
+
+def thinking_unclosed(text: str) -> bool:
+    """Does the reply open a thinking block and never close it (cut off before its answer)?"""
+    low = ascii_lower(text)
+    if "think" not in low or _THINK_OPEN.search(text) is None:
+        return False
+    return _THINK_CLOSE.search(text) is None
 
 
 def prepare(text: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypeVar
 
 from ..case import Case, data_rules
 from ..errors import JudgeError, VerdictParseError
-from ..parsing import ParsedVerdict, parse_verdict
+from ..parsing import Asked, ParsedVerdict, parse_verdict
 
 __all__ = [
     "DEFAULT_KIND",
@@ -125,7 +125,20 @@ class Rubric(ABC):
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         """Read one reply; raise `VerdictParseError` (see `parse_failure`) if it holds no answer."""
-        return parse_verdict(reply.text, scale=prompt.scale)
+        return parse_verdict(reply.text, scale=prompt.scale, asked=self.asked(prompt))
+
+    def asked(self, prompt: Prompt) -> Asked:
+        """What `prompt` asks the judge for, as the parser needs it: the texts sent (a copy of them in
+        the reply is never the verdict), whether a pass/fail verdict was asked, the reply's field names.
+
+        Read from the reply schema: a `verdict` field means a verdict was asked, a schema without one a
+        score; a kind with no schema leaves it open.
+        """
+        schema = self.reply_schema()
+        properties = schema.get("properties") if isinstance(schema, Mapping) else None
+        fields = tuple(properties) if isinstance(properties, Mapping) else ()
+        verdict = None if schema is None else "verdict" in fields
+        return Asked((m.get("content", "") for m in prompt.messages), verdict=verdict, fields=fields)
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
         """One outcome from the parsed replies of every prompt, in the order `prompts` gave them."""

@@ -99,7 +99,7 @@ class Likert(Rubric):
         if not self.logprobs or reply.logprobs is None:
             return None
         try:
-            parsed = parse_verdict(reply.text, scale=(self.low, self.high))
+            parsed = parse_verdict(reply.text, scale=(self.low, self.high), asked=self.asked(prompt))
         except VerdictParseError:
             return None
         if parsed.raw_score is None:
@@ -116,7 +116,7 @@ class Likert(Rubric):
         return {"content": [kept]}
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        parsed = parse_verdict(reply.text, scale=(self.low, self.high))
+        parsed = parse_verdict(reply.text, scale=(self.low, self.high), asked=self.asked(prompt))
         raw = parsed.raw_score
         if raw is None:
             raise parse_failure(f"Likert: the reply gives no score on the {self.low}-{self.high} scale", reply)

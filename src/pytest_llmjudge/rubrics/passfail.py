@@ -79,7 +79,7 @@ class PassFail(Rubric):
         )
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        parsed = parse_verdict(reply.text)
+        parsed = parse_verdict(reply.text, asked=self.asked(prompt))
         if parsed.verdict not in ("pass", "fail"):
             raise parse_failure("PassFail: the reply gives no pass/fail verdict", reply)
         confidence = parsed.confidence or "medium"

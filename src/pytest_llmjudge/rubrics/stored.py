@@ -41,10 +41,12 @@ def _identity(rubric: Rubric) -> str:
 def read_reply(rubric: Rubric, prompt: Prompt, reply: Reply) -> ParsedVerdict:
     """The rubric's reading of one reply (raises `VerdictParseError`): the one decision of its score.
 
-    Parsed once per (reply, rubric, prompt scale and name) per process; failures are not memoized.
+    Parsed once per (reply, rubric, prompt) per process; failures are not memoized.  The prompt's texts
+    are part of the memo: what the reply copies from its own prompt is set aside.
     """
     logprobs = json.dumps(reply.logprobs, sort_keys=True) if reply.logprobs is not None else None
-    memo = (type(rubric), _identity(rubric), prompt.name, prompt.scale, reply.text, logprobs)
+    sent = tuple(m.get("content") for m in prompt.messages)
+    memo = (type(rubric), _identity(rubric), prompt.name, prompt.scale, sent, reply.text, logprobs)
     parsed = _PARSED.get(memo)
     if parsed is None:
         parsed = rubric.parse(prompt, reply)
