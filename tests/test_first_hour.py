@@ -5,7 +5,7 @@ Each test drives pytest itself (pytester) with the real LiteLLM client against t
 
 from __future__ import annotations
 
-from helpers import JUDGED
+from helpers import JUDGED, MODEL
 
 # -- plain `pytest` after a clone replays, with no model and no CI variable ---------------------
 
@@ -47,3 +47,54 @@ def test_a_miss_with_no_model_in_auto_mode_says_how_to_configure_one(pytester, o
     result.stdout.fnmatch_lines(["*no judge model configured: pass --judge-model=MODEL*LLMJUDGE_MODEL*"])
     assert "Traceback" not in result.stdout.str()
     assert openai_server.request_count == 1, "a miss with no model never calls out"
+
+
+# -- precedence: ini < environment < command line < marker < the call's own arguments ----------
+
+
+MARKED = """
+import pytest
+from pytest_llmjudge import assert_judged
+
+@pytest.mark.judge(threshold=0.85)
+def test_marked():
+    assert_judged("SCORE=0.9", "is good")
+
+def test_plain():
+    assert_judged("SCORE=0.9", "is good")
+
+@pytest.mark.judge(threshold=0.95)
+def test_argument():
+    assert_judged("SCORE=0.9", "is good", threshold=0.8)
+"""
+
+
+def test_the_marker_on_a_test_beats_the_command_line(pytester, openai_server, live_args, monkeypatch):
+    pytester.makepyfile(test_marked=MARKED)
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=3)
+    monkeypatch.setenv("CI", "true")
+    result = pytester.runpytest("--judge-threshold=0.95", "-rf")
+    # The marker's 0.85 beats the command line's 0.95; the argument's 0.8 beats the marker's 0.95.
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_marked.py::test_plain*"])
+    assert openai_server.request_count == 1
+
+
+def test_the_marker_beats_the_command_line_for_every_marker_argument(pytester, openai_server, monkeypatch):
+    # The marker names the judge model and api base; the command line names others that do not exist.
+    pytester.makepyfile(
+        test_marked=f"""
+        import pytest
+        from pytest_llmjudge import assert_judged
+
+        @pytest.mark.judge(model="{MODEL}", api_base="{openai_server.base_url}", temperature=0.0, samples=1)
+        def test_marked():
+            assert_judged("SCORE=0.9", "is good")
+        """
+    )
+    bogus = ["--judge-model=openai/nobody", "--judge-api-base=http://127.0.0.1:9/v1", "--judge-retries=0"]
+    result = pytester.runpytest(*bogus, "--judge-mode=auto", "--judge-temperature=0.7", "--judge-samples=3")
+    result.assert_outcomes(passed=1)
+    assert openai_server.request_count == 1
+    assert openai_server.requests[0]["model"] == MODEL.removeprefix("openai/")
+    assert openai_server.requests[0]["temperature"] == 0.0

@@ -1,8 +1,9 @@
 """The plugin's options: one table, resolved once per session into a frozen `Settings`.
 
 Each option exists three times: `--judge-x` on the command line, `judge_x` in the ini file and
-`LLMJUDGE_X` in the environment.  Precedence is CLI > marker > environment > ini > default;
-arguments passed to `assert_judged` itself are the most specific of all.  `parser.addini` has no
+`LLMJUDGE_X` in the environment.  Precedence, as pytest-timeout's: default < ini < environment <
+CLI < the `@pytest.mark.judge` marker on the test (the most specific setting) < the arguments passed
+to `assert_judged` itself.  `parser.addini` has no
 environment fallback, so the order is resolved here rather than left to pytest.
 """
 
@@ -341,16 +342,12 @@ class Settings(NamedTuple):
             return SAMPLING_TEMPERATURE
         return self.temperature
 
-    def with_marker(
-        self, overrides: Mapping[str, Any], *, force: bool = False, where: str = "@pytest.mark.judge"
-    ) -> Settings:
-        """Apply `@pytest.mark.judge(...)` values, except where the command line already set one.
-
-        `force` applies them regardless: arguments passed to `assert_judged` itself win over all.
-        """
+    def with_marker(self, overrides: Mapping[str, Any], *, where: str = "@pytest.mark.judge") -> Settings:
+        """Apply `@pytest.mark.judge(...)` values (or a call's own arguments): the test's own settings
+        win over the session's, the command line's included, as pytest-timeout's marker does."""
         changes: dict[str, Any] = {}
         for name, raw in overrides.items():
-            if name == "rubric" or (self.sources.get(name) == "cli" and not force):
+            if name == "rubric":
                 continue
             option = OPTIONS_BY_NAME[name]
             try:
