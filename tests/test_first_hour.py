@@ -5,7 +5,11 @@ Each test drives pytest itself (pytester) with the real LiteLLM client against t
 
 from __future__ import annotations
 
-from helpers import JUDGED, MODEL
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import FAKE_CONFTEST, JUDGED, MODEL
 
 # -- plain `pytest` after a clone replays, with no model and no CI variable ---------------------
 
@@ -98,3 +102,54 @@ def test_the_marker_beats_the_command_line_for_every_marker_argument(pytester, o
     assert openai_server.request_count == 1
     assert openai_server.requests[0]["model"] == MODEL.removeprefix("openai/")
     assert openai_server.requests[0]["temperature"] == 0.0
+
+
+# -- `llmjudge prune` says why the last run left nothing to prune from ---------------------------
+
+FAILING = """
+from pytest_llmjudge import assert_judged
+
+def test_refund():
+    assert_judged("Returns within 30 days. SCORE=0.9", "Says returns are accepted within 30 days", threshold=0.7)
+
+def test_broken():
+    assert False
+"""
+
+
+def llmjudge(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_llmjudge", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_cli_prune_after_a_failed_first_run_gives_the_real_reason(pytester):
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_bot=FAILING)
+    result = pytester.runpytest("--judge-mode=auto")
+    result.assert_outcomes(passed=1, failed=1)
+    dry = llmjudge(pytester.path, "prune", "--dry-run")
+    assert dry.returncode == 2
+    assert "run the whole test suite once" not in dry.stderr
+    assert dry.stderr.strip() == (
+        "llmjudge: error: nothing to prune from the last run: the run did not pass (exit status 1); "
+        "prune needs a full, successful run"
+    )
+
+
+def test_cli_prune_after_a_failed_run_says_it_prunes_from_the_last_full_runs_manifest(pytester):
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_bot=FAILING.split("def test_broken")[0])
+    pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=1)
+    pytester.makepyfile(test_bot=FAILING)
+    pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=1, failed=1)
+    dry = llmjudge(pytester.path, "prune", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "note: a later run wrote no manifest (the run did not pass (exit status 1);" in dry.stdout
+    # A full, successful run afterwards: its manifest is the newest, and nothing is noted.
+    pytester.makepyfile(test_bot=FAILING.split("def test_broken")[0])
+    pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=1)
+    dry = llmjudge(pytester.path, "prune", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.splitlines()[-1] == "nothing to remove (1 stored verdicts in use)"
+    assert "note:" not in dry.stdout

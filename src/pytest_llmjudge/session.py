@@ -243,6 +243,9 @@ class RunRecorder:
 
         refusal = prune.full_run_refusal(self.config, self.exitstatus, settings.mode, self.outcomes)
         if refusal is not None:
+            from .prune_refusal import save_refusal
+
+            save_refusal(self.config, refusal)  # for `llmjudge prune`, which runs later
             if settings.prune:
                 self.prune_message = f"llmjudge prune: nothing removed: {refusal}"
             return
