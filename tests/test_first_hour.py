@@ -5,9 +5,12 @@ Each test drives pytest itself (pytester) with the real LiteLLM client against t
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from helpers import FAKE_CONFTEST, JUDGED, MODEL
 
@@ -153,3 +156,41 @@ def test_cli_prune_after_a_failed_run_says_it_prunes_from_the_last_full_runs_man
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.splitlines()[-1] == "nothing to remove (1 stored verdicts in use)"
     assert "note:" not in dry.stdout
+
+
+# -- the README's calibrate example works in a fresh clone ---------------------------------------
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def committed_examples(destination: Path) -> Path:
+    """A copy of examples/ as git has it (what a clone holds: nothing ignored, nothing uncommitted)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "examples"], cwd=REPOSITORY, capture_output=True, text=True, check=False
+    )
+    if listed.returncode != 0 or not listed.stdout:
+        pytest.skip("not a git checkout: the committed examples cannot be listed")
+    for name in filter(None, listed.stdout.split("\0")):
+        target = destination / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPOSITORY / name, target)
+    return destination / "examples"
+
+
+def test_the_readmes_calibrate_command_replays_in_a_fresh_clone(tmp_path, monkeypatch):
+    examples = committed_examples(tmp_path)
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    command = shutil.which("llmjudge", path=str(Path(sys.executable).parent)) or "llmjudge"
+    done = subprocess.run(
+        [command, "calibrate", "calibration_labels.jsonl", "--threshold", "0.7"],
+        cwd=examples,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "calibration_labels.jsonl: 26 examples (pass/fail labels), threshold 0.70"
+    assert lines[2] == "accuracy        0.62  (16 of 26 agree)"
+    assert "Demo keyword judge: found ['returns', 'accepted', '30', 'days']" in done.stdout
