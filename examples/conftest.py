@@ -8,6 +8,8 @@ verdicts can never be mistaken for a real model's.
 To judge the examples with a real model instead (needs that provider's API key):
 
     pytest examples --judge-model=gpt-4o-mini --judge-mode=refresh
+
+`vcr_config` below is the HTTP cassettes' configuration (pytest-recording) for every example.
 """
 
 from __future__ import annotations
@@ -26,3 +28,17 @@ def judge_backend(request: pytest.FixtureRequest):
     if os.environ.get("LLMJUDGE_MODEL"):
         return None
     return demo_judge
+
+
+@pytest.fixture(scope="session")
+def vcr_config():
+    """Cassettes for the app's own LLM calls (pytest-recording; record the first time with --record-mode=once).
+
+    vcrpy matches a request on method and URI by default: every prompt to one endpoint would be
+    answered by the first one recorded.  Matching on the body too makes a changed prompt (a new
+    system message, another temperature) miss the cassette instead of replaying a stale reply.
+    """
+    return {
+        "filter_headers": ["authorization"],  # never a key in a committed cassette
+        "match_on": ["method", "scheme", "host", "port", "path", "query", "body"],
+    }
