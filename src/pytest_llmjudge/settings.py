@@ -20,6 +20,12 @@ from .options import OPTION_TABLE, cli_name, dest_name, env_name, ini_name
 MODES = ("auto", "replay", "refresh", "live")
 STRUCTURED_MODES = ("auto", "on", "off")  # --judge-structured: see `structured`
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+# The cap on a judge's reply when --judge-max-tokens is not set.  A verdict (reasoning and a score)
+# takes 50-400 tokens; 2048 leaves five times that, yet stops a small local model that runs on (one
+# wrote 3,252 tokens in JSON mode until the timeout) within about a minute.  With a reasoning effort
+# set no default cap is sent: a reasoning model's thinking counts against it, and the effort bounds it.
+# Only the request carries it: a key names the configured value, so keys made without one never change.
+DEFAULT_MAX_TOKENS = 2048
 # The temperature samples are drawn at when several are asked for and none is configured: the
 # providers' own default (OpenAI, Anthropic, Gemini), the model's distribution as trained.
 SAMPLING_TEMPERATURE = 1.0
@@ -334,6 +340,13 @@ class Settings(NamedTuple):
     def configured(self, name: str) -> bool:
         """Whether option `name` was set anywhere (CLI, marker, argument, environment, ini), not defaulted."""
         return name in self.overridden or self.sources.get(name, "default") != "default"
+
+    def reply_cap(self) -> int | None:
+        """The max_tokens a judge call sends: as configured, else DEFAULT_MAX_TOKENS, except with a reasoning
+        effort set (then none: the model's thinking counts against the cap, and the effort bounds it)."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        return None if self.reasoning_effort is not None else DEFAULT_MAX_TOKENS
 
     def judge_temperature(self) -> float:
         """The temperature judgments ask for: as configured; several samples with none configured are

@@ -5,6 +5,7 @@ and one lock per key, with retries; a reply that holds no verdict is asked for a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import warnings
 from collections.abc import Sequence
@@ -107,13 +108,18 @@ async def _until_parsed(
 
 async def _send(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) -> CallResult:
     """One call, with retries; a judge that refuses the log-probabilities a rubric asked for is asked
-    again without them (the rubric then scores plainly), with a warning."""
+    again without them (the rubric then scores plainly), with a warning; one that refuses the default
+    reply cap is asked again without it."""
     from ..rubrics.likert import LogprobsFallbackWarning, without_logprobs
 
     request = call.request
     try:
         return await _with_retries(plan, runtime, request, deadline)
     except UnsupportedParamError as exc:
+        if exc.unsupported_param in _CAPS and request.max_tokens is not None and plan.settings.max_tokens is None:
+            # The default cap is the plugin's choice, not the user's: a model that refuses it (an OpenAI
+            # reasoning model under a name LiteLLM does not know wants max_completion_tokens) judges without.
+            return await _with_retries(plan, runtime, dataclasses.replace(request, max_tokens=None), deadline)
         plain = without_logprobs(request, exc)
         if plain is None:
             raise
@@ -125,6 +131,9 @@ async def _send(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) 
             stacklevel=1,
         )
     return await _with_retries(plan, runtime, plain, deadline)
+
+
+_CAPS = ("max_tokens", "max_completion_tokens")
 
 
 async def _with_retries(plan: Plan, runtime: JudgeRuntime, request: CallRequest, deadline: float) -> CallResult:

@@ -163,7 +163,7 @@ class Setup:
             api_base=self.api_base,
             temperature=self.params["temperature"],
             params=self.asked(call.prompt),
-            max_tokens=settings.max_tokens,
+            max_tokens=settings.reply_cap(),  # the default cap is sent, never keyed (see `requested`)
             reasoning_effort=settings.reasoning_effort,
             extra_params=settings.params,
             instructions_in_user=settings.instructions_in_user,
