@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sys
 import time
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..backends import CallRequest, CallResult, UnsupportedParamError, call_with_retries
+from ..backends import CallRequest, CallResult, LiteLLMBackend, UnsupportedParamError, call_with_retries
+from ..backends.litellm_import import import_litellm
 from ..errors import VerdictParseError
 from ..reask import combined, reask_request
 from ..rubrics import Reply
@@ -27,6 +29,11 @@ if TYPE_CHECKING:
 
 async def call_live(plan: Plan, runtime: JudgeRuntime, missing: Sequence[Call]) -> dict[str, Answer]:
     """Make the missing calls concurrently; the first error is raised once all have finished."""
+    if isinstance(plan.backend, LiteLLMBackend) and "litellm" not in sys.modules:
+        # The process's one import of LiteLLM (seconds) is no judgment's latency, nor eats its timeout.
+        began = time.monotonic()
+        import_litellm()
+        plan.started += time.monotonic() - began
     deadline = plan.started + plan.settings.timeout
     results = await asyncio.gather(
         *(_call_one(plan, runtime, call, deadline) for call in missing), return_exceptions=True
