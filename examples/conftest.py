@@ -1,65 +1,21 @@
 """Example suite configuration: a small, clearly labelled DEMO judge for offline runs.
 
 No real LLM can be reached from a fresh checkout, so when no `--judge-model` is given these
-examples are judged by `demo_judge` below: a deterministic keyword-overlap scorer written for this
+examples are judged by `demo_judge` (demo_judge.py): a deterministic keyword-overlap scorer written for this
 demo, NOT an LLM. Its name ("demo-judge ...") is recorded in every verdict it produced, so its
 verdicts can never be mistaken for a real model's.
 
 To judge the examples with a real model instead (needs that provider's API key):
 
     pytest examples --judge-model=gpt-4o-mini --judge-mode=refresh
+
+`vcr_config` below is the HTTP cassettes' configuration (pytest-recording) for every example.
 """
 
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
-
-STOPWORDS = {
-    "says",
-    "that",
-    "with",
-    "from",
-    "this",
-    "into",
-    "every",
-    "each",
-    "mentions",
-    "names",
-    "their",
-    "within",
-    "should",
-    "does",
-    "have",
-    "calls",
-}
-
-
-def _between_tags(text: str, name: str) -> str:
-    match = re.search(rf"<{name}-([0-9a-f]+)>\n(.*?)\n</{name}-\1>", text, re.S)
-    return match.group(2) if match else ""
-
-
-def _terms(text: str) -> list[str]:
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    return list(dict.fromkeys(w for w in words if (len(w) >= 4 or w.isdigit()) and w not in STOPWORDS))
-
-
-def demo_judge(messages: list[dict]) -> str:
-    """Score = share of the criteria's key terms found in the output (the reference is not read)."""
-    prompt = messages[-1]["content"]
-    criteria = prompt.split("Criteria:\n", 1)[1].split("\n\n", 1)[0]
-    output = _between_tags(prompt, "output").lower()
-    wanted = _terms(criteria) or ["(nothing)"]
-    found = [t for t in wanted if t in output]
-    missing = [t for t in wanted if t not in output]
-    reasoning = f"Demo keyword judge: found {found or 'none'} of the key terms; missing {missing or 'none'}."
-    return json.dumps({"reasoning": reasoning, "score": round(len(found) / len(wanted), 2)})
-
-
-demo_judge.name = "demo-judge (keyword overlap, not an LLM)"
+from demo_judge import demo_judge
 
 
 @pytest.fixture(scope="session")
@@ -72,3 +28,17 @@ def judge_backend(request: pytest.FixtureRequest):
     if os.environ.get("LLMJUDGE_MODEL"):
         return None
     return demo_judge
+
+
+@pytest.fixture(scope="session")
+def vcr_config():
+    """Cassettes for the app's own LLM calls (pytest-recording; record the first time with --record-mode=once).
+
+    vcrpy matches a request on method and URI by default: every prompt to one endpoint would be
+    answered by the first one recorded.  Matching on the body too makes a changed prompt (a new
+    system message, another temperature) miss the cassette instead of replaying a stale reply.
+    """
+    return {
+        "filter_headers": ["authorization"],  # never a key in a committed cassette
+        "match_on": ["method", "scheme", "host", "port", "path", "query", "body"],
+    }

@@ -2,6 +2,8 @@
 
 pytest-recording records the app's HTTP exchange into `cassettes/test_cassette_app/test_refund_timing.yaml`
 (the judge's calls never go into a cassette); the demo judge's verdict is in `judge_verdicts/`.
+The cassette configuration (`vcr_config` in conftest.py) matches on the request body, so a changed
+prompt misses rather than replaying a stale reply.  Record with `--record-mode=once`.
 """
 
 import pytest
@@ -11,11 +13,6 @@ from pytest_llmjudge import assert_judged
 
 NEEDS = "the cassette example needs pytest-recording: pip install -e '.[examples]'"
 pytest.importorskip("pytest_recording", reason=NEEDS)
-
-
-@pytest.fixture(scope="module")
-def vcr_config():
-    return {"filter_headers": ["authorization"]}  # never a key in a committed cassette
 
 
 @pytest.mark.vcr

@@ -71,7 +71,7 @@ def test_a_given_price_prices_the_calls_and_the_budget_stops_them(pytester, open
     result.stdout.fnmatch_lines(
         [
             "*BudgetExceeded: --judge-budget=$0.05 is spent ($0.0600 so far)*",
-            "PASS 0.90 >= 0.50  live  openai/judge-test  $0.030000  *",
+            "PASS 0.90 >= 0.50  live  openai/judge-test  $0.0300  *",
             "*2 live, 0 below threshold, 0 unparseable, 1 over budget, $0.0600",
         ]
     )

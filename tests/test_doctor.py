@@ -49,8 +49,8 @@ def test_a_healthy_judge_passes_every_check(capsys, judge_server, tmp_path):
     code, lines = doctor(capsys, f"--judge-model={MODEL}", f"--judge-api-base={judge_server.base_url}")
     assert code == 0, lines
     assert lines[1] == "ok    model              openai/judge-test: LiteLLM provider openai, model judge-test"
-    # The rubric's reply schema is asked for; the structured output line says what the model takes.
-    assert lines[2] == "ok    parameters         sends temperature=0.0, response_format=json_schema"
+    # What the probe's calls really sent: the default reply cap, and the JSON mode LiteLLM chose for a local model.
+    assert lines[2] == "ok    parameters         sent temperature=0.0, max_tokens=2048, response_format=json_object"
     assert lines[3].startswith("ok    credentials        ") and "OPENAI_API_KEY is set" in lines[3]
     assert lines[4].startswith("info  structured output  ")
     assert lines[5].startswith("info  logprobs           sent where asked for")
@@ -132,7 +132,7 @@ def test_a_reasoning_model_healthy_through_its_provider_server(capsys, monkeypat
         assert len(server.received) == 6
         assert all("temperature" not in r.body for r in server.received)
     assert code == 0, lines
-    assert lines[2].startswith("ok    parameters         sends ") and "temperature not sent: o3-mini" in lines[2]
+    assert lines[2].startswith("ok    parameters         sent ") and "temperature not sent: o3-mini" in lines[2]
 
 
 def test_help_explains_the_command(capsys):

@@ -143,7 +143,7 @@ def test_each_judged_test_lists_cost_and_latency_in_rA_and_v_output(pytester):
     )
     result = pytester.runpytest("--judge-mode=replay", "-v")
     result.stdout.fnmatch_lines(
-        ["  test_refunds.py::test_bad  FAIL 0.20 < 0.70  replayed  fake-judge  $0.000000  -  key *"]
+        ["  test_refunds.py::test_bad  FAIL 0.20 < 0.70  replayed  fake-judge  $0.0000  -  key *"]
     )
     assert "live judge call" not in result.stdout.str(), "nothing went live: no timing line"
 

@@ -24,12 +24,11 @@ def test_cli_beats_env_beats_ini():
     assert settings.sources["threshold"] == "cli" and settings.sources["model"] == "env"
 
 
-def test_marker_sits_between_cli_and_env():
+def test_the_marker_beats_cli_env_and_ini():
     from_env = resolve({}, {}, {"LLMJUDGE_THRESHOLD": "0.2"})
     assert from_env.with_marker({"threshold": 0.9}).threshold == 0.9
-    from_cli = resolve({"threshold": "0.3"}, {}, {})
-    assert from_cli.with_marker({"threshold": 0.9}).threshold == 0.3
-    assert from_cli.with_marker({"threshold": 0.9}, force=True).threshold == 0.9
+    from_cli = resolve({"threshold": "0.3"}, {"threshold": "0.1"}, {"LLMJUDGE_THRESHOLD": "0.2"})
+    assert from_cli.with_marker({"threshold": 0.9}).threshold == 0.9
 
 
 def test_models_split_on_commas_for_panels():

@@ -45,6 +45,7 @@ from .prune import (
     plan_prune,
     project_root,
 )
+from .prune_refusal import last_refusal
 from .store import LedgerDocument
 from .store import finder as store_finder
 
@@ -272,10 +273,18 @@ def cmd_prune(args: argparse.Namespace) -> int:
             root = Path.cwd()
             where = f"{len(manifests)} manifests combined"
         else:
-            path = find_manifest(args.cache_dir, Path.cwd())
+            refused = last_refusal(args.cache_dir, Path.cwd())
+            try:
+                path = find_manifest(args.cache_dir, Path.cwd())
+            except ManifestError:
+                if refused is None:
+                    raise
+                raise CliError(f"nothing to prune from the last run: {refused.reason}") from None
             manifest = load_manifest(path)
             root = project_root(path)
             where = f"manifest {path}"
+            if refused is not None and refused.written > float(manifest.get("written") or 0):
+                print(f"note: a later run wrote no manifest ({refused.reason}); this is the last full run's")
     except ManifestError as exc:
         raise CliError(str(exc)) from None
     plan = plan_prune(manifest, root=root)

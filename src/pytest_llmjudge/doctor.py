@@ -15,12 +15,12 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import BackendError, BudgetExceeded, JudgeError, first_line
+from .errors import BackendError, BudgetExceeded, JudgeError, VerdictParseError, first_line
 
 if TYPE_CHECKING:
     from .rubrics import Rubric
@@ -111,9 +111,9 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
     )
     request = probe.calls[0].request
     sent = plan_request(request)
-    params = ", ".join(f"{k}={_shown(k, v)}" for k, v in sent.params.items()) or "nothing beyond the messages"
     notes = "; ".join(sent.notes())
-    checks.append(Check("ok", "parameters", f"sends {params}" + (f"; {notes}" if notes else "")))
+    parameters = Check("ok", "parameters", f"would send {_params_text(sent.params)}" + (f"; {notes}" if notes else ""))
+    checks.append(parameters)
 
     try:
         environment = litellm.validate_environment(model=model, api_base=api_base)
@@ -161,18 +161,26 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
     if missing:
         checks.append(Check("skip", "probe", "no live call without the credentials above"))
         return checks
-    checks.extend(_probe(runtime, model))
+    probed, went_out = _probe(runtime, model)
+    if went_out is not None:  # what the probe's calls really sent (a server may take json_object only)
+        text = f"sent {_params_text(went_out)}" + (f"; {notes}" if notes else "")
+        checks[checks.index(parameters)] = Check("ok", "parameters", text)
+    checks.extend(probed)
     return checks
 
 
-def _probe(runtime: JudgeRuntime, model: str) -> list[Check]:
-    """A clear pass and a clear fail per rubric family, live; then what the probe cost."""
+def _probe(runtime: JudgeRuntime, model: str) -> tuple[list[Check], dict[str, Any] | None]:
+    """A clear pass and a clear fail per rubric family, live; then what the probe cost.  Also what the
+    first call that went out really sent (None if none did)."""
     from .pipeline import Options, plan
     from .pipeline import run as judge
 
     checks: list[Check] = []
     verdicts: list[Verdict] = []
     threshold = runtime.settings.threshold
+    went_out: dict[str, Any] | None = None
+    cut_off = False
+    slowest = 0.0
     started = time.monotonic()
     for family, rubric in _families():
         scores: list[float] = []
@@ -187,11 +195,19 @@ def _probe(runtime: JudgeRuntime, model: str) -> list[Check]:
                     backend=None,
                     overrides={"model": model},
                 )
-                verdict = judge(planned, runtime)
+                began = time.monotonic()
+                try:
+                    verdict = judge(planned, runtime)
+                finally:
+                    slowest = max(slowest, time.monotonic() - began)
+                    if went_out is None and planned.requests:
+                        went_out = next(iter(planned.requests.values()))[0]
                 verdicts.append(verdict)
                 scores.append(verdict.score)
         except JudgeError as exc:
             checks.append(Check("FAIL", f"probe {family}", f"{type(exc).__name__}: {first_line(exc)}"))
+            # The live stage refuses a reply cut off at the cap (finish_reason=length) with this error.
+            cut_off = cut_off or (isinstance(exc, VerdictParseError) and "finish_reason=length" in str(exc))
             if isinstance(exc, (BackendError, BudgetExceeded)):
                 checks.append(Check("skip", "probe", "the remaining probes: the judge did not answer (see above)"))
                 break
@@ -204,10 +220,37 @@ def _probe(runtime: JudgeRuntime, model: str) -> list[Check]:
             wrong = "the clear pass failed" if good < threshold else "the clear fail passed"
             checks.append(Check("FAIL", f"probe {family}", f"parsed, but {wrong}: {text}"))
     checks.append(Check("info", "probe cost", _cost_text(verdicts, time.monotonic() - started, model)))
-    return checks
+    advice = _max_tokens_advice(runtime.settings, cut_off=cut_off, slowest=slowest)
+    if advice is not None:
+        checks.append(Check("info", "max tokens", advice))
+    return checks, went_out
+
+
+# A probe judgment slower than this suggests a judge that writes on and on (or a slow server).
+SLOW_PROBE_S = 20.0
+
+
+def _max_tokens_advice(settings: Settings, *, cut_off: bool, slowest: float) -> str | None:
+    """What to do about the reply cap, when a probe was cut off at it or was slow; None otherwise."""
+    cap = settings.reply_cap()
+    now = f"now {cap} tokens" if cap is not None else "now none"
+    if cut_off:
+        return (
+            f"a probe's reply was cut off at max_tokens ({now}): a reasoning model needs more room "
+            "(--judge-max-tokens=8192, or --judge-reasoning-effort, which sends no default cap); a model that "
+            "writes on past a verdict is no judge to rely on"
+        )
+    if slowest >= SLOW_PROBE_S:
+        return (
+            f"the slowest probe judgment took {slowest:.1f} s: a judge that writes long replies (small local "
+            f"models run on) is bounded by --judge-max-tokens, e.g. --judge-max-tokens=512 ({now})"
+        )
+    return None
 
 
 def _cost_text(verdicts: Sequence[Verdict], elapsed: float, model: str) -> str:
+    from .reporting.terminal import format_usd
+
     latencies = [v.latency_s for v in verdicts if v.latency_s is not None]
     costs = [v.cost_usd for v in verdicts if v.cost_usd is not None]
     prompt = sum(v.prompt_tokens or 0 for v in verdicts)
@@ -218,10 +261,15 @@ def _cost_text(verdicts: Sequence[Verdict], elapsed: float, model: str) -> str:
     if prompt or completion:
         text += f", {prompt + completion:,} tokens ({prompt:,} prompt + {completion:,} completion)"
     if len(costs) == len(verdicts) and verdicts:
-        text += f", ${sum(costs):.6f}"
+        text += f", {format_usd(sum(costs))}"
     elif verdicts:
         text += f", cost unknown (LiteLLM has no price for {model}; --judge-price gives one)"
     return text
+
+
+def _params_text(params: Mapping[str, Any]) -> str:
+    """`temperature=0.0, response_format=json_object`: the parameters a call sends beside the messages."""
+    return ", ".join(f"{k}={_shown(k, v)}" for k, v in params.items()) or "nothing beyond the messages"
 
 
 def _shown(name: str, value: object) -> object:

@@ -101,7 +101,13 @@ OPTION_TABLE: tuple[tuple[str, str, str, bool, bool], ...] = (
         False,
         False,
     ),
-    ("max_tokens", "cap on the judge's reply, in tokens (default: the provider's)", "N", False, True),
+    (
+        "max_tokens",
+        "cap on the judge's reply, in tokens (default 2048; none when --judge-reasoning-effort is set)",
+        "N",
+        False,
+        True,
+    ),
     (
         "reasoning_effort",
         "reasoning effort for reasoning models: minimal, low, medium or high (not sent to models without it)",

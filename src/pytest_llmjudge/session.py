@@ -44,7 +44,9 @@ if TYPE_CHECKING:  # the payload shapes are types only: nothing here costs a sta
 
 PAYLOAD_ATTRIBUTE = "llmjudge"
 PAYLOAD_KEY = "llmjudge"
-_RANK = {"passed": 0, "skipped": 1, "failed": 2}  # a test's outcome is its worst phase's
+# A test's outcome is its worst phase's.  An expected failure is named as pytest names it (not
+# "skipped", though pytest reports it as skipped); prune keeps every verdict of a test not "passed".
+_RANK = {"passed": 0, "xpassed": 1, "skipped": 1, "xfailed": 1, "failed": 2}
 
 
 def item_payload(context: TestContext, *, full: bool = True) -> ItemPayload:
@@ -153,7 +155,9 @@ class RunRecorder:
             self._gather(report, rerun)
 
     def _gather(self, report: pytest.TestReport, rerun: bool) -> None:
-        outcome: str = "skipped" if report.skipped or hasattr(report, "wasxfail") else report.outcome
+        outcome: str = report.outcome
+        if hasattr(report, "wasxfail"):
+            outcome = "xfailed" if report.skipped else "xpassed"
         previous = self.outcomes.get(report.nodeid)
         # A rerun attempt's outcome is not the test's: the final attempt's is.
         if outcome != "rerun" and (previous is None or _RANK.get(outcome, 2) > _RANK.get(previous, 2)):
@@ -243,6 +247,9 @@ class RunRecorder:
 
         refusal = prune.full_run_refusal(self.config, self.exitstatus, settings.mode, self.outcomes)
         if refusal is not None:
+            from .prune_refusal import save_refusal
+
+            save_refusal(self.config, refusal)  # for `llmjudge prune`, which runs later
             if settings.prune:
                 self.prune_message = f"llmjudge prune: nothing removed: {refusal}"
             return
@@ -276,6 +283,11 @@ class RunRecorder:
                 terminalreporter.write_line(sentence)
                 details = tally.details()
                 if details:
+                    from .backends.litellm_import import import_seconds
+
+                    imported = import_seconds()  # this process's; each xdist worker pays its own
+                    if imported is not None and tally.calls:
+                        details += f"; LiteLLM import {imported:.2f} s, charged to no judgment"
                     terminalreporter.write_line(details)
                 if tally.calls:  # what this run's live calls asked for: a replay sends nothing, says nothing
                     from .structured import structured_line

@@ -1,8 +1,9 @@
 """The plugin's options: one table, resolved once per session into a frozen `Settings`.
 
 Each option exists three times: `--judge-x` on the command line, `judge_x` in the ini file and
-`LLMJUDGE_X` in the environment.  Precedence is CLI > marker > environment > ini > default;
-arguments passed to `assert_judged` itself are the most specific of all.  `parser.addini` has no
+`LLMJUDGE_X` in the environment.  Precedence, as pytest-timeout's: default < ini < environment <
+CLI < the `@pytest.mark.judge` marker on the test (the most specific setting) < the arguments passed
+to `assert_judged` itself.  `parser.addini` has no
 environment fallback, so the order is resolved here rather than left to pytest.
 """
 
@@ -19,6 +20,12 @@ from .options import OPTION_TABLE, cli_name, dest_name, env_name, ini_name
 MODES = ("auto", "replay", "refresh", "live")
 STRUCTURED_MODES = ("auto", "on", "off")  # --judge-structured: see `structured`
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+# The cap on a judge's reply when --judge-max-tokens is not set.  A verdict (reasoning and a score)
+# takes 50-400 tokens; 2048 leaves five times that, yet stops a small local model that runs on (one
+# wrote 3,252 tokens in JSON mode until the timeout) within about a minute.  With a reasoning effort
+# set no default cap is sent: a reasoning model's thinking counts against it, and the effort bounds it.
+# Only the request carries it: a key names the configured value, so keys made without one never change.
+DEFAULT_MAX_TOKENS = 2048
 # The temperature samples are drawn at when several are asked for and none is configured: the
 # providers' own default (OpenAI, Anthropic, Gemini), the model's distribution as trained.
 SAMPLING_TEMPERATURE = 1.0
@@ -334,6 +341,13 @@ class Settings(NamedTuple):
         """Whether option `name` was set anywhere (CLI, marker, argument, environment, ini), not defaulted."""
         return name in self.overridden or self.sources.get(name, "default") != "default"
 
+    def reply_cap(self) -> int | None:
+        """The max_tokens a judge call sends: as configured, else DEFAULT_MAX_TOKENS, except with a reasoning
+        effort set (then none: the model's thinking counts against the cap, and the effort bounds it)."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        return None if self.reasoning_effort is not None else DEFAULT_MAX_TOKENS
+
     def judge_temperature(self) -> float:
         """The temperature judgments ask for: as configured; several samples with none configured are
         drawn at SAMPLING_TEMPERATURE, so they are independent rather than one reply repeated."""
@@ -341,16 +355,12 @@ class Settings(NamedTuple):
             return SAMPLING_TEMPERATURE
         return self.temperature
 
-    def with_marker(
-        self, overrides: Mapping[str, Any], *, force: bool = False, where: str = "@pytest.mark.judge"
-    ) -> Settings:
-        """Apply `@pytest.mark.judge(...)` values, except where the command line already set one.
-
-        `force` applies them regardless: arguments passed to `assert_judged` itself win over all.
-        """
+    def with_marker(self, overrides: Mapping[str, Any], *, where: str = "@pytest.mark.judge") -> Settings:
+        """Apply `@pytest.mark.judge(...)` values (or a call's own arguments): the test's own settings
+        win over the session's, the command line's included, as pytest-timeout's marker does."""
         changes: dict[str, Any] = {}
         for name, raw in overrides.items():
-            if name == "rubric" or (self.sources.get(name) == "cli" and not force):
+            if name == "rubric":
                 continue
             option = OPTIONS_BY_NAME[name]
             try:

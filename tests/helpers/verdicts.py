@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["entries_by_key", "only_entry", "stored_entries", "verdict_files"]
+__all__ = ["edit_only_entry", "entries_by_key", "only_entry", "stored_entries", "verdict_files"]
 
 
 def verdict_files(root: Path) -> list[Path]:
@@ -37,3 +37,13 @@ def only_entry(root: Path) -> dict:
     (path,) = verdict_files(root)
     (entry,) = json.loads(path.read_text())["verdicts"].values()
     return entry
+
+
+def edit_only_entry(root: Path, **fields: object) -> Path:
+    """Hand-edit the one entry of the one verdict file below `root` (as a reviewer might); return the file."""
+    (path,) = verdict_files(root)
+    document = json.loads(path.read_text())
+    (entry,) = document["verdicts"].values()
+    entry.update(fields)
+    path.write_text(json.dumps(document, indent=2))
+    return path

@@ -87,7 +87,7 @@ def _settings(judge_options: Mapping[str, Any]) -> Settings:
     runtime = active()
     try:
         if runtime is not None and runtime.settings_resolved:
-            return runtime.settings.with_marker(judge_options, force=True, where="generate_questions")
+            return runtime.settings.with_marker(judge_options, where="generate_questions")
         return load_settings(judge_options).settings
     except SettingError as exc:
         raise JudgeError(str(exc)) from None

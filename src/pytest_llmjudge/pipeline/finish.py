@@ -7,11 +7,11 @@ hand-edited score cannot outvote its reply.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..aggregate import combine_panel, undecided
+from ..caller import warn_at_caller
 from ..errors import StoreError, VerdictParseError
 from ..rubrics import Outcome, Reply, Rubric, read_reply
 from ..structured import structured_of
@@ -43,13 +43,12 @@ def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> 
         parsed[call.key] = result = parse(plan.rubric, call, answer.reply)
         stored = answer.stored.get("score") if answer.stored is not None else None
         if isinstance(stored, (int, float)) and abs(stored - result.score) > 1e-6:
-            warnings.warn(
+            warn_at_caller(  # at the test's line, however deep the pipeline was entered
                 StoredScoreWarning(
                     f"{plan.ledger.path if plan.ledger else ''}: key {call.key[:12]} stores score {stored} but its "
                     f"reply parses to {result.score}; the reply wins "
                     "(re-record, or run `python -m pytest_llmjudge reparse`)"
-                ),
-                stacklevel=2,
+                )
             )
     write_back(plan, answers, parsed, runtime)
     if len(plan.calls) == 1:

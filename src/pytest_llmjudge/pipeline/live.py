@@ -5,12 +5,15 @@ and one lock per key, with retries; a reply that holds no verdict is asked for a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import sys
 import time
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..backends import CallRequest, CallResult, UnsupportedParamError, call_with_retries
+from ..backends import CallRequest, CallResult, LiteLLMBackend, UnsupportedParamError, call_with_retries
+from ..backends.litellm_import import import_litellm
 from ..errors import VerdictParseError
 from ..reask import combined, reask_request
 from ..rubrics import Reply
@@ -26,6 +29,11 @@ if TYPE_CHECKING:
 
 async def call_live(plan: Plan, runtime: JudgeRuntime, missing: Sequence[Call]) -> dict[str, Answer]:
     """Make the missing calls concurrently; the first error is raised once all have finished."""
+    if isinstance(plan.backend, LiteLLMBackend) and "litellm" not in sys.modules:
+        # The process's one import of LiteLLM (seconds) is no judgment's latency, nor eats its timeout.
+        began = time.monotonic()
+        import_litellm()
+        plan.started += time.monotonic() - began
     deadline = plan.started + plan.settings.timeout
     results = await asyncio.gather(
         *(_call_one(plan, runtime, call, deadline) for call in missing), return_exceptions=True
@@ -107,13 +115,18 @@ async def _until_parsed(
 
 async def _send(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) -> CallResult:
     """One call, with retries; a judge that refuses the log-probabilities a rubric asked for is asked
-    again without them (the rubric then scores plainly), with a warning."""
+    again without them (the rubric then scores plainly), with a warning; one that refuses the default
+    reply cap is asked again without it."""
     from ..rubrics.likert import LogprobsFallbackWarning, without_logprobs
 
     request = call.request
     try:
         return await _with_retries(plan, runtime, request, deadline)
     except UnsupportedParamError as exc:
+        if exc.unsupported_param in _CAPS and request.max_tokens is not None and plan.settings.max_tokens is None:
+            # The default cap is the plugin's choice, not the user's: a model that refuses it (an OpenAI
+            # reasoning model under a name LiteLLM does not know wants max_completion_tokens) judges without.
+            return await _with_retries(plan, runtime, dataclasses.replace(request, max_tokens=None), deadline)
         plain = without_logprobs(request, exc)
         if plain is None:
             raise
@@ -125,6 +138,9 @@ async def _send(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) 
             stacklevel=1,
         )
     return await _with_retries(plan, runtime, plain, deadline)
+
+
+_CAPS = ("max_tokens", "max_completion_tokens")
 
 
 async def _with_retries(plan: Plan, runtime: JudgeRuntime, request: CallRequest, deadline: float) -> CallResult:

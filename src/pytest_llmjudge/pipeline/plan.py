@@ -163,7 +163,7 @@ class Setup:
             api_base=self.api_base,
             temperature=self.params["temperature"],
             params=self.asked(call.prompt),
-            max_tokens=settings.max_tokens,
+            max_tokens=settings.reply_cap(),  # the default cap is sent, never keyed (see `requested`)
             reasoning_effort=settings.reasoning_effort,
             extra_params=settings.params,
             instructions_in_user=settings.instructions_in_user,
@@ -240,8 +240,9 @@ def plan(
     setup = _setup_for(settings, rubric, backend, shared=asked is None)
     ledger = runtime.ledger_for(context)
 
-    if not settings.model and settings.mode == "replay" and isinstance(setup.backend, LiteLLMBackend):
-        # CI with no judge configured: replay what was recorded, whichever model recorded it.
+    if not settings.model and settings.mode in ("replay", "auto") and isinstance(setup.backend, LiteLLMBackend):
+        # No judge configured (CI, or a teammate's clone in auto mode): replay what was recorded,
+        # whichever model recorded it.  Only a miss needs a model.
         from .recorded import recorded_model  # loaded only here: a run that names its judge never asks
 
         entries = ledger.entries() if ledger is not None else {}
@@ -254,6 +255,8 @@ def plan(
             )
         if model is not None:
             settings = settings._replace(model=(model,))
+        elif settings.mode == "auto":  # a miss must judge live, and nothing names the judge: say how to
+            raise JudgeError(NO_JUDGE_MODEL)
         else:  # a miss: against the one model this test recorded with, so the miss names what changed
             models = {e.get("model") for e in entries.values()}
             only = models.pop() if len(models) == 1 else None
@@ -297,6 +300,12 @@ def _default_prompts(case: Case) -> tuple[Rubric, list[Prompt]]:
 
 
 NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
+
+# A judgment that must go live with no judge model configured (what is stored replays without one).
+NO_JUDGE_MODEL = (
+    "no judge model configured: pass --judge-model=MODEL (or set judge_model in the ini file, or LLMJUDGE_MODEL). "
+    "The model is part of every verdict's key, so set it where recording and replay both see it."
+)
 
 
 # A replay with no judge configured whose judgment several models recorded: which one to pick.
@@ -343,7 +352,7 @@ def _merged_settings(
         settings = cached[1]
     else:
         try:
-            settings = base.with_marker(from_marker).with_marker(given, force=True, where="assert_judged")
+            settings = base.with_marker(from_marker).with_marker(given, where="assert_judged")
         except SettingError as exc:
             raise JudgeError(str(exc)) from None
         if memo is not None:
@@ -412,11 +421,7 @@ def judge_ids(settings: Settings, backend: Backend) -> list[tuple[str, str]]:
     models = settings.model
     if isinstance(backend, LiteLLMBackend):
         if not models:
-            raise JudgeError(
-                "no judge model configured: pass --judge-model=MODEL (or set judge_model in the ini file, "
-                "or LLMJUDGE_MODEL). The model is part of every verdict's key, so set it where recording "
-                "and replay both see it."
-            )
+            raise JudgeError(NO_JUDGE_MODEL)
         return [(m, m) for m in models]
     name = getattr(backend, "name", None)
     if not models:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
-from ..errors import JudgmentFailed, VerdictParseError
+from ..errors import BackendError, JudgmentFailed, VerdictParseError
 from ..redact import redact
 from ..verdict import PendingRecord, Verdict, error_record
 
@@ -50,6 +51,9 @@ def note_error(plan: Plan, exc: BaseException) -> None:
         output=plan.case.output,
         live_calls=plan.live_calls[0],
     )
+    if plan.live_calls[0] or isinstance(exc, BackendError):
+        # Time spent on the judge counts in the run's judging time, whether or not a verdict came of it.
+        record["latency_s"] = round(time.monotonic() - plan.started, 4)
     context.records.append(record)
     if isinstance(exc, VerdictParseError) and exc.text:
         context.sections.append((f"llmjudge: unparseable judge reply (key {exc.key[:12]})", redact(exc.text)))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import write_atomically
-from .terminal import tokens_text
+from .terminal import format_usd, tokens_text
 
 STATUS_ORDER = {"error": 0, "failed": 1, "near": 2, "passed": 3, "scored": 4}
 STATUS_LABEL = {
@@ -145,6 +145,11 @@ def _e(value: Any) -> str:
 
 def _num(value: Any, fmt: str = "{:.2f}", missing: str = "–") -> str:
     return fmt.format(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else missing
+
+
+def _usd(value: Any, missing: str) -> str:
+    """Dollars as the terminal shows them (one money format in every report)."""
+    return format_usd(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else missing
 
 
 def _histogram(judgments: list[Mapping[str, Any]]) -> str:
@@ -313,7 +318,7 @@ def _card(j: Mapping[str, Any]) -> str:
         ("rubric", j.get("rubric")),
         ("verdict", j.get("verdict")),
         ("confidence", j.get("confidence")),
-        ("cost", _num(j.get("cost_usd"), "${:.6f}", "unknown" if j.get("live_calls") else "none")),
+        ("cost", _usd(j.get("cost_usd"), "unknown" if j.get("live_calls") else "none")),
         ("latency", _num(j.get("latency_s"), "{:.2f} s", "replayed") if status != "error" else None),
         ("tokens", tokens_text(j)),
         ("test", j.get("test_outcome")),
@@ -406,7 +411,7 @@ def render_html(document: Mapping[str, Any]) -> str:
     )
     calls = int(totals.get("live_calls", 0) or 0)
     unpriced = int(totals.get("unpriced_calls", 0) or 0)
-    spent = _e(_num(totals.get("cost_usd"), "${:.4f}", "$0"))
+    spent = _e(_usd(totals.get("cost_usd"), format_usd(0.0)))
     if unpriced and unpriced >= calls and not totals.get("cost_usd"):
         spent = "cost unknown"
     elif unpriced:

@@ -98,7 +98,7 @@ class Tally:
         self.timed = 0
         self.latency_s = 0.0
         self.slowest: tuple[float, str] | None = None
-        self.structured: list[str] = []  # each judgment's response_format used, where it asked for a schema
+        self.structured: list[str] = []  # each live judgment's response_format used, where it asked for a schema
 
     @classmethod
     def of(cls, records: Iterable[JudgmentRecord]) -> Tally:
@@ -109,10 +109,11 @@ class Tally:
 
     def add(self, record: JudgmentRecord) -> None:
         self.judged += 1
+        calls = live_calls(record)
         used = record.get("structured")
-        if isinstance(used, str):
+        if isinstance(used, str) and calls:  # what this run's calls asked for: a replay sent nothing
             self.structured.append(used)
-        self.calls += live_calls(record)
+        self.calls += calls
         self.unpriced += unpriced_calls(record)
         cost = record.get("cost_usd")
         if isinstance(cost, (int, float)):
@@ -186,7 +187,7 @@ class Tally:
 
 
 def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = False) -> list[str]:
-    """One line per judgment: `PASS 0.90 >= 0.70  live  openai/x  $0.000120  0.21 s  key 3f9a1c2e0b1d  criteria`;
+    """One line per judgment: `PASS 0.90 >= 0.70  live  openai/x  $0.0012  0.21 s  key 3f9a1c2e0b1d  criteria`;
     a live call whose server reported usage also shows its tokens after the latency (`0.21 s  30 tokens`)."""
     lines = []
     for r in records:
@@ -203,7 +204,7 @@ def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = Fal
             outcome = f"{status} {r.get('score', 0):.2f} {relation} {r.get('threshold') or 0:.2f}"
         cost, latency = r.get("cost_usd"), r.get("latency_s")
         unknown = "cost unknown" if live_calls(r) else "no cost"
-        price = f"${cost:.6f}" if isinstance(cost, (int, float)) else unknown
+        price = format_usd(cost) if isinstance(cost, (int, float)) else unknown
         latency_text = f"{latency:.2f} s" if isinstance(latency, (int, float)) else "-"
         tokens = tokens_text(_fields(r))
         if tokens:
