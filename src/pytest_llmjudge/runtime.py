@@ -109,6 +109,8 @@ class JudgeRuntime:
         settings = self._settings
         if callable(settings):
             settings = self._settings = settings()
+            if _ACTIVE and _ACTIVE[-1] is self:
+                _redact_named_variables()
         return settings
 
     @property
@@ -371,6 +373,7 @@ _CHILD_SETTINGS = (
     "reasoning_effort",
     "params",
     "instructions_in_user",
+    "redact_env",
 )
 
 
@@ -480,6 +483,7 @@ def _from_test_environment(value: str) -> JudgeRuntime | None:
             values = dict(payload["settings"])
             if values.get("model") is not None:
                 values["model"] = tuple(values["model"])
+            values["redact_env"] = tuple(values.get("redact_env") or ())
             if values.get("price") is not None:
                 values["price"] = Price(*values["price"])
             settings = Settings(
@@ -491,6 +495,9 @@ def _from_test_environment(value: str) -> JudgeRuntime | None:
     except (ValueError, KeyError, TypeError):
         return None  # not ours to judge: fall back to settings from the environment
     runtime = JudgeRuntime(settings, rootdir=rootdir, store_root=store_root)
+    from .redact import redact_variables
+
+    redact_variables(settings.redact_env)
     context = TestContext(nodeid, module, test_name, marker=dict(payload.get("marker") or {}))
     runtime.current = context
     used_file = payload.get("used")
@@ -516,12 +523,23 @@ _CHILD: list[JudgeRuntime] = []  # a test's subprocess: the runtime LLMJUDGE_TES
 def activate(runtime: JudgeRuntime) -> None:
     """Make `runtime` the one `assert_judged` finds, until `deactivate`."""
     _ACTIVE.append(runtime)
+    _redact_named_variables()
 
 
 def deactivate(runtime: JudgeRuntime) -> None:
     """Forget `runtime`: the session that made it has ended."""
     if runtime in _ACTIVE:
         _ACTIVE.remove(runtime)
+        _redact_named_variables()
+
+
+def _redact_named_variables() -> None:
+    """Redact the variables the innermost session names (--judge-redact-env), and only those."""
+    from .redact import redact_variables
+
+    innermost = _ACTIVE[-1] if _ACTIVE else None
+    resolved = innermost is not None and innermost.settings_resolved
+    redact_variables(innermost.settings.redact_env if innermost is not None and resolved else ())
 
 
 def active() -> JudgeRuntime | None:
@@ -548,5 +566,9 @@ def standalone_runtime() -> JudgeRuntime:
     the settings, one background loop, one budget."""
     with _STANDALONE_LOCK:
         if not _STANDALONE:
-            _STANDALONE.append(JudgeRuntime.standalone())
+            from .redact import redact_variables
+
+            runtime = JudgeRuntime.standalone()
+            redact_variables(runtime.settings.redact_env)
+            _STANDALONE.append(runtime)
         return _STANDALONE[0]
