@@ -100,7 +100,7 @@ class JudgeRuntime:
         self._notices: list[str] = []
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._semaphore: asyncio.Semaphore | None = None
-        self._limiter: AdaptiveLimiter | None = None
+        self.limiters: dict[tuple[str, str | None], AdaptiveLimiter] = {}  # by judge model and api base
         self.child_settings: str | None = None  # LLMJUDGE_TEST's session part (JSON), once settings are resolved
 
     @property
@@ -187,14 +187,17 @@ class JudgeRuntime:
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
         return self._semaphore
 
-    def limiter(self) -> AdaptiveLimiter:
-        """Bounds the requests in flight: --judge-concurrency at most, halved on a rate limit (429) and
-        raised again as calls succeed, so a suite larger than the provider's limit slows down, not fails."""
-        if self._limiter is None:
+    def limiter(self, model: str, api_base: str | None) -> AdaptiveLimiter:
+        """Bounds the requests in flight to one judge (a model at an api base): --judge-concurrency at
+        most, halved on a rate limit (429) and raised again as calls succeed, so a suite larger than the
+        provider's limit slows down, not fails.  A pause the server asks for holds that judge only."""
+        route = (model, api_base)
+        limiter = self.limiters.get(route)
+        if limiter is None:
             from .backends.limiter import AdaptiveLimiter
 
-            self._limiter = AdaptiveLimiter(self.settings.concurrency)
-        return self._limiter
+            limiter = self.limiters[route] = AdaptiveLimiter(self.settings.concurrency)
+        return limiter
 
     def note(self, text: str) -> None:
         """Add a line for the run's summary (once, however often it is noted)."""

@@ -135,7 +135,7 @@ async def _with_retries(plan: Plan, runtime: JudgeRuntime, request: CallRequest,
         retries=plan.settings.retries,
         timeout=max(0.001, deadline - time.monotonic()),
         limit_s=plan.settings.timeout,
-        limiter=runtime.limiter(),
+        limiter=runtime.limiter(request.model, request.api_base),
     )
 
 
