@@ -190,13 +190,17 @@ class JudgeRuntime:
     def limiter(self, model: str, api_base: str | None) -> AdaptiveLimiter:
         """Bounds the requests in flight to one judge (a model at an api base): --judge-concurrency at
         most, halved on a rate limit (429) and raised again as calls succeed, so a suite larger than the
-        provider's limit slows down, not fails.  A pause the server asks for holds that judge only."""
+        provider's limit slows down, not fails.  A pause the server asks for holds that judge only (in
+        every xdist worker of the run: see `store.pace`)."""
         route = (model, api_base)
         limiter = self.limiters.get(route)
         if limiter is None:
             from .backends.limiter import AdaptiveLimiter
+            from .store.pace import SharedPace
 
-            limiter = self.limiters[route] = AdaptiveLimiter(self.settings.concurrency)
+            # xdist workers share what they learn of the judge's limit (as they share the spend)
+            pace = SharedPace.for_run(self._cache_dir(), model, api_base)
+            limiter = self.limiters[route] = AdaptiveLimiter(self.settings.concurrency, pace=pace)
         return limiter
 
     def note(self, text: str) -> None:
