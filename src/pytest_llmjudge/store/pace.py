@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_atomically
-from .spend import locked, run_file
+from .spend import locked, prune_old, run_file
 
 __all__ = ["SharedPace"]
 
@@ -33,6 +33,7 @@ class SharedPace:
         self.path = path
         self.route = route
         self._clock = clock
+        self._pruned = False  # older runs' files are removed once, on this judge's first update
 
     @classmethod
     def for_run(
@@ -57,6 +58,9 @@ class SharedPace:
                     state = document[self.route] = {}
                 result = change(state, self._clock())
                 write_atomically(self.path, json.dumps(document))
+                if not self._pruned:
+                    self._pruned = True
+                    prune_old(self.path)
                 return result
         except (OSError, TypeError, ValueError):
             return 0.0

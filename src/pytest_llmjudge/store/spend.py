@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .atomic import write_atomically
 
-__all__ = ["SharedSpend", "locked", "run_file"]
+__all__ = ["SharedSpend", "locked", "prune_old", "run_file"]
 
 
 def run_file(cache_dir: Path | None, kind: str, environ: Mapping[str, str] | None = None) -> Path | None:
@@ -30,6 +30,16 @@ def run_file(cache_dir: Path | None, kind: str, environ: Mapping[str, str] | Non
         else Path(tempfile.gettempdir()) / f"pytest-llmjudge-{kind}"
     )
     return folder / f"{run_id[:64]}.json"
+
+
+def prune_old(path: Path, max_age_s: float = 86400.0) -> None:
+    """Remove the files (and their locks) of runs over a day old beside `path`: of no further use."""
+    now = time.time()
+    for old in path.parent.glob("*.json"):
+        with contextlib.suppress(OSError):
+            if old != path and now - old.stat().st_mtime > max_age_s:
+                old.unlink()
+                old.with_suffix(".lock").unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -110,17 +120,7 @@ class SharedSpend:
                     usd, used = self._read(self.path)
                     total = usd + cost_usd
                     write_atomically(self.path, json.dumps({"spent_usd": total, "tokens": used + tokens}))
-                    self._prune_old(self.path)
+                    prune_old(self.path)
                     return total
             except OSError:
                 return self._local
-
-    @staticmethod
-    def _prune_old(path: Path, max_age_s: float = 86400.0) -> None:
-        """Spend files of runs over a day old are of no further use."""
-        now = time.time()
-        for old in path.parent.glob("*.json"):
-            with contextlib.suppress(OSError):
-                if old != path and now - old.stat().st_mtime > max_age_s:
-                    old.unlink()
-                    old.with_suffix(".lock").unlink(missing_ok=True)
