@@ -199,7 +199,7 @@ class JudgeRuntime:
             from .store.pace import SharedPace
 
             # xdist workers share what they learn of the judge's limit (as they share the spend)
-            pace = SharedPace.for_run(self._cache_dir(), model, api_base)
+            pace = SharedPace.for_run(self._cache_dir, model, api_base)
             limiter = self.limiters[route] = AdaptiveLimiter(self.settings.concurrency, pace=pace)
         return limiter
 

@@ -24,6 +24,7 @@ __all__ = ["SharedPace"]
 MARGIN = 1.05  # pace a little under the limit learned: a call's network delay varies
 HISTORY_S = 60.0  # accepted calls remembered this long (a per-minute limit's window)
 MAX_CALLS = 2000  # at most this many remembered per judge, however fast it is
+MAX_WAIT_S = 120.0  # the limiter's longest pause (AdaptiveLimiter.max_pause_s)
 
 
 class SharedPace:
@@ -37,8 +38,13 @@ class SharedPace:
 
     @classmethod
     def for_run(
-        cls, cache_dir: Path | None, model: str, api_base: str | None, environ: Mapping[str, str] | None = None
+        cls,
+        cache_dir: Path | Callable[[], Path | None] | None,
+        model: str,
+        api_base: str | None,
+        environ: Mapping[str, str] | None = None,
     ) -> SharedPace | None:
+        """The pace of judge `model` at `api_base` in this xdist run (None outside a worker: nothing to share)."""
         path = run_file(cache_dir, "pace", environ)
         return None if path is None else cls(path, f"{model} {api_base or ''}")
 
@@ -77,7 +83,8 @@ class SharedPace:
                 state["next"] = start + gap
             return start - now
 
-        return self._update(take)
+        # The file is another process's writing: a wait is never longer than any pause a server may ask for.
+        return min(MAX_WAIT_S, self._update(take))
 
     def accepted(self) -> None:
         """The judge accepted a call."""

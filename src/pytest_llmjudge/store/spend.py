@@ -8,7 +8,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from .atomic import write_atomically
@@ -16,14 +16,19 @@ from .atomic import write_atomically
 __all__ = ["SharedSpend", "locked", "prune_old", "run_file"]
 
 
-def run_file(cache_dir: Path | None, kind: str, environ: Mapping[str, str] | None = None) -> Path | None:
+def run_file(
+    cache_dir: Path | Callable[[], Path | None] | None, kind: str, environ: Mapping[str, str] | None = None
+) -> Path | None:
     """The file this xdist run's workers share for `kind` ("spend", "pace"), keyed by xdist's test-run
     id (the same in every worker of one run); None outside an xdist worker.  It lives beside the local
-    cache (`<cache dir>.<kind>/`), or in the temp dir without one."""
+    cache (`<cache dir>.<kind>/`), or in the temp dir without one.  `cache_dir` may be a function giving
+    it, called only inside a worker (it may create the directory)."""
     environ = os.environ if environ is None else environ
     run_id = environ.get("PYTEST_XDIST_TESTRUNUID", "")
     if not run_id or not environ.get("PYTEST_XDIST_WORKER") or not run_id.replace("-", "").isalnum():
         return None
+    if callable(cache_dir):
+        cache_dir = cache_dir()
     folder = (
         cache_dir.with_name(f"{cache_dir.name}.{kind}")
         if cache_dir is not None
