@@ -23,19 +23,26 @@ MIN_SECRET_LENGTH = 8  # shorter values ("1", "true") are settings, not secrets,
 
 # Variables the user named (--judge-redact-env), redacted whatever their names look like.
 _named: frozenset[str] = frozenset()
-# (the variable names seen, the secret ones among them, their values, the values to blank)
-_cached: tuple[frozenset[str], tuple[str, ...], tuple[str | None, ...], list[str]] | None = None
+# Whether each variable name seen is a secret's (pytest and the plugin set and unset variables of
+# their own at every test, so the set of names changes: each name is judged once).
+_secret_names: dict[str, bool] = {}
+# (the secret variables' names, their values, the values to blank, longest first)
+_cached: tuple[tuple[str, ...], tuple[str | None, ...], list[str]] | None = None
 
 
 def redact_variables(names: Iterable[str]) -> None:
     """Redact these variables' values too, whatever their names (the run's --judge-redact-env)."""
     global _named, _cached
     _named = frozenset(names)
+    _secret_names.clear()
     _cached = None
 
 
 def _is_secret(name: str) -> bool:
-    return name in _named or _SECRET_NAME.search(name) is not None
+    secret = _secret_names.get(name)
+    if secret is None:
+        secret = _secret_names[name] = name in _named or _SECRET_NAME.search(name) is not None
+    return secret
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -43,17 +50,19 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     global _cached
     if environ is not None:
         return _values(environ, [n for n in environ if _is_secret(n)])
-    # The names are read afresh every time (a credential may have been set while another variable
-    # went); the work of sorting out the secret ones is kept while the names and their values stay.
-    names = frozenset(os.environ)
+    # Every name is read afresh each time (a credential may have been set while another variable
+    # went); the values are sorted again only when the secret ones changed.
+    every = list(os.environ)
+    for name in every:
+        if name not in _secret_names:
+            _is_secret(name)
+    names = tuple(filter(_secret_names.__getitem__, every))
+    seen = tuple(map(os.environ.get, names))
     cached = _cached
-    if cached is not None and cached[0] == names:
-        secret_names, seen = cached[1], cached[2]
-        if tuple(os.environ.get(n) for n in secret_names) == seen:
-            return cached[3]
-    secret_names = tuple(n for n in names if _is_secret(n))
-    values = _values(os.environ, secret_names)
-    _cached = (names, secret_names, tuple(os.environ.get(n) for n in secret_names), values)
+    if cached is not None and cached[0] == names and cached[1] == seen:
+        return cached[2]
+    values = _values(os.environ, names)
+    _cached = (names, seen, values)
     return values
 
 
