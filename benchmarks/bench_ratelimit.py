@@ -67,7 +67,7 @@ def run_once(base_url: str, judgments: int, rate: int) -> dict[str, float]:
             for outcome in runtime.loop.run(all_live()):
                 failures += isinstance(outcome, BaseException)
             wall = time.monotonic() - started
-            limiter = runtime.limiter()
+            limiter = runtime.limiter("openai/judge-test", base_url)
             return {"failures": failures, "wall_s": wall, "limit": limiter.limit, "decreases": limiter.decreases}
         finally:
             runtime.close()

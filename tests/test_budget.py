@@ -321,3 +321,37 @@ def test_budget_message_and_notice_from_the_runtime(tmp_path):
         "llmjudge: --judge-budget=$0.01 reached ($0.0110 spent); later live judge calls were refused"
     ]
     runtime.close()
+
+
+# -- calls whose reply held no verdict were still made and paid for ----------------------------------
+
+# test_a's two calls (the first reply, then the re-ask's) hold no verdict; $0.03 a call at this price.
+UNREADABLE_FIRST = ("--judge-parse-retries=1", "--judge-price=input=1000,output=1000", "--judge-mode=live")
+
+
+def test_unparsed_replies_count_in_the_summary_and_the_report(pytester, openai_server):
+    openai_server.enqueue(Reply(content="no verdict here"), Reply(content="still no verdict"))
+    result = run(pytester, openai_server.base_url, *UNREADABLE_FIRST, "--judge-report=report.json")
+    result.assert_outcomes(passed=2, failed=1)
+    assert openai_server.request_count == 4
+    result.stdout.fnmatch_lines(
+        [
+            "llmjudge: 3 judged, 0 replayed, 2 live, 0 below threshold, 1 unparseable, $0.1200",
+            "llmjudge: 4 live judge calls, 120 tokens (80 prompt + 40 completion), *",
+        ]
+    )
+    document = json.loads((pytester.path / "report.json").read_text())
+    unreadable = document["judgments"][0]
+    assert unreadable["error_kind"] == "unparseable" and unreadable["live_calls"] == 2
+    assert (unreadable["prompt_tokens"], unreadable["completion_tokens"], unreadable["cost_usd"]) == (40, 20, 0.06)
+    totals = document["totals"]
+    assert (totals["prompt_tokens"], totals["completion_tokens"], totals["cost_usd"]) == (80, 40, 0.12)
+
+
+@pytest.mark.parametrize("budget", ["--judge-budget-tokens=60", "--judge-budget=0.06"])
+def test_unparsed_replies_count_against_the_budgets(pytester, openai_server, budget):
+    openai_server.enqueue(Reply(content="no verdict here"), Reply(content="still no verdict"))
+    result = run(pytester, openai_server.base_url, *UNREADABLE_FIRST, budget)
+    result.assert_outcomes(failed=3)
+    assert openai_server.request_count == 2, "the unparsed calls spent the budget: no further call"
+    result.stdout.fnmatch_lines(["*BudgetExceeded: --judge-budget*"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import json
 
 import pytest
 
@@ -14,6 +15,7 @@ from helpers.openai_server import Reply
 from helpers.rate_limit import SlidingWindow
 from pytest_llmjudge.backends import AdaptiveLimiter, CallRequest, LiteLLMBackend, call_with_retries
 from pytest_llmjudge.errors import BackendError
+from pytest_llmjudge.store.pace import SharedPace
 
 
 class FakeClock:
@@ -292,3 +294,78 @@ def test_judgments_beyond_the_rate_limit_slow_down_and_all_succeed(pytester, ope
     result = pytester.runpytest(*live_args, "--judge-mode=live", "--judge-retries=3", "--judge-timeout=60")
     result.assert_outcomes(passed=1)
     assert window.limited > 0, "the server's limit was reached: the test tests something"
+
+
+# -- shared by the xdist workers of a run ----------------------------------------------------------------
+
+
+def _worker_paces(tmp_path, clock: FakeClock, workers: int = 2) -> list[SharedPace]:
+    """The pace each of `workers` xdist workers of one run would see, for one judge."""
+    environ = {"PYTEST_XDIST_TESTRUNUID": "run1", "PYTEST_XDIST_WORKER": "gw0"}
+    paces = [SharedPace.for_run(tmp_path / "cache", MODEL, "http://judge/v1", environ) for _ in range(workers)]
+    assert all(p is not None for p in paces)
+    for pace in paces:
+        pace._clock = clock
+    return paces  # type: ignore[return-value]
+
+
+def test_outside_xdist_nothing_is_shared(tmp_path):
+    assert SharedPace.for_run(tmp_path, MODEL, None, {}) is None
+
+
+def test_a_refusal_in_one_worker_pauses_the_others_and_sets_a_pace_for_all(tmp_path):
+    clock = FakeClock()
+    first, second = _worker_paces(tmp_path, clock)
+    assert second.wait() == 0.0, "nothing learned yet: no wait"
+    for _ in range(10):  # ten calls accepted within the last second, then one refused
+        first.accepted()
+        clock.now += 0.05
+    first.refused(0.4)
+    waits = [second.wait(), first.wait(), second.wait()]
+    assert waits[0] == pytest.approx(0.4), "the other worker waits out the pause the refusal asked for"
+    gap = 1.05 / 10
+    assert waits[1] == pytest.approx(0.4 + gap) and waits[2] == pytest.approx(0.4 + 2 * gap), "one call per moment"
+    clock.now += 5.0
+    assert second.wait() == 0.0 and first.wait() == pytest.approx(gap), "the pace holds after the pause"
+
+
+def test_still_refused_at_the_pace_slows_it_down_once_per_window(tmp_path):
+    clock = FakeClock()
+    (pace,) = _worker_paces(tmp_path, clock, workers=1)
+    pace.accepted()
+    pace.refused(None)
+    state = json.loads(pace.path.read_text())[pace.route]
+    pace.refused(None)  # refused in the same window: sent before the pace was known
+    assert json.loads(pace.path.read_text())[pace.route]["gap"] == state["gap"]
+    clock.now += 2.0
+    pace.refused(None)
+    assert json.loads(pace.path.read_text())[pace.route]["gap"] > state["gap"]
+
+
+@pytest.mark.asyncio
+async def test_a_limiter_with_a_pace_waits_for_its_moment_and_reports_back(tmp_path):
+    clock = FakeClock()
+    first, second = _worker_paces(tmp_path, clock)
+    limiter = AdaptiveLimiter(4, clock=clock, sleep=clock.sleep, pace=second)
+    first.accepted()
+    first.refused(2.0)  # another worker was asked to wait 2 s
+    task = asyncio.ensure_future(limiter.acquire())
+    await settle()
+    assert not task.done(), "held by the other worker's pause"
+    await clock.advance(2.0)
+    slot = task.result()
+    limiter.release(slot, succeeded=True)
+    assert len(json.loads(second.path.read_text())[second.route]["ok"]) == 2, "its success is shared"
+
+
+@pytest.mark.asyncio
+async def test_a_call_cancelled_while_it_waits_for_the_pace_gives_its_slot_back(tmp_path):
+    clock = FakeClock()
+    (pace,) = _worker_paces(tmp_path, clock, workers=1)
+    limiter = AdaptiveLimiter(1, clock=clock, sleep=clock.sleep, pace=pace)
+    pace.refused(5.0)
+    task = asyncio.ensure_future(limiter.acquire())
+    await settle()
+    task.cancel()
+    await settle()
+    assert limiter.in_flight == 0

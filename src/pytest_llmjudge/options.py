@@ -129,6 +129,14 @@ OPTION_TABLE: tuple[tuple[str, str, str, bool, bool], ...] = (
         True,
         True,
     ),
+    (
+        "redact_env",
+        "further environment variables whose values never reach a verdict file, report or message, "
+        "comma-separated (those named like a key, token, secret, password or credential always are)",
+        "NAMES",
+        False,
+        False,
+    ),
 )
 
 # Options of the model under test are spelled --generate-x and generate_x (LLMJUDGE_GENERATE_X in the environment).

@@ -1,49 +1,90 @@
 """Keep secrets out of everything the plugin says or stores.
 
-Error texts from providers and HTTP clients sometimes quote request headers or parameters.  Every
-message the plugin shows, and every error it records, passes through `redact` first, which blanks
-the value of any environment variable that looks like a credential.
+Error texts from providers and HTTP clients sometimes quote request headers or parameters, and a
+test's criteria or name may hold a key.  Every message the plugin shows, every report record and
+every stored entry passes through `redact` first, which blanks the value of any environment variable
+whose name looks like a credential (KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in it), or that
+the user named (`--judge-redact-env`), and any key-shaped or `Bearer` string.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+
+__all__ = ["redact", "redact_variables", "redactor", "secret_values"]
 
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 # Also catch key-shaped strings that never came from the environment (a key passed in code).
 _KEY_SHAPED = re.compile(r"\b(sk|pk|rk|ak)-[A-Za-z0-9_\-]{12,}")
 _BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")
+MIN_SECRET_LENGTH = 8  # shorter values ("1", "true") are settings, not secrets, and would blank common words
+
+# Variables the user named (--judge-redact-env), redacted whatever their names look like.
+_named: frozenset[str] = frozenset()
+# Whether each variable name seen is a secret's (pytest and the plugin set and unset variables of
+# their own at every test, so the set of names changes: each name is judged once).
+_secret_names: dict[str, bool] = {}
+# (the secret variables' names, their values, the values to blank, longest first)
+_cached: tuple[tuple[str, ...], tuple[str | None, ...], list[str]] | None = None
 
 
-# (os.environ's variable names, the credential-like ones among them, their values, the result)
-# os.environ._data holds bytes on POSIX: names and values are compared as it stores them.
-_cached: tuple[frozenset[object], tuple[object, ...], tuple[object, ...], list[str]] | None = None
+def redact_variables(names: Iterable[str]) -> None:
+    """Redact these variables' values too, whatever their names (the run's --judge-redact-env)."""
+    global _named, _cached
+    _named = frozenset(names)
+    _secret_names.clear()
+    _cached = None
+
+
+def _is_secret(name: str) -> bool:
+    secret = _secret_names.get(name)
+    if secret is None:
+        secret = _secret_names[name] = name in _named or _SECRET_NAME.search(name) is not None
+    return secret
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of credential-like environment variables, longest first (so no part is left)."""
+    """Values of credential-like (or named) environment variables, longest first (so no part is left)."""
     global _cached
-    raw = getattr(os.environ, "_data", None) if environ is None else None
-    if raw is not None and _cached is not None:
-        names, secret_names, secret_raw, values = _cached
-        # pytest rewrites PYTEST_CURRENT_TEST at every test phase: watch only the names and the
-        # credential-like values, or the cache would never hit.
-        if raw.keys() == names and tuple(raw.get(n) for n in secret_names) == secret_raw:
-            return values
-    environ = os.environ if environ is None else environ
-    values = sorted({v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True)
-    if raw is not None:
-        secret_names = tuple(n for n in raw if _SECRET_NAME.search(os.fsdecode(n) if isinstance(n, bytes) else n))
-        _cached = (frozenset(raw.keys()), secret_names, tuple(raw[n] for n in secret_names), values)
+    if environ is not None:
+        return _values(environ, [n for n in environ if _is_secret(n)])
+    # Every name is read afresh each time (a credential may have been set while another variable
+    # went); the values are sorted again only when the secret ones changed.
+    every = list(os.environ)
+    for name in every:
+        if name not in _secret_names:
+            _is_secret(name)
+    names = tuple(filter(_secret_names.__getitem__, every))
+    seen = tuple(map(os.environ.get, names))
+    cached = _cached
+    if cached is not None and cached[0] == names and cached[1] == seen:
+        return cached[2]
+    values = _values(os.environ, names)
+    _cached = (names, seen, values)
     return values
 
 
-def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
-    """`text` with every credential-like value replaced by `[redacted]`."""
-    for value in secret_values(environ):
+def _values(environ: Mapping[str, str], names: Iterable[str]) -> list[str]:
+    found = {environ.get(n) or "" for n in names}
+    return sorted((v for v in found if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+
+
+def _blank(text: str, values: list[str]) -> str:
+    for value in values:
         if value in text:
             text = text.replace(value, "[redacted]")
     text = _BEARER.sub(r"\1[redacted]", text)
     return _KEY_SHAPED.sub("[redacted]", text)
+
+
+def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """`text` with every credential-like value replaced by `[redacted]`."""
+    return _blank(text, secret_values(environ))
+
+
+def redactor() -> Callable[[str], str]:
+    """`redact` with the environment read once: for the several texts of one record."""
+    values = secret_values()
+    return lambda text: _blank(text, values)

@@ -100,7 +100,7 @@ class JudgeRuntime:
         self._notices: list[str] = []
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._semaphore: asyncio.Semaphore | None = None
-        self._limiter: AdaptiveLimiter | None = None
+        self.limiters: dict[tuple[str, str | None], AdaptiveLimiter] = {}  # by judge model and api base
         self.child_settings: str | None = None  # LLMJUDGE_TEST's session part (JSON), once settings are resolved
 
     @property
@@ -109,6 +109,8 @@ class JudgeRuntime:
         settings = self._settings
         if callable(settings):
             settings = self._settings = settings()
+            if _ACTIVE and _ACTIVE[-1] is self:
+                _redact_named_variables()
         return settings
 
     @property
@@ -185,14 +187,21 @@ class JudgeRuntime:
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
         return self._semaphore
 
-    def limiter(self) -> AdaptiveLimiter:
-        """Bounds the requests in flight: --judge-concurrency at most, halved on a rate limit (429) and
-        raised again as calls succeed, so a suite larger than the provider's limit slows down, not fails."""
-        if self._limiter is None:
+    def limiter(self, model: str, api_base: str | None) -> AdaptiveLimiter:
+        """Bounds the requests in flight to one judge (a model at an api base): --judge-concurrency at
+        most, halved on a rate limit (429) and raised again as calls succeed, so a suite larger than the
+        provider's limit slows down, not fails.  A pause the server asks for holds that judge only (in
+        every xdist worker of the run: see `store.pace`)."""
+        route = (model, api_base)
+        limiter = self.limiters.get(route)
+        if limiter is None:
             from .backends.limiter import AdaptiveLimiter
+            from .store.pace import SharedPace
 
-            self._limiter = AdaptiveLimiter(self.settings.concurrency)
-        return self._limiter
+            # xdist workers share what they learn of the judge's limit (as they share the spend)
+            pace = SharedPace.for_run(self._cache_dir, model, api_base)
+            limiter = self.limiters[route] = AdaptiveLimiter(self.settings.concurrency, pace=pace)
+        return limiter
 
     def note(self, text: str) -> None:
         """Add a line for the run's summary (once, however often it is noted)."""
@@ -371,6 +380,7 @@ _CHILD_SETTINGS = (
     "reasoning_effort",
     "params",
     "instructions_in_user",
+    "redact_env",
 )
 
 
@@ -480,6 +490,7 @@ def _from_test_environment(value: str) -> JudgeRuntime | None:
             values = dict(payload["settings"])
             if values.get("model") is not None:
                 values["model"] = tuple(values["model"])
+            values["redact_env"] = tuple(values.get("redact_env") or ())
             if values.get("price") is not None:
                 values["price"] = Price(*values["price"])
             settings = Settings(
@@ -491,6 +502,9 @@ def _from_test_environment(value: str) -> JudgeRuntime | None:
     except (ValueError, KeyError, TypeError):
         return None  # not ours to judge: fall back to settings from the environment
     runtime = JudgeRuntime(settings, rootdir=rootdir, store_root=store_root)
+    from .redact import redact_variables
+
+    redact_variables(settings.redact_env)
     context = TestContext(nodeid, module, test_name, marker=dict(payload.get("marker") or {}))
     runtime.current = context
     used_file = payload.get("used")
@@ -516,12 +530,23 @@ _CHILD: list[JudgeRuntime] = []  # a test's subprocess: the runtime LLMJUDGE_TES
 def activate(runtime: JudgeRuntime) -> None:
     """Make `runtime` the one `assert_judged` finds, until `deactivate`."""
     _ACTIVE.append(runtime)
+    _redact_named_variables()
 
 
 def deactivate(runtime: JudgeRuntime) -> None:
     """Forget `runtime`: the session that made it has ended."""
     if runtime in _ACTIVE:
         _ACTIVE.remove(runtime)
+        _redact_named_variables()
+
+
+def _redact_named_variables() -> None:
+    """Redact the variables the innermost session names (--judge-redact-env), and only those."""
+    from .redact import redact_variables
+
+    innermost = _ACTIVE[-1] if _ACTIVE else None
+    resolved = innermost is not None and innermost.settings_resolved
+    redact_variables(innermost.settings.redact_env if innermost is not None and resolved else ())
 
 
 def active() -> JudgeRuntime | None:
@@ -548,5 +573,9 @@ def standalone_runtime() -> JudgeRuntime:
     the settings, one background loop, one budget."""
     with _STANDALONE_LOCK:
         if not _STANDALONE:
-            _STANDALONE.append(JudgeRuntime.standalone())
+            from .redact import redact_variables
+
+            runtime = JudgeRuntime.standalone()
+            redact_variables(runtime.settings.redact_env)
+            _STANDALONE.append(runtime)
         return _STANDALONE[0]

@@ -115,6 +115,7 @@ class RunRecorder:
         self.rerun: set[str] = set()  # node ids whose running attempt pytest-rerunfailures will run again
         self.exitstatus: int | None = None
         self.written: list[str] = []  # reports written, for the summary
+        self.unwritten: list[str] = []  # reports that could not be written, and why
         self.prune_message: str | None = None
         self.worker_notices: list[str] = []  # notices xdist workers handed over
 
@@ -210,7 +211,7 @@ class RunRecorder:
             return  # no option set and nothing judged: no report, manifest or prune to write
         settings = runtime.settings
         if settings.report or settings.html:
-            from .reporting.json_report import build_report, write_report
+            from .reporting.json_report import build_report, saved, write_report
 
             document = build_report(
                 self._ordered_records(),
@@ -221,15 +222,19 @@ class RunRecorder:
             )
             if settings.report:
                 path = _output_path(self.config, settings.report, settings.sources.get("report"))
-                write_report(path, document)
-                self.written.append(f"JSON report {path}")
+                self._note_written(saved("JSON report", path, write_report, document), f"JSON report {path}")
             if settings.html:
                 from .reporting.html import write_html
 
                 path = _output_path(self.config, settings.html, settings.sources.get("html"))
-                write_html(path, document)
-                self.written.append(f"HTML report {path}")
+                self._note_written(saved("HTML report", path, write_html, document), f"HTML report {path}")
         self._after_full_run()
+
+    def _note_written(self, failure: str | None, written: str) -> None:
+        if failure is None:
+            self.written.append(written)
+        else:
+            self.unwritten.append(failure)
 
     def _after_full_run(self) -> None:
         """Record which stored verdicts the run used (for `llmjudge prune`); prune them if asked.
@@ -304,6 +309,8 @@ class RunRecorder:
                 terminalreporter.write_line(line)
         for written in self.written:
             terminalreporter.write_line(f"llmjudge: wrote {written}")
+        for failure in self.unwritten:
+            terminalreporter.write_line(failure, yellow=True)
         if self.prune_message:
             for line in self.prune_message.splitlines():
                 terminalreporter.write_line(line)

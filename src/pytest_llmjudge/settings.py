@@ -207,6 +207,18 @@ RESERVED_PARAMS = {
 }
 
 
+def _parse_names(name: str) -> Callable[[Any], tuple[str, ...]]:
+    def parse(raw: Any) -> tuple[str, ...]:
+        parts = [str(p).strip() for p in raw] if isinstance(raw, (list, tuple)) else str(raw).split(",")
+        names = tuple(dict.fromkeys(p.strip() for p in parts if p.strip()))
+        for each in names:
+            if not each.isidentifier() or not each.isascii():
+                raise SettingError(f"{name} takes environment variable names separated by commas; got {each!r}")
+        return names
+
+    return parse
+
+
 def _parse_params(name: str) -> Callable[[Any], dict[str, Any]]:
     def parse(raw: Any) -> dict[str, Any]:
         if isinstance(raw, Mapping):
@@ -289,6 +301,7 @@ _PARSE_AND_DEFAULT: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "reasoning_effort": (_parse_choice("--judge-reasoning-effort", REASONING_EFFORTS), None),
     "params": (_parse_params("--judge-params"), None),
     "instructions_in_user": (_parse_bool("--judge-instructions-in-user"), False),
+    "redact_env": (_parse_names("--judge-redact-env"), ()),
 }
 
 OPTIONS: tuple[Option, ...] = tuple(
@@ -333,6 +346,7 @@ class Settings(NamedTuple):
     reasoning_effort: str | None = None
     params: Mapping[str, Any] | None = None  # the user's further request parameters (seed, penalties, ...)
     instructions_in_user: bool = False
+    redact_env: tuple[str, ...] = ()  # variables redacted besides the credential-like ones
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
     overridden: frozenset[str] = frozenset()  # options a marker or `assert_judged` argument set

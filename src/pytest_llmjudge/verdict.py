@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict, TypeVar
 
 from .errors import JudgeError
-from .redact import redact
+from .redact import redact, redactor
 
 __all__ = [
     "DriftRecord",
@@ -225,10 +225,12 @@ def verdict_record(
     should show the score alone (its `passed` is against the session's default threshold only).
     `requests`: per judge model that was called live, the parameters sent and those dropped (and why).
     Without `texts`, the record lacks the texts that need redacting (reasoning, samples, output): what
-    the summary and the judgment lines read."""
+    the summary and the judgment lines read.  Every text a person reads is redacted here, the
+    criteria and the node id (a parametrize id) included: every report and line is made from this."""
+    clean = redactor()
     record: JudgmentRecord = {
-        "nodeid": nodeid,
-        "criteria": verdict.criteria,
+        "nodeid": clean(nodeid),
+        "criteria": clean(verdict.criteria),
         "rubric": verdict.rubric,
         "score": verdict.score,
         "threshold": verdict.threshold if threshold_given else None,
@@ -238,7 +240,7 @@ def verdict_record(
     }
     reasoning = ""
     if texts:
-        reasoning = record["reasoning"] = redact(verdict.reasoning)
+        reasoning = record["reasoning"] = clean(verdict.reasoning)
     record["model"] = verdict.model
     record["source"] = verdict.source
     record["key"] = verdict.key
@@ -249,7 +251,7 @@ def verdict_record(
                 "sample": s.sample,
                 "score": s.score,
                 # One sample's reasoning is the verdict's: redact it once.
-                "reasoning": reasoning if s.reasoning == verdict.reasoning else redact(s.reasoning),
+                "reasoning": reasoning if s.reasoning == verdict.reasoning else clean(s.reasoning),
                 "source": s.source,
             }
             for s in verdict.samples
@@ -260,7 +262,7 @@ def verdict_record(
     record["cost_usd"] = verdict.cost_usd
     record["latency_s"] = verdict.latency_s
     if texts:
-        record["output"] = redact(output[:4000])
+        record["output"] = clean(output[:4000])
     record["live_calls"] = live_calls
     if verdict.structured is not None:
         record["structured"] = verdict.structured
@@ -279,8 +281,9 @@ class PendingRecord:
     """A verdict's report record, built when a report needs it.
 
     Most runs only count their judgments (the summary) and show a line per judgment: both read the
-    brief record, which holds no text that needs redacting.  The full record is built for the JSON
-    and HTML reports, `-v`, JUnit properties and the xdist hand-over only.
+    brief record, which leaves out the long texts (reasoning, output) and redacts only the short ones.
+    The full record is built for the JSON and HTML reports, `-v`, JUnit properties and the xdist
+    hand-over only.
     """
 
     __slots__ = ("_brief", "_full", "live_calls", "nodeid", "output", "requests", "threshold_given", "verdict")
@@ -358,16 +361,18 @@ def error_record(
     output: str,
     live_calls: int = 0,
 ) -> JudgmentRecord:
-    """The report record of a judgment that erred: the error's class, its kind (what reports count), the message."""
+    """The report record of a judgment that erred: the error's class, its kind (what reports count), the
+    message; its texts redacted as a verdict's are."""
+    clean = redactor()
     return {
-        "nodeid": nodeid,
-        "criteria": criteria,
+        "nodeid": clean(nodeid),
+        "criteria": clean(criteria),
         "rubric": rubric,
         "error": type(exc).__name__,
         "error_kind": getattr(exc, "kind", JudgeError.kind),
-        "message": redact(str(exc)),
+        "message": clean(str(exc)),
         "key": key,
         "threshold": threshold,
-        "output": redact(output[:4000]),
+        "output": clean(output[:4000]),
         "live_calls": live_calls,
     }

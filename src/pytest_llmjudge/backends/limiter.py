@@ -12,6 +12,10 @@ over the limit inside every window.  After a decrease the limit is held for one 
 pause (the Retry-After, or `hold_s` where none was given, at most `max_hold_s`), and rises only
 while no 429 has come for that long.
 
+Under xdist, each worker has its own limiter; a `Pace` (store.pace.SharedPace) shares what they
+learn: a refusal's pause holds every worker, and once a call was refused every call waits for its
+moment in the pace that stays under the judge's limit.
+
 All its state lives on one event loop (the background loop every live call runs on); it is not
 thread-safe, and needs no lock there.  Use `async with limiter:` around one attempt, or
 `acquire`/`release` to report the outcome yourself (`call_with_retries` does).
@@ -26,10 +30,23 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Protocol
 
 from ..errors import BackendError
 
 MIN_LIMIT = 1.0
+
+
+class Pace(Protocol):
+    """A judge's rate limit as other processes learned it too (see store.pace)."""
+
+    def wait(self) -> float:
+        """Seconds to wait before sending (a moment of the pace is taken)."""
+        ...
+
+    def accepted(self) -> None: ...
+
+    def refused(self, retry_after: float | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -51,10 +68,12 @@ class AdaptiveLimiter:
         max_pause_s: float = 120.0,
         hold_s: float = 1.0,
         max_hold_s: float = 10.0,
+        pace: Pace | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         self.max_concurrency = max_concurrency
+        self.pace = pace
         self.limit = float(max_concurrency)
         self.in_flight = 0
         self.paused_until = 0.0
@@ -94,7 +113,7 @@ class AdaptiveLimiter:
                 continue
             if self.in_flight < self.allowed and (first or not self._waiters):
                 self.in_flight += 1
-                return Slot(self._epoch)
+                return await self._paced(Slot(self._epoch))
             waiter = asyncio.get_running_loop().create_future()
             if first:
                 self._waiters.appendleft(waiter)
@@ -113,8 +132,20 @@ class AdaptiveLimiter:
             if self.pause_left() <= 0 and self.in_flight < self.allowed:
                 self.in_flight += 1
                 self._wake()  # more room? let the next one in too
-                return Slot(self._epoch)
+                return await self._paced(Slot(self._epoch))
             # Not taken (a pause began, or the limit fell meanwhile): go round again.
+
+    async def _paced(self, slot: Slot) -> Slot:
+        """`slot`, once the shared pace lets its call go (the slot is held while it waits)."""
+        if self.pace is not None:
+            wait = self.pace.wait()
+            if wait > 0:
+                try:
+                    await self._sleep(wait)
+                except BaseException:
+                    self.release(slot)
+                    raise
+        return slot
 
     def release(
         self, slot: Slot, *, succeeded: bool = False, rate_limited: bool = False, retry_after: float | None = None
@@ -123,8 +154,12 @@ class AdaptiveLimiter:
         self.in_flight = max(0, self.in_flight - 1)
         if rate_limited:
             self.on_rate_limit(slot, retry_after)
+            if self.pace is not None:
+                self.pace.refused(retry_after)
         elif succeeded:
             self.on_success()
+            if self.pace is not None:
+                self.pace.accepted()
         self._wake()
 
     def on_success(self) -> None:

@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import importlib
 import re
+import socket
 import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -125,7 +126,15 @@ class LiteLLMBackend:
                 sent["response_format"] = reference if fmt == "json_schema" else value
         else:
             response = await litellm.acompletion(**kwargs)
-        choice = response.choices[0]
+        choices = getattr(response, "choices", None)
+        if not choices:  # a server bug or a filter: nothing to read (LiteLLM raised a bare IndexError later)
+            where = request.model + (f" at {request.api_base}" if request.api_base else "")
+            raise BackendError(
+                f"the reply from {where} had no choices (an empty 'choices' list): no judge reply to read. "
+                "Check the judge's server.",
+                retryable=True,
+            )
+        choice = choices[0]
         logprobs = getattr(choice, "logprobs", None)
         if logprobs is not None and hasattr(logprobs, "model_dump"):
             logprobs = logprobs.model_dump()
@@ -225,6 +234,31 @@ def _path(api_base: str) -> str:
     return urlsplit(api_base).path.rstrip("/")
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from (LiteLLM wraps the socket's error three times over)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not e for e in seen) and len(seen) < 20:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def connect_failure(exc: BaseException) -> str | None:
+    """Why no connection to the judge's server was made (refused, unknown host), or None if one was.
+    LiteLLM reports a refused port as an InternalServerError with status 500: the cause tells."""
+    names = set()
+    for each in _chain(exc):
+        if isinstance(each, ConnectionRefusedError):
+            return "connection refused: nothing listens there"
+        if isinstance(each, socket.gaierror):
+            return "the host name could not be resolved"
+        names.add(type(each).__name__)
+    if names & {"ConnectError", "ClientConnectorError"}:  # httpx's and aiohttp's: the connect step failed
+        return "the connection could not be made"
+    return None
+
+
 def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendError:
     """Turn a LiteLLM exception into a BackendError that says whether to retry and what to do."""
     from .protocol import UnsupportedParamError
@@ -256,6 +290,22 @@ def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendE
             ),
             unsupported_param=param,
             status=status,
+        )
+    if "llm provider not provided" in full.lower():  # LiteLLM's own refusal, before anything is sent
+        return fatal(
+            f"LiteLLM cannot tell which provider serves {request.model!r}: nothing was sent. Name it with a "
+            f"provider prefix, e.g. --judge-model=openai/{request.model} for an OpenAI-compatible server "
+            "(see LiteLLM's list of providers)."
+        )
+    refused = connect_failure(exc)
+    if refused is not None:
+        target = request.api_base or f"{provider_of(request.model)}'s API"
+        return BackendError(
+            redact(
+                f"could not connect to {target} for {request.model} ({refused}). Start the judge's server, or "
+                "check --judge-api-base."
+            ),
+            retryable=True,
         )
     if isinstance(exc, litellm.ContextWindowExceededError):
         chars = request.prompt_chars()

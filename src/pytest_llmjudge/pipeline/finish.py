@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..aggregate import combine_panel, undecided
 from ..caller import warn_at_caller
 from ..errors import StoreError, VerdictParseError
+from ..redact import redact
 from ..rubrics import Outcome, Reply, Rubric, read_reply
 from ..structured import structured_of
 from ..verdict import Sample, StoredScoreWarning, Verdict, made
@@ -88,7 +89,7 @@ def write_back(
             if (moved > plan.settings.drift or flipped) and plan.context is not None:
                 plan.context.drift.append(
                     {
-                        "test": ledger.nodeid,
+                        "test": redact(ledger.nodeid),
                         "key": call.key,
                         "old": old["score"],
                         "new": result.score,

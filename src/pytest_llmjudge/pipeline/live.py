@@ -61,6 +61,7 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
             plan.live_calls[0] += 1  # paid for, whether or not its reply parses
             note_request(plan, runtime, call, result)
             result = runtime.count(result, call.request.model)  # priced, counted against the budgets
+            plan.paid.append(result)  # reported even if its reply never parses
             result, earlier = await _until_parsed(plan, runtime, call, result, deadline)
             reply = Reply(result.text, result.logprobs)
             extra = reply_extra(
@@ -110,6 +111,7 @@ async def _until_parsed(
         again = await _with_retries(plan, runtime, request, deadline)
         plan.live_calls[0] += 1
         again = runtime.count(again, request.model)  # a re-ask is paid and counted like any call
+        plan.paid.append(again)
         result = combined(result, again)
 
 
@@ -151,7 +153,7 @@ async def _with_retries(plan: Plan, runtime: JudgeRuntime, request: CallRequest,
         retries=plan.settings.retries,
         timeout=max(0.001, deadline - time.monotonic()),
         limit_s=plan.settings.timeout,
-        limiter=runtime.limiter(),
+        limiter=runtime.limiter(request.model, request.api_base),
     )
 
 

@@ -190,6 +190,7 @@ class Plan:
     started: float
     threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
     live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
+    paid: list[CallResult] = dataclasses.field(default_factory=list)  # those calls, priced: what an error cost
     # model id -> (parameters sent, parameters not sent and why), from its first live call
     requests: dict[str, tuple[dict[str, Any], dict[str, str]]] = dataclasses.field(default_factory=dict)
 

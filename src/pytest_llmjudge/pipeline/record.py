@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,14 @@ def note_error(plan: Plan, exc: BaseException) -> None:
     if plan.live_calls[0] or isinstance(exc, BackendError):
         # Time spent on the judge counts in the run's judging time, whether or not a verdict came of it.
         record["latency_s"] = round(time.monotonic() - plan.started, 4)
+    if plan.paid:  # the calls were paid for though no verdict came of them: the summary and budgets count them
+        from ..reask import combined
+
+        paid = functools.reduce(combined, plan.paid)
+        record["cost_usd"] = paid.cost_usd
+        if paid.prompt_tokens is not None or paid.completion_tokens is not None:
+            record["prompt_tokens"] = paid.prompt_tokens or 0
+            record["completion_tokens"] = paid.completion_tokens or 0
     context.records.append(record)
     if isinstance(exc, VerdictParseError) and exc.text:
         context.sections.append((f"llmjudge: unparseable judge reply (key {exc.key[:12]})", redact(exc.text)))

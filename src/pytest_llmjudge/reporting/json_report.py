@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -153,3 +153,17 @@ def _settings(settings: Settings | None) -> dict[str, Any]:
 def write_report(path: Path, document: Mapping[str, Any]) -> None:
     """Write the report document as indented JSON, atomically."""
     write_atomically(path, json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False, default=str) + "\n")
+
+
+def saved(
+    what: str, path: Path, write: Callable[[Path, Mapping[str, Any]], None], document: Mapping[str, Any]
+) -> str | None:
+    """Write a report (`what`: "JSON report", "HTML report"); None, or the warning that says why it
+    could not be written.  A report that cannot be written (no such folder, a full disk) never ends
+    the run: its summary and every other warning still show."""
+    try:
+        write(path, document)
+    except (OSError, UnicodeError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        return f"llmjudge: could not write the {what} {path}: {why}"
+    return None

@@ -61,10 +61,16 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 _KEY = re.compile(r"[0-9a-f]{64}")
 
 
-@functools.lru_cache(maxsize=4096)
 def ledger_filename(test_name: str) -> str:
-    """A file name for a test (`TestX::test_y[a/b]`), unique even where characters were replaced."""
-    cleaned = _UNSAFE_NAME.sub("_", test_name.replace("::", "."))
+    """A file name for a test (`TestX::test_y[a/b]`), unique even where characters were replaced, and
+    with no secret in it (a key used as a parametrize id is redacted; the digest tells such tests apart).
+    A name without ids is the test's own, written in its source: only ids can bring a secret in."""
+    return _filename(test_name, redact(test_name) if "[" in test_name else test_name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _filename(test_name: str, shown: str) -> str:
+    cleaned = _UNSAFE_NAME.sub("_", shown.replace("::", "."))
     if cleaned != test_name.replace("::", ".") or len(cleaned) > 120:
         digest = hashlib.sha256(test_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         cleaned = f"{cleaned[:120]}-{digest}"
@@ -135,7 +141,7 @@ class LedgerDocument:
     def write(self) -> None:
         """Rewrite atomically in the one layout (sorted, indented), so a diff shows only the change."""
         clean = {k: {f: v for f, v in e.items() if v is not None} for k, e in self.entries.items()}
-        document: dict[str, Any] = {"format": LEDGER_FORMAT, "test": self.test, "verdicts": clean}
+        document: dict[str, Any] = {"format": LEDGER_FORMAT, "test": redact(self.test), "verdicts": clean}
         if self.generations:  # absent when empty: a file without generations keeps its bytes
             document["generations"] = {
                 k: {f: v for f, v in e.items() if v is not None} for k, e in self.generations.items()

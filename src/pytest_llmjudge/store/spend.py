@@ -8,12 +8,57 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from .atomic import write_atomically
 
-__all__ = ["SharedSpend"]
+__all__ = ["SharedSpend", "locked", "prune_old", "run_file"]
+
+
+def run_file(
+    cache_dir: Path | Callable[[], Path | None] | None, kind: str, environ: Mapping[str, str] | None = None
+) -> Path | None:
+    """The file this xdist run's workers share for `kind` ("spend", "pace"), keyed by xdist's test-run
+    id (the same in every worker of one run); None outside an xdist worker.  It lives beside the local
+    cache (`<cache dir>.<kind>/`), or in the temp dir without one.  `cache_dir` may be a function giving
+    it, called only inside a worker (it may create the directory)."""
+    environ = os.environ if environ is None else environ
+    run_id = environ.get("PYTEST_XDIST_TESTRUNUID", "")
+    if not run_id or not environ.get("PYTEST_XDIST_WORKER") or not run_id.replace("-", "").isalnum():
+        return None
+    if callable(cache_dir):
+        cache_dir = cache_dir()
+    folder = (
+        cache_dir.with_name(f"{cache_dir.name}.{kind}")
+        if cache_dir is not None
+        else Path(tempfile.gettempdir()) / f"pytest-llmjudge-{kind}"
+    )
+    return folder / f"{run_id[:64]}.json"
+
+
+def prune_old(path: Path, max_age_s: float = 86400.0) -> None:
+    """Remove the files (and their locks) of runs over a day old beside `path`: of no further use."""
+    now = time.time()
+    for old in path.parent.glob("*.json"):
+        with contextlib.suppress(OSError):
+            if old != path and now - old.stat().st_mtime > max_age_s:
+                old.unlink()
+                old.with_suffix(".lock").unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold `path`'s lock file (beside it) exclusively: one worker at a time reads and writes `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a+") as handle:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: each worker keeps its own count
+            pass
+        else:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield
 
 
 class SharedSpend:
@@ -36,29 +81,7 @@ class SharedSpend:
     @classmethod
     def for_run(cls, cache_dir: Path | None, environ: Mapping[str, str] | None = None) -> SharedSpend:
         """The spend of this run: a shared file inside an xdist worker, in memory otherwise."""
-        environ = os.environ if environ is None else environ
-        run_id = environ.get("PYTEST_XDIST_TESTRUNUID", "")
-        if not run_id or not environ.get("PYTEST_XDIST_WORKER") or not run_id.replace("-", "").isalnum():
-            return cls(None)
-        folder = (
-            cache_dir.with_name(cache_dir.name + ".spend")
-            if cache_dir is not None
-            else Path(tempfile.gettempdir()) / "pytest-llmjudge-spend"
-        )
-        return cls(folder / f"{run_id[:64]}.json")
-
-    @staticmethod
-    @contextlib.contextmanager
-    def _locked(path: Path) -> Iterator[None]:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path.with_suffix(".lock"), "a+") as handle:
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - Windows: each worker counts its own spend
-                pass
-            else:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            yield
+        return cls(run_file(cache_dir, "spend", environ))
 
     @staticmethod
     def _read(path: Path) -> tuple[float, int]:
@@ -76,7 +99,7 @@ class SharedSpend:
         if self.path is None:
             return self._local, self._local_tokens
         try:
-            with self._locked(self.path):
+            with locked(self.path):
                 usd, tokens = self._read(self.path)
         except OSError:
             return self._local, self._local_tokens
@@ -98,21 +121,11 @@ class SharedSpend:
             if self.path is None:
                 return self._local
             try:
-                with self._locked(self.path):
+                with locked(self.path):
                     usd, used = self._read(self.path)
                     total = usd + cost_usd
                     write_atomically(self.path, json.dumps({"spent_usd": total, "tokens": used + tokens}))
-                    self._prune_old(self.path)
+                    prune_old(self.path)
                     return total
             except OSError:
                 return self._local
-
-    @staticmethod
-    def _prune_old(path: Path, max_age_s: float = 86400.0) -> None:
-        """Spend files of runs over a day old are of no further use."""
-        now = time.time()
-        for old in path.parent.glob("*.json"):
-            with contextlib.suppress(OSError):
-                if old != path and now - old.stat().st_mtime > max_age_s:
-                    old.unlink()
-                    old.with_suffix(".lock").unlink(missing_ok=True)
