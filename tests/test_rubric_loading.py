@@ -26,8 +26,14 @@ BUILT_IN = {
     "questions": "Questions",
     "score": "Score",
     "template": "Template",
+    "answer_relevancy": "AnswerRelevancy",
+    "context_precision": "ContextPrecision",
+    "context_recall": "ContextRecall",
+    "faithfulness": "Faithfulness",
+    "logic_consistency": "LogicConsistency",
+    "reasoning_validity": "ReasoningValidity",
 }
-NOT_DEFAULT = ["checklist", "dimensions", "likert", "pairwise", "passfail", "questions", "template"]
+NOT_DEFAULT = ["checklist", "dimensions", "likert", "logic", "pairwise", "passfail", "questions", "rag", "template"]
 
 
 def fresh(code: str, *args: str) -> Any:

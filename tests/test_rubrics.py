@@ -81,6 +81,12 @@ def test_every_kind_is_registered_by_the_name_its_verdicts_store():
         "questions": "Questions",
         "template": "Template",
         "pairwise": "Pairwise",
+        "answer_relevancy": "AnswerRelevancy",
+        "context_precision": "ContextPrecision",
+        "context_recall": "ContextRecall",
+        "faithfulness": "Faithfulness",
+        "logic_consistency": "LogicConsistency",
+        "reasoning_validity": "ReasoningValidity",
     }
     for rubric in [*ALL_KINDS, Pairwise()]:
         assert kinds[rubric.describe()["name"]] is type(rubric)

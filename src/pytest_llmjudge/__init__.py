@@ -46,6 +46,12 @@ _LAZY = {
     "generate": "generation",
     "generate_batch": "generation",
     "generate_variations": "generation",
+    "AnswerRelevancy": "rubrics",
+    "ContextPrecision": "rubrics",
+    "ContextRecall": "rubrics",
+    "Faithfulness": "rubrics",
+    "LogicConsistency": "rubrics",
+    "ReasoningValidity": "rubrics",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
@@ -64,22 +70,44 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .generation import agenerate, generate, generate_batch, generate_variations
     from .judge import Judge
     from .parsing import ParsedVerdict, parse_verdict
-    from .rubrics import Checklist, Comparison, Dimensions, Likert, PassFail, Questions, RubricError, Score, Template
+    from .rubrics import (
+        AnswerRelevancy,
+        Checklist,
+        Comparison,
+        ContextPrecision,
+        ContextRecall,
+        Dimensions,
+        Faithfulness,
+        Likert,
+        LogicConsistency,
+        PassFail,
+        Questions,
+        ReasoningValidity,
+        RubricError,
+        Score,
+        Template,
+    )
     from .verdict import Sample, Verdict
 
 __all__ = [
+    "AnswerRelevancy",
     "BackendError",
     "BudgetExceeded",
     "Checklist",
     "Comparison",
+    "ContextPrecision",
+    "ContextRecall",
     "Dimensions",
+    "Faithfulness",
     "Judge",
     "JudgeError",
     "JudgmentFailed",
     "Likert",
+    "LogicConsistency",
     "ParsedVerdict",
     "PassFail",
     "Questions",
+    "ReasoningValidity",
     "ReplayMiss",
     "RubricError",
     "Sample",

@@ -4,7 +4,9 @@
 kinds by name; each kind is one module: `Score` (the default, 0-1), `PassFail` (verdict and
 confidence -> table), `Likert` (integer scale, optionally weighted by token log-probabilities),
 `Dimensions` (weighted per-dimension scores), `Checklist` (PASS/FAIL per constraint), `Questions`
-(one call per question), `Template` (your own prompt) and `Pairwise` (both orders of a comparison).
+(one call per question), `Template` (your own prompt) and `Pairwise` (both orders of a comparison);
+`rag` holds the kinds that judge with the retrieved context (`Faithfulness` and its kin, some in two
+steps: claims, then a ruling on each), `logic` the consistency and reasoning audits.
 A kind's module loads on first need (a name imported from here, or the kind's name looked up in
 the registry).  `parsed` holds `RubricParse`, what a structured kind's parse returns.  `stored`
 decides a stored reply's score, the same way for replay and for `llmjudge reparse`.  `questions_file`
@@ -49,16 +51,24 @@ _LAZY = {
     "RubricParse": "parsed",
     "Score": "score",
     "Template": "template",
+    "AnswerRelevancy": "rag",
+    "ContextPrecision": "rag",
+    "ContextRecall": "rag",
+    "Faithfulness": "rag",
+    "LogicConsistency": "logic",
+    "ReasoningValidity": "logic",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
     from .checklist import Checklist
     from .dimensions import DIMENSION_DESCRIPTIONS, DIMENSION_WEIGHTS, QUALITY_LABELS, Dimensions
     from .likert import Likert, score_distribution
+    from .logic import LogicConsistency, ReasoningValidity
     from .pairwise import Comparison, OrderResult, Pairwise, comparison_from
     from .parsed import RubricParse
     from .passfail import PASS_FAIL_SCORES, PassFail
     from .questions import Questions
+    from .rag import AnswerRelevancy, ContextPrecision, ContextRecall, Faithfulness
     from .score import Score
     from .template import Template
 
@@ -67,17 +77,23 @@ __all__ = [
     "DIMENSION_WEIGHTS",
     "PASS_FAIL_SCORES",
     "QUALITY_LABELS",
+    "AnswerRelevancy",
     "Case",
     "Checklist",
     "Comparison",
+    "ContextPrecision",
+    "ContextRecall",
     "Dimensions",
+    "Faithfulness",
     "Likert",
+    "LogicConsistency",
     "OrderResult",
     "Outcome",
     "Pairwise",
     "PassFail",
     "Prompt",
     "Questions",
+    "ReasoningValidity",
     "Reply",
     "Rubric",
     "RubricError",
