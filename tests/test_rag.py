@@ -28,6 +28,7 @@ from pytest_llmjudge import (
     JudgeError,
     VerdictParseError,
     assert_judged,
+    criteria,
 )
 from pytest_llmjudge.case import Case, render_case
 from pytest_llmjudge.reask import REASK_MESSAGE
@@ -352,3 +353,13 @@ def test_an_unreadable_claims_reply_is_a_parse_error(reply):
     (claims,) = Faithfulness().prompts(Case.build("o", "c", context="x"))
     with pytest.raises(VerdictParseError):
         Faithfulness().parse(claims, Reply(reply))
+
+
+def test_the_rag_criteria_need_the_context(own_judge):
+    with pytest.raises(JudgeError, match=r"criteria groundedness needs context=\.\.\."):
+        own_judge.score("out", criteria.GROUNDEDNESS)
+    with pytest.raises(JudgeError, match=r"criteria context_relevance needs context=\.\.\."):
+        own_judge.score("out", criteria.CONTEXT_RELEVANCE, input="q")
+    assert own_judge.score("Returns within 30 days", criteria.GROUNDEDNESS, context="policy").criteria == (
+        criteria.GROUNDEDNESS
+    )

@@ -281,11 +281,12 @@ def test_checklist_and_questions_units():
 
 
 def test_library_criteria_are_strings_with_names_and_requirements():
-    assert len(criteria.LIBRARY) == 8
+    assert len(criteria.LIBRARY) == 11
     for name, criterion in criteria.LIBRARY.items():
         assert isinstance(criterion, str) and criterion.name == name and 60 < len(criterion) < 400
     assert criteria.FACTUAL_ACCURACY.requires == ("expected",)
     assert criteria.TONE.requires == ()
+    assert criteria.GROUNDEDNESS.requires == ("context",)
 
 
 # -- end to end through LiteLLM and the local server ---------------------------------------------
@@ -364,7 +365,9 @@ def test_template():
 
 @pytest.mark.parametrize("name", sorted(criteria.LIBRARY))
 def test_library(judge, name):
-    v = judge.assert_judged(OUT, criteria.LIBRARY[name], input="Can I return shoes?", expected="Within 30 days.")
+    criterion = criteria.LIBRARY[name]
+    context = ["Returns are accepted within 30 days."] if "context" in criterion.requires else None
+    v = judge.assert_judged(OUT, criterion, input="Can I return shoes?", expected="Within 30 days.", context=context)
     assert v.score == 0.8 and v.criteria == criteria.LIBRARY[name]
 """
 
@@ -382,11 +385,11 @@ def test_every_rubric_kind_records_then_replays(pytester, openai_server, live_ar
         "*  - Does it mention the 30-day window? (0.20): answer 0.2",
     ]
     result = pytester.runpytest(*live_args, "--judge-mode=auto")
-    result.assert_outcomes(passed=13, failed=2)
+    result.assert_outcomes(passed=16, failed=2)
     result.stdout.fnmatch_lines(expected_lines)
     # One call per prompt: 6 single-call judgments, 2 for the Questions (its second, identical
-    # judgment is answered from the stored verdicts), 8 library criteria.
-    assert openai_server.request_count == 6 + 2 + 8
+    # judgment is answered from the stored verdicts), 11 library criteria.
+    assert openai_server.request_count == 6 + 2 + 11
     texts = [r["messages"][1]["content"] for r in openai_server.requests]
     for criterion in criteria.LIBRARY.values():
         assert sum(criterion in t for t in texts) == 1
@@ -396,11 +399,11 @@ def test_every_rubric_kind_records_then_replays(pytester, openai_server, live_ar
     assert len(likert) == 1 and likert[0]["score"] == pytest.approx(0.8)
 
     result = pytester.runpytest(*live_args, "--judge-mode=replay")
-    result.assert_outcomes(passed=13, failed=2)
+    result.assert_outcomes(passed=16, failed=2)
     result.stdout.fnmatch_lines(expected_lines)
-    assert openai_server.request_count == 16, "replay must not call the judge"
+    assert openai_server.request_count == 6 + 2 + 11, "replay must not call the judge"
     result.stdout.fnmatch_lines(
-        ["llmjudge: 16 judged, 16 replayed, 0 live, 2 below threshold, 2 scored without a threshold*"]
+        ["llmjudge: 19 judged, 19 replayed, 0 live, 2 below threshold, 2 scored without a threshold*"]
     )
 
 
