@@ -32,7 +32,7 @@ from pytest_llmjudge import (
 )
 from pytest_llmjudge.case import Case, render_case
 from pytest_llmjudge.reask import REASK_MESSAGE
-from pytest_llmjudge.rubrics import Reply
+from pytest_llmjudge.rubrics import Reply, score_stored
 
 UNREADABLE = "I would rather not say."
 CONTEXT_0, CONTEXT_1 = "Returns are accepted within 30 days of delivery.", "Refunds go to the original payment method."
@@ -143,6 +143,9 @@ def test_rag_kinds_record_every_step_then_replay_offline(pytester, server, monke
     unfaithful = [e for e in entries if e["output"].endswith("at the store.")]
     assert sorted(e["step"] for e in unfaithful) == ["1 of 2 (claims)", "2 of 2 (verdicts)", "2 of 2 (verdicts)"]
     assert {tuple(e["context"]) for e in unfaithful} == {(CONTEXT_0, CONTEXT_1)}
+    # `llmjudge reparse` rebuilds what a stored entry alone can give: a first step's prompt, with its context.
+    rebuilt = {e["step"] if "step" in e else e["rubric"]: score_stored(e) is not None for e in entries}
+    assert rebuilt == {"1 of 2 (claims)": True, "context_precision": True, "2 of 2 (verdicts)": False}
 
     sent = server.request_count
     replayed = replay(pytester, server, monkeypatch)
