@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from helpers import MODEL
+from helpers import FAKE_CONFTEST, MODEL
 from helpers.openai_server import OpenAIServer
 from helpers.runtime import own_judges
 from helpers.verdicts import entries_by_key, stored_entries, verdict_files
@@ -366,3 +366,23 @@ def test_the_rag_criteria_need_the_context(own_judge):
     assert own_judge.score("Returns within 30 days", criteria.GROUNDEDNESS, context="policy").criteria == (
         criteria.GROUNDEDNESS
     )
+
+
+def test_a_replay_whose_context_changed_says_so(pytester, monkeypatch):
+    pytester.makeconftest(FAKE_CONFTEST)
+    judged = """
+from pytest_llmjudge import assert_judged
+
+def test_grounded():
+    assert_judged("Returns within 30 days. SCORE=0.9", "Grounded", context=["{passage}"])
+"""
+    pytester.makepyfile(test_answers=judged.format(passage="Returns are accepted within 30 days."))
+    pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=1)
+    (entry,) = stored_entries(pytester.path)
+    assert entry["context"] == ["Returns are accepted within 30 days."] and "step" not in entry
+
+    pytester.makepyfile(test_answers=judged.format(passage="Returns are accepted within 14 days."))
+    monkeypatch.setenv("CI", "true")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*nearest stored: key *, which differs in context, messages_sha256*"])
