@@ -28,15 +28,23 @@ BUILT_IN = {
     "score": "Score",
     "template": "Template",
     "trajectory": "Trajectory",
+    "answer_relevancy": "AnswerRelevancy",
+    "context_precision": "ContextPrecision",
+    "context_recall": "ContextRecall",
+    "faithfulness": "Faithfulness",
+    "logic_consistency": "LogicConsistency",
+    "reasoning_validity": "ReasoningValidity",
 }
 NOT_DEFAULT = [
     "checklist",
     "dimensions",
     "likert",
+    "logic",
     "pairwise",
     "passfail",
     "per_turn",
     "questions",
+    "rag",
     "template",
     "trajectory",
 ]

@@ -83,6 +83,12 @@ def test_every_kind_is_registered_by_the_name_its_verdicts_store():
         "pairwise": "Pairwise",
         "per_turn": "PerTurn",
         "trajectory": "Trajectory",
+        "answer_relevancy": "AnswerRelevancy",
+        "context_precision": "ContextPrecision",
+        "context_recall": "ContextRecall",
+        "faithfulness": "Faithfulness",
+        "logic_consistency": "LogicConsistency",
+        "reasoning_validity": "ReasoningValidity",
     }
     for rubric in [*ALL_KINDS, Pairwise()]:
         assert kinds[rubric.describe()["name"]] is type(rubric)
@@ -282,6 +288,7 @@ def test_library_criteria_are_strings_with_names_and_requirements():
         assert isinstance(criterion, str) and criterion.name == name and 60 < len(criterion) < 400
     assert criteria.FACTUAL_ACCURACY.requires == ("expected",)
     assert criteria.TONE.requires == ()
+    assert criteria.GROUNDEDNESS.requires == ("context",)
 
 
 # -- end to end through LiteLLM and the local server ---------------------------------------------
@@ -360,7 +367,9 @@ def test_template():
 
 @pytest.mark.parametrize("name", sorted(criteria.LIBRARY))
 def test_library(judge, name):
-    v = judge.assert_judged(OUT, criteria.LIBRARY[name], input="Can I return shoes?", expected="Within 30 days.")
+    criterion = criteria.LIBRARY[name]
+    context = ["Returns are accepted within 30 days."] if "context" in criterion.requires else None
+    v = judge.assert_judged(OUT, criterion, input="Can I return shoes?", expected="Within 30 days.", context=context)
     assert v.score == 0.8 and v.criteria == criteria.LIBRARY[name]
 """
 

@@ -50,6 +50,12 @@ _LAZY = {
     "Trajectory": "rubrics",
     "TrajectoryMismatch": "trajectory",
     "assert_trajectory": "trajectory",
+    "AnswerRelevancy": "rubrics",
+    "ContextPrecision": "rubrics",
+    "ContextRecall": "rubrics",
+    "Faithfulness": "rubrics",
+    "LogicConsistency": "rubrics",
+    "ReasoningValidity": "rubrics",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
@@ -69,13 +75,19 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .judge import Judge
     from .parsing import ParsedVerdict, parse_verdict
     from .rubrics import (
+        AnswerRelevancy,
         Checklist,
         Comparison,
+        ContextPrecision,
+        ContextRecall,
         Dimensions,
+        Faithfulness,
         Likert,
+        LogicConsistency,
         PassFail,
         PerTurn,
         Questions,
+        ReasoningValidity,
         RubricError,
         Score,
         Template,
@@ -85,19 +97,25 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .verdict import Sample, Verdict
 
 __all__ = [
+    "AnswerRelevancy",
     "BackendError",
     "BudgetExceeded",
     "Checklist",
     "Comparison",
+    "ContextPrecision",
+    "ContextRecall",
     "Dimensions",
+    "Faithfulness",
     "Judge",
     "JudgeError",
     "JudgmentFailed",
     "Likert",
+    "LogicConsistency",
     "ParsedVerdict",
     "PassFail",
     "PerTurn",
     "Questions",
+    "ReasoningValidity",
     "ReplayMiss",
     "RubricError",
     "Sample",

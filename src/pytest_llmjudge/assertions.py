@@ -45,12 +45,15 @@ def assert_judged(
     samples: int | None = None,
     aggregate: str | None = None,
     band: float | None = None,
+    context: str | Sequence[str] | None = None,
 ) -> Verdict:
     """Judge `output` against `criteria`; raise JudgmentFailed (with the judge's reasoning) under the threshold.
 
     Works anywhere inside a test, no fixture needed.  Returns the Verdict when it passes.
     With `samples` > 1 and `band`, a combined score within `band` of the threshold on which the
     samples disagree fails as "judge undecided" rather than passing or failing by chance.
+    `context`: what a RAG application retrieved for its answer (a string, or a list of passages in
+    rank order), shown to the judge as data; the RAG rubrics (`Faithfulness()`, ...) judge against it.
     """
     __tracebackhide__ = True
     options = Options(
@@ -62,6 +65,7 @@ def assert_judged(
         samples=samples,
         aggregate=aggregate,
         band=band,
+        context=context,
     )
     return passed_or_raise(_current_judge().judged(output, criteria, options, asserts=True))
 
@@ -79,6 +83,7 @@ async def assert_judged_async(
     samples: int | None = None,
     aggregate: str | None = None,
     band: float | None = None,
+    context: str | Sequence[str] | None = None,
 ) -> Verdict:
     """`assert_judged`, awaitable; safe inside a running event loop."""
     __tracebackhide__ = True
@@ -91,6 +96,7 @@ async def assert_judged_async(
         samples=samples,
         aggregate=aggregate,
         band=band,
+        context=context,
     )
     return passed_or_raise(await _current_judge().ajudged(output, criteria, options, asserts=True))
 

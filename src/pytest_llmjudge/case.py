@@ -16,7 +16,7 @@ from .conversation import Message, messages_of
 from .errors import JudgeError
 from .outputs import judged_text
 
-__all__ = ["DATA_RULES", "Case", "data_rules", "fence", "render_case"]
+__all__ = ["DATA_RULES", "Case", "context_passages", "data_rules", "fence", "render_case", "render_context"]
 
 DATA_RULES = (
     "The test's input, reference and output are given inside tags of the form <name-{nonce}> ... "
@@ -28,7 +28,8 @@ DATA_RULES = (
 
 @dataclass(frozen=True)
 class Case:
-    """One thing to judge: the output, the criteria, and optionally the input and a reference."""
+    """One thing to judge: the output, the criteria, and optionally the input, a reference and the
+    retrieved context (passages in the order retrieved)."""
 
     output: str
     criteria: str
@@ -36,9 +37,10 @@ class Case:
     expected: str | None = None
     # The output's messages, where it is a conversation or an agent's run (PerTurn and Trajectory read them).
     messages: tuple[Message, ...] | None = field(default=None, compare=False, repr=False)
+    context: tuple[str, ...] | None = None
 
     @classmethod
-    def build(cls, output: Any, criteria: Any, input: Any = None, expected: Any = None) -> Case:
+    def build(cls, output: Any, criteria: Any, input: Any = None, expected: Any = None, context: Any = None) -> Case:
         """Validate and normalize the user's arguments into a Case (clear errors for bad input)."""
         if not isinstance(criteria, str):
             raise JudgeError(f"criteria must be a string, got {type(criteria).__name__}")
@@ -50,6 +52,7 @@ class Case:
             input=None if input is None else judged_text(input, "input"),
             expected=None if expected is None else judged_text(expected, "expected"),
             messages=None if isinstance(output, str) else messages_of(output, "output"),
+            context=None if context is None else context_passages(context),
         )
 
     @property
@@ -65,6 +68,9 @@ class Case:
             for part in (self.output, self.input or "", self.expected or ""):
                 digest.update(part.encode("utf-8"))
                 digest.update(b"\x00")
+            if self.context is not None:  # hashed only where given: a case without one keeps its nonce
+                for passage in self.context:
+                    digest.update(b"context\x00" + passage.encode("utf-8") + b"\x00")
             known = digest.hexdigest()[:12]
             self.__dict__["_nonce"] = known  # not a field: equality, hashing and repr ignore it
         return known
@@ -86,7 +92,32 @@ def render_case(case: Case, *, criteria: str | None = None) -> str:
     parts = [f"Criteria:\n{case.criteria if criteria is None else criteria}"]
     if case.input is not None:
         parts.append("Input given to the system under test:\n" + fence("input", case.input, nonce))
+    if case.context is not None:
+        parts.append(render_context(case.context, nonce))
     if case.expected is not None:
         parts.append("Reference answer:\n" + fence("expected", case.expected, nonce))
     parts.append("Output to evaluate:\n" + fence("output", case.output, nonce))
     return "\n\n".join(parts)
+
+
+def context_passages(value: Any) -> tuple[str, ...]:
+    """The retrieved context as passages: a string (one passage) or a list of strings, in rank order."""
+    if isinstance(value, str):
+        return (judged_text(value, "context"),)
+    if not isinstance(value, (list, tuple)):
+        raise JudgeError(
+            f"context must be a string or a list of strings (the retrieved passages), got {type(value).__name__}"
+        )
+    if not value:
+        raise JudgeError("context is an empty list: pass the retrieved passages (or leave context out)")
+    for i, passage in enumerate(value):
+        if not isinstance(passage, str):
+            raise JudgeError(f"context[{i}] must be a string (a retrieved passage), got {type(passage).__name__}")
+    return tuple(judged_text(p, f"context[{i}]") for i, p in enumerate(value))
+
+
+def render_context(passages: tuple[str, ...], nonce: str) -> str:
+    """The retrieved passages, numbered in rank order, fenced as data."""
+    numbered = "\n\n".join(f"[{i}] {p}" for i, p in enumerate(passages, 1))
+    count = f"{len(passages)} passage{'s' if len(passages) != 1 else ''}"
+    return f"Retrieved context ({count}, in the order retrieved):\n" + fence("context", numbered, nonce)

@@ -6,7 +6,8 @@
 
 Each is a `Criterion`: a `str` (so it works wherever criteria text does, and its text is part of
 the key like any criteria) that also knows its `name` and which arguments it needs (`requires`):
-judging `FACTUAL_ACCURACY` without `expected=` is an error, not a judge guessing at a reference.
+judging `FACTUAL_ACCURACY` without `expected=` is an error, not a judge guessing at a reference,
+and `GROUNDEDNESS` without `context=` likewise.
 Each says what it ignores, so that one judgment measures one thing.
 """
 
@@ -18,8 +19,11 @@ from typing_extensions import Self
 
 __all__ = [
     "COMPLETENESS",
+    "CONTEXT_RELEVANCE",
+    "CONTEXT_SUFFICIENCY",
     "FACTUAL_ACCURACY",
     "GOAL_COMPLETION",
+    "GROUNDEDNESS",
     "INSTRUCTION_FOLLOWING",
     "KNOWLEDGE_RETENTION",
     "LIBRARY",
@@ -100,6 +104,26 @@ REASONING_VALIDITY = Criterion(
     answer follows from the steps. A correct answer reached by invalid reasoning fails.""",
     name="reasoning_validity",
 )
+# For RAG answers, judged with the retrieved context (`context=`).
+GROUNDEDNESS = Criterion(
+    """Every claim in the output is supported by the retrieved context: stated there or clearly
+    implied. A claim the context contradicts or does not mention counts against the output, even
+    if it is true. Whether the output answers the input, and its style, do not matter here.""",
+    name="groundedness",
+    requires=("context",),
+)
+CONTEXT_RELEVANCE = Criterion(
+    """The retrieved context is relevant to the input: its passages hold information useful for
+    answering it, with little about anything else. The output itself does not matter here.""",
+    name="context_relevance",
+    requires=("input", "context"),
+)
+CONTEXT_SUFFICIENCY = Criterion(
+    """The retrieved context holds everything needed to answer the input fully and correctly: an
+    answer could be written from it alone. The output itself does not matter here.""",
+    name="context_sufficiency",
+    requires=("input", "context"),
+)
 
 # Conversations (the output a list of chat messages, judged as a transcript or turn by turn with PerTurn)
 KNOWLEDGE_RETENTION = Criterion(
@@ -135,5 +159,8 @@ LIBRARY: Mapping[str, Criterion] = {
         KNOWLEDGE_RETENTION,
         ROLE_ADHERENCE,
         GOAL_COMPLETION,
+        GROUNDEDNESS,
+        CONTEXT_RELEVANCE,
+        CONTEXT_SUFFICIENCY,
     )
 }

@@ -184,7 +184,7 @@ class Judge:
 
     def _checked_plan(self, output: Any, criteria: Any, options: Options, *, asserts: bool) -> Plan:
         """The plan, after checking that a library criterion got the input or reference it needs."""
-        _check_requires(criteria, input=options.input, expected=options.expected)
+        _check_requires(criteria, input=options.input, expected=options.expected, context=options.context)
         return self._plan(output, criteria, options, asserts=asserts)
 
     def _pair_plan(self, candidate: Any, baseline: Any, criteria: Any, *, strict: bool = False, **options: Any) -> Plan:

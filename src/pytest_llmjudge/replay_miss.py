@@ -44,6 +44,16 @@ def expected(stored: Entry, wanted: Entry) -> str | None:
     return "expected" if stored.get("expected") != wanted["expected"] else None
 
 
+def context(stored: Entry, wanted: Entry) -> str | None:
+    """The retrieved context changed (absent: the judgment had none)."""
+    return "context" if stored.get("context") != wanted.get("context") else None
+
+
+def step(stored: Entry, wanted: Entry) -> str | None:
+    """Another step of a rubric that asks in steps (absent: a rubric of one step)."""
+    return "step" if stored.get("step") != wanted.get("step") else None
+
+
 def rubric(stored: Entry, wanted: Entry) -> str | None:
     """Another rubric judged."""
     return "rubric" if stored.get("rubric") != wanted["rubric"] else None
@@ -105,7 +115,9 @@ MATCHERS: tuple[Callable[[Entry, Entry], str | None], ...] = (
     output,
     input,
     expected,
+    context,
     rubric,
+    step,
     sample,
     params,
     max_tokens,
@@ -171,10 +183,13 @@ def replay_miss(
         flags = " --judge-model=MODEL"
     elif settings.sources.get("model") in ("cli", "default"):
         flags = f" --judge-model={','.join(settings.model)}"
+    # A later step's miss says which step: its messages carry what the earlier steps replied.
+    facts = [("step", str(wanted["step"]))] if wanted.get("step") else []
     return miss_error(
         key,
         headline=f"no stored verdict for this judgment (mode replay: {settings.mode_reason})",
         test=test,
+        facts=facts,
         stored=stored,
         ledger_path=ledger_path,
         nouns="verdicts",

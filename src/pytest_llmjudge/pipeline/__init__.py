@@ -5,7 +5,9 @@ the backend and names every call by its key.  `lookup` finds stored replies sync
 never starts the background loop or imports LiteLLM).  `live.call_live` sends only the calls that
 must go live, concurrently, on the runtime's background loop, under the budget and one lock per key.
 `finish` parses, writes back, notes drift, aggregates and returns the Verdict.  `run`, `arun` and
-`run_many` (here) chain the stages; `record` adds each judgment to its test's records for reports.
+`run_many` (here) chain the stages, one step at a time for a rubric that asks in steps (`steps`
+builds a later step's calls from the earlier replies); `record` adds each judgment to its test's
+records for reports.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .finish import finish
 from .lookup import Answer, lookup
 from .plan import Call, Options, Plan, plan, stored_elsewhere
 from .record import note_error, note_verdict
+from .steps import next_calls
 
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime
@@ -49,13 +52,20 @@ __all__ = [
 
 
 def run(plan: Plan, runtime: JudgeRuntime) -> Verdict:
-    """All stages; the live calls (if any) run on the background loop while this thread waits."""
+    """All stages, step by step; the live calls (if any) run on the background loop while this thread waits."""
     try:
-        answers, missing = lookup(plan, runtime)
-        if missing:
-            from .live import call_live
+        answers: dict[str, Answer] = {}
+        calls: Sequence[Call] | None = None  # the first step: every call planned
+        while True:
+            found, missing = lookup(plan, runtime, calls)
+            answers.update(found)
+            if missing:
+                from .live import call_live
 
-            answers.update(runtime.loop.run(call_live(plan, runtime, missing)))
+                answers.update(runtime.loop.run(call_live(plan, runtime, missing)))
+            calls = next_calls(plan, answers)
+            if not calls:
+                break
         verdict = finish(plan, answers, runtime)
     except (JudgeError, JudgmentFailed) as exc:
         note_error(plan, exc)
@@ -67,11 +77,18 @@ def run(plan: Plan, runtime: JudgeRuntime) -> Verdict:
 async def arun(plan: Plan, runtime: JudgeRuntime) -> Verdict:
     """`run`, awaitable: the live calls are awaited, so the caller's own event loop keeps running."""
     try:
-        answers, missing = lookup(plan, runtime)
-        if missing:
-            from .live import call_live
+        answers: dict[str, Answer] = {}
+        calls: Sequence[Call] | None = None
+        while True:
+            found, missing = lookup(plan, runtime, calls)
+            answers.update(found)
+            if missing:
+                from .live import call_live
 
-            answers.update(await runtime.loop.wrap(call_live(plan, runtime, missing)))
+                answers.update(await runtime.loop.wrap(call_live(plan, runtime, missing)))
+            calls = next_calls(plan, answers)
+            if not calls:
+                break
         verdict = finish(plan, answers, runtime)
     except (JudgeError, JudgmentFailed) as exc:
         note_error(plan, exc)
@@ -81,42 +98,53 @@ async def arun(plan: Plan, runtime: JudgeRuntime) -> Verdict:
 
 
 def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
-    """Several judgments, their live calls all concurrent; the first error is raised after all finish."""
+    """Several judgments, step by step together: each step's live calls of every judgment are concurrent.
+    The first error is raised after all finish."""
     errors: list[BaseException] = []
-    looked_up: list[tuple[Plan, dict[str, Answer], list[Call]]] = []
-    for each in plans:
-        try:
-            answers, missing = lookup(each, runtime)
-        except (JudgeError, JudgmentFailed) as exc:
-            note_error(each, exc)
-            errors.append(exc)
-            continue
-        looked_up.append((each, answers, missing))
-
-    going_live = [(each, answers, missing) for each, answers, missing in looked_up if missing]
-
-    async def live_all() -> list[dict[str, Answer] | BaseException]:
-        from .live import call_live
-
-        return await asyncio.gather(
-            *(call_live(each, runtime, missing) for each, _, missing in going_live), return_exceptions=True
-        )
-
     failed: set[int] = set()
-    if going_live:
-        for (each, answers, _), outcome in zip(going_live, runtime.loop.run(live_all()), strict=False):
-            if isinstance(outcome, BaseException):
-                note_error(each, outcome)
-                errors.append(outcome)
-                failed.add(id(each))
-            else:
-                answers.update(outcome)
+    answers_of: dict[int, dict[str, Answer]] = {id(each): {} for each in plans}
+
+    def fail(each: Plan, exc: BaseException) -> None:
+        note_error(each, exc)
+        errors.append(exc)
+        failed.add(id(each))
+
+    pending: list[tuple[Plan, Sequence[Call] | None]] = [(each, None) for each in plans]
+    while pending:
+        going_live: list[tuple[Plan, list[Call]]] = []
+        for each, calls in pending:
+            try:
+                found, missing = lookup(each, runtime, calls)
+            except (JudgeError, JudgmentFailed) as exc:
+                fail(each, exc)
+                continue
+            answers_of[id(each)].update(found)
+            if missing:
+                going_live.append((each, missing))
+        if going_live:
+            for (each, _), outcome in zip(going_live, runtime.loop.run(_live_all(going_live, runtime)), strict=False):
+                if isinstance(outcome, BaseException):
+                    fail(each, outcome)
+                else:
+                    answers_of[id(each)].update(outcome)
+        stepped: list[tuple[Plan, Sequence[Call] | None]] = []
+        for each, _ in pending:
+            if id(each) in failed:
+                continue
+            try:
+                more = next_calls(each, answers_of[id(each)])
+            except (JudgeError, JudgmentFailed) as exc:
+                fail(each, exc)
+                continue
+            if more:
+                stepped.append((each, more))
+        pending = stepped
     verdicts = []
-    for each, answers, _ in looked_up:
+    for each in plans:
         if id(each) in failed:
             continue
         try:
-            verdict = finish(each, answers, runtime)
+            verdict = finish(each, answers_of[id(each)], runtime)
         except (JudgeError, JudgmentFailed) as exc:
             note_error(each, exc)
             errors.append(exc)
@@ -126,3 +154,14 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
     if errors:
         raise errors[0]
     return verdicts
+
+
+async def _live_all(
+    going_live: Sequence[tuple[Plan, list[Call]]], runtime: JudgeRuntime
+) -> list[dict[str, Answer] | BaseException]:
+    """Every judgment's missing calls of this step, all at once."""
+    from .live import call_live
+
+    return await asyncio.gather(
+        *(call_live(each, runtime, missing) for each, missing in going_live), return_exceptions=True
+    )

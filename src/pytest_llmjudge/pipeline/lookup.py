@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -38,8 +38,11 @@ def reply_extra(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {k: fields[k] for k in ("structured", "retried_from") if fields.get(k) is not None}
 
 
-def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[Call]]:
-    """The stored answers, by key, and the calls that must go live (replay: raise on a miss).
+def lookup(
+    plan: Plan, runtime: JudgeRuntime, calls: Sequence[Call] | None = None
+) -> tuple[dict[str, Answer], list[Call]]:
+    """The stored answers, by key, and the calls that must go live (replay: raise on a miss), of `calls`
+    (a later step's) or of every call planned.
 
     A key missed in the test's own file is looked up in the rest of the store (keys are content
     hashes: the same key is the same judgment wherever it is filed).  In auto mode an entry found
@@ -49,7 +52,7 @@ def lookup(plan: Plan, runtime: JudgeRuntime) -> tuple[dict[str, Answer], list[C
     ledger = plan.ledger if mode in ("auto", "replay") else None
     answers: dict[str, Answer] = {}
     missing: list[Call] = []
-    for call in plan.calls:
+    for call in plan.calls if calls is None else calls:
         if call.key in answers:
             continue
         entry = None

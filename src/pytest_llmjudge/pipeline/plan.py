@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..aggregate import AGGREGATES
 from ..backends import LiteLLMBackend
+from ..backends.formats import register_schema
 from ..case import Case
 from ..errors import JudgeError
 from ..keys import KEY_VERSION, KeyTemplate, canonical_json, judgment_key, messages_sha256
@@ -50,10 +51,11 @@ class Options(NamedTuple):
     samples: int | None = None
     aggregate: str | None = None
     band: float | None = None
+    context: Any = None
 
 
 class Call(NamedTuple):
-    """One judge call: who judges, which sample, which of the rubric's prompts, and its key."""
+    """One judge call: who judges, which sample, which of the rubric's prompts (in which step), and its key."""
 
     model_id: str  # the judge's id in the key (the model, or a custom backend's name)
     sample: int
@@ -61,6 +63,7 @@ class Call(NamedTuple):
     key: str
     send_model: str  # the model sent ("" where a custom backend has none: its id is sent)
     setup: Setup
+    step: int = 1  # which of a rubric's steps (see Rubric.next_prompts); its messages, not this, join the key
 
     @property
     def request(self) -> CallRequest:
@@ -88,6 +91,7 @@ class Setup:
         "params",
         "rubric",
         "settings",
+        "structured",
         "templates",
         "wanted",
     )
@@ -96,9 +100,9 @@ class Setup:
         """`reused`: judgment after judgment (the key templates are then kept; else each key is made in full)."""
         self.settings = settings
         self.rubric = rubric
-        self.backend, structured = structured_backend(backend, settings.structured)
+        self.backend, self.structured = structured_backend(backend, settings.structured)
         self.described = rubric.describe()
-        self.wanted = format_for(rubric, structured, canonical_json(self.described))
+        self.wanted = format_for(rubric, self.structured, canonical_json(self.described))
         # A prompt with no parameters of its own asks for these (and its key names them).
         self.params: dict[str, Any] = {"temperature": settings.judge_temperature()}
         if self.wanted is not None:
@@ -115,12 +119,24 @@ class Setup:
             for prompt in prompts
         )
 
+    def step_calls(
+        self, model_id: str, send_model: str, sample: int, prompts: Sequence[Prompt], step: int
+    ) -> list[Call]:
+        """The calls of a later step of one judge's sample (its prompts were built from that sample's replies)."""
+        return [
+            Call(model_id, sample, prompt, self.key(model_id, sample, prompt), send_model, self, step)
+            for prompt in prompts
+        ]
+
     def asked(self, prompt: Prompt) -> dict[str, Any]:
         """The parameters a call of `prompt` asks for beside the temperature: the prompt's own, and the
         reply schema's reference (which takes the place of any the rubric set)."""
-        if self.wanted is None:
+        wanted = self.wanted
+        if prompt.schema is not None and self.structured != "off":  # a step's own reply shape
+            wanted = register_schema(*prompt.schema)
+        if wanted is None:
             return dict(prompt.params)
-        return {**prompt.params, "response_format": self.wanted}
+        return {**prompt.params, "response_format": wanted}
 
     def params_of(self, prompt: Prompt) -> dict[str, Any]:
         """Every parameter a call of `prompt` asks for, as its key and its verdict file name them."""
@@ -128,11 +144,13 @@ class Setup:
 
     def _params(self, prompt: Prompt) -> Mapping[str, Any]:
         # A prompt without parameters of its own asks for the Setup's: shared, read only.
-        return self.params if not prompt.params else {"temperature": self.params["temperature"], **self.asked(prompt)}
+        if not prompt.params and prompt.schema is None:
+            return self.params
+        return {"temperature": self.params["temperature"], **self.asked(prompt)}
 
     def key(self, model_id: str, sample: int, prompt: Prompt) -> str:
         """The call's key: who judges and what it is asked; how the call travels (api base, proxy, key) stays out."""
-        if not prompt.params and self.templates is not None:
+        if not prompt.params and prompt.schema is None and self.templates is not None:
             # A prompt without parameters of its own asks for `params`: its keys differ only in the messages.
             template = self.templates.get((model_id, sample))
             if template is None:
@@ -229,7 +247,7 @@ def plan(
     if band is None:
         band = marker.get("band")
     band = 0.0 if band is None else _check_band(band)
-    case = Case.build(output, criteria, options.input, options.expected)
+    case = Case.build(output, criteria, options.input, options.expected, options.context)
     asked = options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
     if asked is None:  # the default kind: one shared instance, its prompts rendered once per case
         rubric, prompts = _default_prompts(case)
@@ -448,6 +466,12 @@ def requested(settings: Settings) -> dict[str, Any]:
     return fields
 
 
+def step_name(rubric: Rubric, step: int) -> str:
+    """How a stored entry and a replay miss name a step: its number, and its name where the kind gives one."""
+    names = rubric.steps
+    return f"{step} of {len(names)} ({names[step - 1]})" if step <= len(names) else str(step)
+
+
 def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> dict[str, Any]:
     """What a ledger entry says about the judgment beside its reply (and what a replay miss compares).
 
@@ -467,6 +491,11 @@ def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> d
         **requested(plan.settings),
         "key_version": KEY_VERSION,
     }
+    # Only where there is one, so that an entry of a judgment without them reads as it always has.
+    if plan.case.context is not None:
+        fields["context"] = list(plan.case.context)
+    if call.step > 1 or plan.rubric.steps:
+        fields["step"] = step_name(plan.rubric, call.step)
     if result is not None and result.sent is not None:
         fields["sent"] = dict(result.sent)
         if result.dropped:

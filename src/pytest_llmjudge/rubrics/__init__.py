@@ -5,7 +5,9 @@ kinds by name; each kind is one module: `Score` (the default, 0-1), `PassFail` (
 confidence -> table), `Likert` (integer scale, optionally weighted by token log-probabilities),
 `Dimensions` (weighted per-dimension scores), `Checklist` (PASS/FAIL per constraint), `Questions`
 (one call per question), `Template` (your own prompt), `Pairwise` (both orders of a comparison),
-`PerTurn` (one call per assistant turn of a conversation) and `Trajectory` (an agent's tool calls).
+`PerTurn` (one call per assistant turn of a conversation) and `Trajectory` (an agent's tool calls);
+`rag` holds the kinds that judge with the retrieved context (`Faithfulness` and its kin, some in two
+steps: claims, then a ruling on each), `logic` the consistency and reasoning audits.
 A kind's module loads on first need (a name imported from here, or the kind's name looked up in
 the registry).  `parsed` holds `RubricParse`, what a structured kind's parse returns.  `stored`
 decides a stored reply's score, the same way for replay and for `llmjudge reparse`.  `questions_file`
@@ -53,17 +55,25 @@ _LAZY = {
     "PER_TURN_AGGREGATES": "per_turn",
     "PerTurn": "per_turn",
     "Trajectory": "trajectory",
+    "AnswerRelevancy": "rag",
+    "ContextPrecision": "rag",
+    "ContextRecall": "rag",
+    "Faithfulness": "rag",
+    "LogicConsistency": "logic",
+    "ReasoningValidity": "logic",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
     from .checklist import Checklist
     from .dimensions import DIMENSION_DESCRIPTIONS, DIMENSION_WEIGHTS, QUALITY_LABELS, Dimensions
     from .likert import Likert, score_distribution
+    from .logic import LogicConsistency, ReasoningValidity
     from .pairwise import Comparison, OrderResult, Pairwise, comparison_from
     from .parsed import RubricParse
     from .passfail import PASS_FAIL_SCORES, PassFail
     from .per_turn import PER_TURN_AGGREGATES, PerTurn
     from .questions import Questions
+    from .rag import AnswerRelevancy, ContextPrecision, ContextRecall, Faithfulness
     from .score import Score
     from .template import Template
     from .trajectory import Trajectory
@@ -74,11 +84,16 @@ __all__ = [
     "PASS_FAIL_SCORES",
     "PER_TURN_AGGREGATES",
     "QUALITY_LABELS",
+    "AnswerRelevancy",
     "Case",
     "Checklist",
     "Comparison",
+    "ContextPrecision",
+    "ContextRecall",
     "Dimensions",
+    "Faithfulness",
     "Likert",
+    "LogicConsistency",
     "OrderResult",
     "Outcome",
     "Pairwise",
@@ -86,6 +101,7 @@ __all__ = [
     "PerTurn",
     "Prompt",
     "Questions",
+    "ReasoningValidity",
     "Reply",
     "Rubric",
     "RubricError",

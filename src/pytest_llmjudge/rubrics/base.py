@@ -2,8 +2,11 @@
 
 A rubric turns a `Case` into one or more `Prompt`s (one judge call each), and turns the parsed
 replies back into an `Outcome`.  Every prompt is its own call with its own key, so each is stored
-and replayed on its own.  A rubric's `describe()` (name, version and every parameter) is part of
-each key: changing a weight, a constraint or a question re-judges, nothing else does.
+and replayed on its own.  A rubric may ask in steps: `next_prompts` builds a later step's
+prompts from the parsed replies of the earlier ones (extract the claims, then verify each), and
+the pipeline looks up, calls and parses one step before it asks for the next.  A rubric's
+`describe()` (name, version and every parameter) is part of each key: changing a weight, a
+constraint or a question re-judges, nothing else does.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ __all__ = [
     "parse_failure",
     "register_rubric",
     "reply_object",
+    "require",
     "resolve_rubric",
     "rubric_kinds",
     "system_prompt",
@@ -62,6 +66,8 @@ class Prompt:
     scale: tuple[float, float] = (0.0, 1.0)
     name: str = ""  # which part of the rubric this call is ("" for single-call rubrics)
     params: Mapping[str, Any] = field(default_factory=dict)  # extra call parameters (logprobs, ...)
+    # (name, JSON schema) of this call's reply, where a step asks for another shape than `reply_schema()`
+    schema: tuple[str, Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,9 @@ class Rubric(ABC):
 
     name: ClassVar[str] = "rubric"
     version: ClassVar[int] = 1  # bump when the prompt text changes meaning: it is part of every key
+    # The names of the steps of a kind that asks in several (see `next_prompts`), in order: each stored
+    # call and a replay miss name their step.
+    steps: ClassVar[tuple[str, ...]] = ()
 
     def describe(self) -> dict[str, Any]:
         """JSON-safe identity of this rubric (name, version, parameters): part of the key."""
@@ -112,6 +121,15 @@ class Rubric(ABC):
     @abstractmethod
     def prompts(self, case: Case) -> list[Prompt]:
         """The judge calls this case needs, each with its messages (the case's texts fenced as data)."""
+
+    def next_prompts(self, case: Case, earlier: Sequence[tuple[Prompt, ParsedVerdict]]) -> list[Prompt]:
+        """The prompts of the next step, built from every earlier step's prompts and parsed replies (in
+        order); [] when no step is left.  The default: one step, the prompts of `prompts`.
+
+        A later step's messages carry what it took from the earlier replies, so they make its key:
+        a step is stored and replayed like any call.  `combine` then gets every step's results.
+        """
+        return []
 
     def reply_schema(self) -> dict[str, Any] | None:
         """The JSON schema of one reply, as the prompt asks for it, or None (no structured output).
@@ -189,6 +207,12 @@ _BUILT_IN = {
     # agents and conversations
     "per_turn": "per_turn",
     "trajectory": "trajectory",
+    "answer_relevancy": "rag",
+    "context_precision": "rag",
+    "context_recall": "rag",
+    "faithfulness": "rag",
+    "logic_consistency": "logic",
+    "reasoning_validity": "logic",
 }
 
 
@@ -299,6 +323,13 @@ def reply_object(**properties: Mapping[str, Any]) -> dict[str, Any]:
 
 REASONING: Mapping[str, Any] = MappingProxyType({"type": "string"})
 NUMBER: Mapping[str, Any] = MappingProxyType({"type": "number"})
+
+
+def require(case: Case, kind: str, **needed: str) -> None:
+    """A `JudgeError` naming the first argument in `needed` (name -> what it is for) the case lacks."""
+    for name, what in needed.items():
+        if getattr(case, name) is None:
+            raise JudgeError(f"rubric {kind} needs {name}=... ({what}); pass it to assert_judged or judge.score")
 
 
 def parse_failure(message: str, reply: Reply) -> VerdictParseError:

@@ -65,7 +65,9 @@ def rebuild_stored(entry: Mapping[str, Any]) -> tuple[Rubric, Prompt] | None:
     if cls is None or not wanted:
         return None
     try:
-        case = Case.build(entry.get("output"), entry.get("criteria"), entry.get("input"), entry.get("expected"))
+        case = Case.build(
+            entry.get("output"), entry.get("criteria"), entry.get("input"), entry.get("expected"), entry.get("context")
+        )
         for rubric in cls.from_stored(entry):
             for prompt in rubric.prompts(case):
                 if messages_sha256([dict(m) for m in prompt.messages]) == wanted:

@@ -1,0 +1,290 @@
+"""RAG: an answer judged with the context it was retrieved for, claim by claim or passage by passage.
+
+`Faithfulness`, `AnswerRelevancy` and `ContextRecall` ask in two steps: the judge lists the claims
+of a text (step "claims"), then rules on each claim in a call of its own (step "verdicts"), whose
+messages carry the claim, so each ruling is stored and replayed under its own key.  The score is the
+share of claims ruled "yes".  `ContextPrecision` asks once per passage whether it is relevant, and
+scores the ranking like average precision.  Every ruling is a yes or no with the judge's reason,
+read by the tolerant parser as a pass/fail verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from ..case import Case, fence, render_context
+from ..parsing import ParsedVerdict, parse_json_object, parse_verdict
+from .base import (
+    REASONING,
+    Outcome,
+    Prompt,
+    Reply,
+    Rubric,
+    chat,
+    details_of,
+    parse_failure,
+    register_rubric,
+    reply_object,
+    require,
+    system_prompt,
+)
+from .parsed import RubricParse
+
+__all__ = ["MAX_CLAIMS", "AnswerRelevancy", "ContextPrecision", "ContextRecall", "Faithfulness"]
+
+MAX_CLAIMS = 32  # each claim is a call: a longer list is an error, not a bill
+
+CLAIMS_SCHEMA: Mapping[str, Any] = reply_object(claims={"type": "array", "items": {"type": "string"}})
+RULING_SCHEMA: Mapping[str, Any] = reply_object(reasoning=REASONING, verdict={"type": "string", "enum": ["yes", "no"]})
+
+CLAIMS_INSTRUCTIONS = (
+    "List the {what} made in the {where}. Each is one short sentence that stands on its own (names "
+    "instead of pronouns), in the order the text makes them. {which} A text that makes none gives an "
+    "empty list. Do not judge them. Reply with one JSON object and nothing else:\n"
+    '{{"claims": ["<claim>", ...]}}'
+)
+RULING_INSTRUCTIONS = (
+    "{question} Think first, then answer yes or no. Reply with one JSON object and nothing else:\n"
+    '{{"reasoning": "<one or two sentences>", "verdict": "yes" or "no"}}'
+)
+
+
+def ruling(reply: Reply, kind: str) -> RubricParse:
+    """A yes/no ruling (1.0 or 0.0) with its reason; a reply that gives neither is a parse failure."""
+    parsed = parse_verdict(reply.text)
+    if parsed.verdict not in ("pass", "fail"):
+        raise parse_failure(f"{kind}: the reply gives no yes/no verdict", reply)
+    yes = parsed.verdict == "pass"
+    return RubricParse(1.0 if yes else 0.0, None, "yes" if yes else "no", None, parsed.reasoning, parsed.strategy)
+
+
+def claims_of(reply: Reply, kind: str) -> RubricParse:
+    """The claims a reply lists (distinct, in order).  An extraction has no score of its own: 1.0 keeps
+    the stored entry's score in range, and `combine` reads only the claims."""
+    obj = parse_json_object(reply.text)
+    items = None if obj is None else next((obj[k] for k in ("claims", "statements") if k in obj), None)
+    if not isinstance(items, list):
+        raise parse_failure(f"{kind}: the reply has no list of claims", reply)
+    claims: list[str] = []
+    for item in items:
+        if isinstance(item, Mapping):  # {"claim": "..."} or {"statement": "..."}
+            item = next((item[k] for k in ("claim", "statement", "text") if k in item), None)
+        if not isinstance(item, str):
+            raise parse_failure(f"{kind}: each claim must be a string, got {type(item).__name__}", reply)
+        if item.strip():
+            claims.append(" ".join(item.split()))
+    claims = list(dict.fromkeys(claims))
+    if len(claims) > MAX_CLAIMS:
+        raise parse_failure(f"{kind}: the reply lists {len(claims)} claims; at most {MAX_CLAIMS} are checked", reply)
+    reasoning = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, 1)) or "(no claims)"
+    return RubricParse(1.0, None, None, None, reasoning, "json-claims", {"claims": claims})
+
+
+class ClaimRubric(Rubric):
+    """Two steps: the claims of one of the case's texts, then a yes/no ruling on each claim.
+
+    A kind says which text its claims come from (`source`: "output" or "expected"), what each is ruled
+    against (`against`: "context" or "input"), the question asked of each claim, and the score of a text
+    with no claims.
+    """
+
+    steps = ("claims", "verdicts")
+    source: ClassVar[str] = "output"
+    against: ClassVar[str] = "context"
+    what: ClassVar[str] = "factual claims"
+    which: ClassVar[str] = "Leave out questions, greetings, opinions and instructions."
+    question: ClassVar[str] = ""
+    no_claims: ClassVar[float] = 1.0
+    needs: ClassVar[Mapping[str, str]] = {}
+    rejected: ClassVar[str] = "unsupported"  # what a claim ruled "no" is called in the details and the failure
+
+    def prompts(self, case: Case) -> list[Prompt]:
+        require(case, type(self).__name__, **self.needs)
+        where = {"output": "output", "expected": "reference answer"}[self.source]
+        system = system_prompt(case, CLAIMS_INSTRUCTIONS.format(what=self.what, where=where, which=self.which))
+        text = case.output if self.source == "output" else case.expected
+        label = {"output": "Output to evaluate", "expected": "Reference answer"}[self.source]
+        user = f"{label}:\n" + fence(self.source, text or "", case.nonce)
+        return [Prompt(chat(system, user), name="claims", schema=(f"{self.name}_claims", CLAIMS_SCHEMA))]
+
+    def next_prompts(self, case: Case, earlier: Sequence[tuple[Prompt, ParsedVerdict]]) -> list[Prompt]:
+        if len(earlier) != 1:  # the rulings are in: no step is left
+            return []
+        system = system_prompt(case, RULING_INSTRUCTIONS.format(question=self.question))
+        if self.against == "context":
+            basis = render_context(case.context or (), case.nonce)
+        else:
+            basis = "Input given to the system under test:\n" + fence("input", case.input or "", case.nonce)
+        schema = (f"{self.name}_verdict", RULING_SCHEMA)
+        return [
+            Prompt(
+                chat(system, f"{basis}\n\nClaim to check:\n" + fence("claim", _safe(claim, case), case.nonce)),
+                name=f"claim {i}",
+                schema=schema,
+            )
+            for i, claim in enumerate(details_of(earlier[0][1])["claims"], 1)
+        ]
+
+    def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
+        kind = type(self).__name__
+        return claims_of(reply, kind) if prompt.name == "claims" else ruling(reply, kind)
+
+    def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
+        (_, extracted), *rulings = results
+        claims = details_of(extracted)["claims"]
+        checked = [
+            {"claim": claim, "verdict": parsed.verdict, "reasoning": parsed.reasoning}
+            for claim, (_, parsed) in zip(claims, rulings, strict=True)
+        ]
+        rejected = [c["claim"] for c in checked if c["verdict"] != "yes"]
+        if not checked:
+            score, reasoning = self.no_claims, f"the {self.source} makes no claims to check"
+        else:
+            score = (len(checked) - len(rejected)) / len(checked)
+            reasoning = "\n".join(f"[{c['verdict']}] {c['claim']}: {c['reasoning']}" for c in checked)
+        details = {"claims": checked, self.rejected: rejected, "total": len(checked)}
+        return Outcome(round(score, 6), reasoning, details=details)
+
+    def failure_details(self, outcome: Outcome) -> list[str]:
+        checked = outcome.details.get("claims", ())
+        rejected = [c for c in checked if c["verdict"] != "yes"]
+        if not rejected:
+            return []
+        return [f"{self.rejected} claims ({len(rejected)} of {len(checked)}):"] + [
+            f"  - {c['claim']}" + (f": {c['reasoning']}" if c["reasoning"] else "") for c in rejected
+        ]
+
+
+@register_rubric
+class Faithfulness(ClaimRubric):
+    """The share of the output's claims the retrieved context supports (needs `context=`).
+
+    An output that makes no claims (a refusal, a greeting) has nothing unsupported: it scores 1.0.
+    The failure lists the unsupported claims with the judge's reason for each.
+    """
+
+    name = "faithfulness"
+    question = (
+        "Decide whether the retrieved context supports the claim: it states the claim or clearly implies it. "
+        "A claim the context contradicts, or says nothing about, is not supported, however true it may be."
+    )
+    needs: ClassVar[Mapping[str, str]] = {"context": "the retrieved passages the output's claims are checked against"}
+
+
+@register_rubric
+class AnswerRelevancy(ClaimRubric):
+    """The share of the output's statements that address the input (needs `input=`).
+
+    An output that makes no statements addresses nothing: it scores 0.0.
+    """
+
+    name = "answer_relevancy"
+    against = "input"
+    what = "statements"
+    which = "Include every statement, whether or not it is a fact; leave out only greetings and filler."
+    question = (
+        "Decide whether the statement addresses the input: it answers the request, or gives information the "
+        "request needs. A statement on another subject, or one that evades the request, does not."
+    )
+    no_claims = 0.0
+    needs: ClassVar[Mapping[str, str]] = {"input": "the request the output's statements must address"}
+    rejected = "irrelevant"
+
+
+@register_rubric
+class ContextRecall(ClaimRubric):
+    """The share of the reference answer's claims the retrieved context supports (needs `expected=` and
+    `context=`): whether retrieval found what a correct answer needs.  A reference with no claims scores 1.0.
+    """
+
+    name = "context_recall"
+    source = "expected"
+    question = (
+        "Decide whether the claim can be attributed to the retrieved context: the context states it or "
+        "clearly implies it."
+    )
+    needs: ClassVar[Mapping[str, str]] = {
+        "expected": "the reference answer whose claims the context must hold",
+        "context": "the retrieved passages",
+    }
+    rejected = "unattributed"
+
+
+PRECISION_INSTRUCTIONS = RULING_INSTRUCTIONS.format(
+    question="Decide whether the passage is relevant to the input: it holds information useful for answering "
+    "it (where a reference answer is given, information that the reference answer uses). A passage on the "
+    "subject that does not help answer it is not relevant."
+)
+
+
+@register_rubric
+class ContextPrecision(Rubric):
+    """Whether the relevant passages of the context are ranked first (needs `input=` and `context=`;
+    `expected=` sharpens what relevant means).
+
+    Each passage is judged relevant or not in a call of its own; the score is average precision over
+    the ranks of the relevant passages, sum(precision@k for each relevant k) / relevant passages, so a
+    relevant passage ranked low costs more than one ranked high.  No relevant passage scores 0.0.
+    """
+
+    name = "context_precision"
+
+    def prompts(self, case: Case) -> list[Prompt]:
+        require(
+            case,
+            "ContextPrecision",
+            input="the request the passages were retrieved for",
+            context="the retrieved passages, in rank order",
+        )
+        system = system_prompt(case, PRECISION_INSTRUCTIONS)
+        nonce = case.nonce
+        asked = "Input given to the system under test:\n" + fence("input", case.input or "", nonce)
+        if case.expected is not None:
+            asked += "\n\nReference answer:\n" + fence("expected", case.expected, nonce)
+        passages = case.context or ()
+        return [
+            Prompt(
+                chat(system, f"{asked}\n\nPassage {k} of {len(passages)}:\n" + fence("passage", p, nonce)),
+                name=f"passage {k}",
+            )
+            for k, p in enumerate(passages, 1)
+        ]
+
+    def reply_schema(self) -> dict[str, Any]:
+        return dict(RULING_SCHEMA)
+
+    def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
+        return ruling(reply, "ContextPrecision")
+
+    def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
+        ranked = [
+            {"rank": k, "relevant": parsed.verdict == "yes", "reasoning": parsed.reasoning}
+            for k, (_, parsed) in enumerate(results, 1)
+        ]
+        found, total = 0, 0.0
+        for k, passage in enumerate(ranked, 1):
+            if passage["relevant"]:
+                found += 1
+                total += found / k  # precision@k at each relevant rank k
+        score = total / found if found else 0.0
+        irrelevant = [p["rank"] for p in ranked if not p["relevant"]]
+        reasoning = "\n".join(
+            f"[{'relevant' if p['relevant'] else 'irrelevant'}] passage {p['rank']}: {p['reasoning']}" for p in ranked
+        )
+        return Outcome(round(score, 6), reasoning, details={"passages": ranked, "irrelevant": irrelevant})
+
+    def failure_details(self, outcome: Outcome) -> list[str]:
+        passages = outcome.details.get("passages", ())
+        shown = [p for p in passages if not p["relevant"]]
+        if not shown:
+            return []
+        return [f"irrelevant passages ({len(shown)} of {len(passages)}, by rank):"] + [
+            f"  - passage {p['rank']}" + (f": {p['reasoning']}" if p["reasoning"] else "") for p in shown
+        ]
+
+
+def _safe(text: str, case: Case) -> str:
+    """`text` with the case's nonce taken out: a claim is the judge's own reply, which may quote the
+    system prompt's tags, and must not close the fence it is put in."""
+    return text.replace(case.nonce, "-")
