@@ -174,7 +174,7 @@ def _readme_first_test() -> Snippet:
 
 @pytest.mark.slow
 def test_the_readme_first_test_records_against_a_local_judge_and_replays_with_none(pytester, monkeypatch):
-    with OpenAIServer(lambda request: reply_json(0.9, "says returns are accepted within 30 days")) as server:
+    with OpenAIServer(lambda request: reply_json(0.9, "The answer gives the 30-day window, as asked.")) as server:
         pytester.makepyfile(test_support_bot=_readme_first_test().code)
         recorded = pytester.runpytest(f"--judge-model={MODEL}", f"--judge-api-base={server.base_url}")
         recorded.assert_outcomes(passed=1)
