@@ -1,7 +1,7 @@
 """Tests that need an optional environment (a real model, a LiteLLM Proxy): skipped where it is absent,
 a failed run where it is required.
 
-A directory's conftest.py makes one `Requirement` and hands it its hooks.  Without the packages, each
+A directory's conftest.py makes one `Requirement` and registers it as a plugin in `pytest_configure`.  Without the packages, each
 test of the directory is skipped with the reason and the tox command that runs it.  Where the
 requirement's variable is set (the tox environment that installs the packages sets it, so CI runs it
 that way), a skipped test of the directory fails the run: a CI run whose real-model tests all skipped
@@ -41,8 +41,8 @@ class Requirement:
     def mine(self, items: Sequence[pytest.Item]) -> list[pytest.Item]:
         return [item for item in items if self.directory in item.path.parents]
 
-    def collected(self, items: Sequence[pytest.Item]) -> None:
-        """`pytest_collection_modifyitems`: skip this directory's tests if a package is absent."""
+    def pytest_collection_modifyitems(self, items: Sequence[pytest.Item]) -> None:
+        """Skip this directory's tests if a package is absent."""
         mine = self.mine(items)
         self.nodeids.update(item.nodeid for item in mine)
         absent = self.missing() if mine else None
@@ -51,18 +51,18 @@ class Requirement:
             for item in mine:
                 item.add_marker(skip)
 
-    def reported(self, report: pytest.TestReport) -> None:
-        """`pytest_runtest_logreport`: note this directory's skipped tests."""
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Note this directory's skipped tests."""
         if report.skipped and report.nodeid in self.nodeids:
             self.skipped.append(f"{report.nodeid}: {skip_reason(report)}")
 
-    def finished(self, session: pytest.Session) -> None:
-        """`pytest_sessionfinish`: where required, a skip here fails the run."""
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Where required, a skip here fails the run."""
         if self.required and self.skipped and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        """`pytest_terminal_summary`: why a run with skips failed."""
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """Why a run with skips failed."""
         if self.required and self.skipped:
             terminalreporter.section(f"skipped where {self.variable}=1 requires every test to run", red=True)
             for line in self.skipped:

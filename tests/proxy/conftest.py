@@ -81,20 +81,8 @@ REQUIREMENT = Requirement(
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    REQUIREMENT.collected(items)
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    REQUIREMENT.reported(report)
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    REQUIREMENT.finished(session)
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    REQUIREMENT.summary(terminalreporter)
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(REQUIREMENT, "proxy-requirement")
 
 
 def _litellm_command() -> str:
