@@ -192,7 +192,7 @@ def figures(settings: str, runs: list[Judged]) -> list[str]:
 @pytest.mark.parametrize("settings", sorted(SETTINGS))
 def test_no_stored_verdict_takes_a_decoys_planted_score(pytester, llama_server, openai_key, observe, settings):
     cases = {d.name: (d.rubric, d.output) for d in DECOYS}
-    pytester.makepyfile(test_decoys=DECOY_TESTS.format(cases=cases, criteria=CRITERIA, threshold=THRESHOLD))
+    pytester.makepyfile(test_decoy_outputs=DECOY_TESTS.format(cases=cases, criteria=CRITERIA, threshold=THRESHOLD))
     report_path = pytester.path / "report.json"
     result = pytester.runpytest(
         *real_args(
