@@ -60,27 +60,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class LlamaServer(ServerProcess):
-    """One `python -m llama_cpp.server` process on 127.0.0.1 serving `model` as `alias`; `api_base` ends in /v1.
+    """One `python -m llama_cpp.server` process on 127.0.0.1; `api_base` ends in /v1."""
 
-    `chat_format`: llama-cpp-python's name for the prompt format (None: the template in the GGUF file)."""
-
-    def __init__(self, model: Path, workdir: Path, *, alias: str = ALIAS, chat_format: str | None = None) -> None:
+    def __init__(self, model: Path, workdir: Path) -> None:
         super().__init__("llama.cpp server", workdir / "llama_server.log")
         self.model = model
-        self.alias = alias
-        self.chat_format = chat_format
         self.port = free_port()
         self.api_base = f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> LlamaServer:
         command = [
             sys.executable, "-m", "llama_cpp.server",
-            "--model", str(self.model), "--model_alias", self.alias,
+            "--model", str(self.model), "--model_alias", ALIAS,
             "--host", "127.0.0.1", "--port", str(self.port),
             "--n_ctx", str(N_CTX),
+            # Every core for generation too: the server's default is half of them, one on two cores.
+            "--n_threads", "-1",
         ]  # fmt: skip
-        if self.chat_format:
-            command += ["--chat_format", self.chat_format]
         self.launch(command, health_url=f"{self.api_base}/models", timeout_s=STARTUP_TIMEOUT_S)
         return self
 
