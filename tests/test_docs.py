@@ -4,7 +4,8 @@ Every ```python block of README.md and docs/ is run, offline:
 
 - a block that defines a test (`def test_`) is a test module: pytest runs it (pytester) in auto
   mode, judged by `DOCS_JUDGE` (a callable judge that gives every rubric full marks, so the snippet's
-  own asserts decide), with the local OpenAI-compatible server as the model under test for
+  own asserts decide; a rubric that asks in steps gets the text's sentences as its claims, each ruled
+  yes), with the local OpenAI-compatible server as the model under test for
   `generate`; then again with CI=true, which must replay every verdict without calling the judge;
 - a block whose first line is `# conftest.py` is the conftest of the test blocks after it on its page
   (in place of DOCS_JUDGE);
@@ -42,6 +43,11 @@ def _full_marks(messages):
     system = next((m["content"] for m in messages if m["role"] == "system"), "")
     user = "\n".join(m["content"] for m in messages if m["role"] == "user")
     asked = system.rpartition("Reply with one JSON object")[2]
+    if '"claims"' in asked:  # a RAG kind's first step: each sentence of the text is a claim
+        text = re.search(r"<(output|expected)-(\w+)>(.*?)</\1-\2>", user, re.S).group(3)
+        return {"claims": [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]}
+    if '"yes" or "no"' in asked:  # a ruling on one claim, statement or passage
+        return {"reasoning": "supported", "verdict": "yes"}
     if '"results"' in asked:  # Checklist: every numbered constraint passes
         ids = re.findall(r"^(\d+)\. ", user.partition("Constraints:")[2], re.M)
         return {"results": [{"id": int(i), "reasoning": "met", "verdict": "PASS"} for i in ids]}
