@@ -178,7 +178,7 @@ def test_rerun_at_temperature_zero_repeats_the_reply(pytester, llama_server, ope
     assert (first_kind, first) == (second_kind, second), "at temperature 0 the real server repeats its reply"
 
 
-EXAMPLE_FILES = ("conftest.py", "support_bot.py", "test_support_bot.py")
+EXAMPLE_FILES = ("conftest.py", "demo_judge.py", "support_bot.py", "test_support_bot.py")
 
 
 def test_examples_judged_live_by_the_real_model_store_nothing(pytester, llama_server, openai_key, observe):
@@ -289,7 +289,9 @@ def test_likert_weighting_on_a_schema_constrained_reply_with_the_real_logprobs(l
     own json_object+schema extension and hand the real reply and log-probabilities to Likert.parse."""
     import litellm
 
+    from pytest_llmjudge import VerdictParseError
     from pytest_llmjudge.rubrics import Case, Likert, Reply
+    from pytest_llmjudge.rubrics.likert import score_distribution
 
     rubric = Likert(logprobs=True)
     (prompt,) = rubric.prompts(Case("Returns are accepted within 30 days.", "Says returns are accepted within 30 days"))
@@ -313,7 +315,17 @@ def test_likert_weighting_on_a_schema_constrained_reply_with_the_real_logprobs(l
     choice = response.choices[0]
     logprobs = choice.logprobs.model_dump() if hasattr(choice.logprobs, "model_dump") else choice.logprobs
     text = choice.message.content or ""
-    parsed = rubric.parse(prompt, Reply(text, logprobs))
+    try:
+        parsed = rubric.parse(prompt, Reply(text, logprobs))
+    except VerdictParseError as exc:
+        # This model tends to copy the criteria as its reasoning: the parser then refuses the reply as no
+        # judgment of its own. The weighting is still checked on the real log-probabilities of its score token.
+        assert "copy" in str(exc), exc
+        weights = score_distribution(logprobs, text, float(json.loads(text)["score"]), 1, 5)
+        if weights:
+            assert sum(weights.values()) == pytest.approx(1.0, abs=1e-4)
+        observe(f"schema-constrained Likert reply {text[:120]!r}: refused as a copy; score-token weights {weights}")
+        return
     details = dict(parsed.details)
     assert details["scoring"] in ("logprobs", "plain")
     if details["scoring"] == "logprobs":
