@@ -61,6 +61,8 @@ def rag_judge(request: dict) -> str:
         return json.dumps(
             {"reasoning": f"words not found: {sorted(claim - basis)}", "verdict": "yes" if checked else "no"}
         )
+    if "<passage-" not in user:  # a plain criteria judgment (a Score): a score, as it asked
+        return json.dumps({"reasoning": "a plain judgment of the criteria", "score": 1.0})
     passage, asked = _words(_fenced(user, "passage")), _words(_fenced(user, "input"))
     return json.dumps({"reasoning": "shares words with the input", "verdict": "yes" if passage & asked else "no"})
 

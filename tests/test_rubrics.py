@@ -283,7 +283,7 @@ def test_checklist_and_questions_units():
 
 
 def test_library_criteria_are_strings_with_names_and_requirements():
-    assert len(criteria.LIBRARY) == 11
+    assert len(criteria.LIBRARY) == 14  # 8 general, 3 for RAG answers, 3 for conversations
     for name, criterion in criteria.LIBRARY.items():
         assert isinstance(criterion, str) and criterion.name == name and 60 < len(criterion) < 400
     assert criteria.FACTUAL_ACCURACY.requires == ("expected",)

@@ -75,7 +75,8 @@ def test_a_command_records_into_its_own_verdict_file(tmp_path):
     assert document["test"] == "calibration::data/set.jsonl" and len(document["verdicts"]) == 1
 
 
-def test_settings_follow_pytest_own_reading_of_its_configuration(tmp_path):
+def test_settings_follow_pytest_own_reading_of_its_configuration(tmp_path, monkeypatch):
+    monkeypatch.delenv("TOX_ENV_DIR", raising=False)  # under tox, pytest's cache goes into the tox env
     # `-c FILE` and `--rootdir` in PYTEST_ADDOPTS are pytest's to interpret: a command reads them as a run does.
     (tmp_path / "pytest.ini").write_text("[pytest]\njudge_model = default-ini\n")
     (tmp_path / "ci.ini").write_text("[pytest]\njudge_model = ci-ini\njudge_threshold = 0.9\n")
