@@ -96,6 +96,8 @@ def test_cli_prune_with_a_concurrent_recorder_loses_nothing(pytester, monkeypatc
     folder = pytester.path / "judge_verdicts" / "test_bot"
     files = sorted(folder.glob("test_many_*.json"))
     assert len(files) == n
+    # The recorder writes as each file's own test does: a file whose test is gone is pruned whole.
+    tests = {path: json.loads(path.read_text())["test"] for path in files}
     monkeypatch.chdir(pytester.path)
     done = threading.Event()
     written: list[str] = []
@@ -104,7 +106,7 @@ def test_cli_prune_with_a_concurrent_recorder_loses_nothing(pytester, monkeypatc
         i = 0
         while not done.is_set() or i < 2 * n:
             path = files[i % n]
-            Ledger(path, f"test_bot.py::{path.stem}").put(key(1000 + i), entry(i))
+            Ledger(path, tests[path]).put(key(1000 + i), entry(i))
             written.append(key(1000 + i))
             i += 1
 

@@ -15,6 +15,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -169,9 +170,28 @@ def save_manifest(config: pytest.Config, manifest: Mapping[str, Any], *, shard: 
     cache = getattr(config, "cache", None)
     if cache is None:
         return None
+    _wait_for_file_clocks()
     key = MANIFEST_KEY if shard is None else f"{SHARDS_KEY}/{shard}"
     cache.set(key, dict(manifest))
     return manifest_file(cache_dir_of(config), key)
+
+
+# Linux stamps a written file from a coarse clock that lags time.time() by up to one tick.
+_COARSE_REALTIME = 5  # CLOCK_REALTIME_COARSE; the time module has no name for it
+
+
+def _wait_for_file_clocks() -> None:
+    """Sleep until any file written from now on has a later time than the manifest's "written".
+
+    Prune skips a file whose time is at or after "written" (someone recorded into it since the
+    run): a file written just after the manifest must not look older than it.  One clock tick
+    (4 ms on most Linux kernels), and nothing where files are stamped from the fine clock.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            time.sleep(time.clock_getres(_COARSE_REALTIME))
+        except OSError:
+            time.sleep(0.01)
 
 
 def cache_dir_of(config: pytest.Config) -> Path:
@@ -344,7 +364,8 @@ def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> Prun
                 plan.notes.append(f"skipped {exc}")
                 continue
             stored = len(ledger.entries) + len(ledger.generations)
-            if path.stat().st_mtime > written + 1:
+            # A file written after the run says so by its time (see `_wait_for_file_clocks`).
+            if path.stat().st_mtime >= written:
                 plan.notes.append(f"skipped {path}: changed since the run that wrote the manifest")
                 plan.kept += stored
                 continue
