@@ -94,7 +94,7 @@ def _settings_text(settings: Settings) -> str:
 def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
     from .backends.litellm import key_variable
     from .backends.litellm_import import import_litellm
-    from .backends.plan import plan_request
+    from .backends.request import plan_request
     from .pipeline import Options, plan
 
     litellm = import_litellm()

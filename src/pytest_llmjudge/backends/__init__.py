@@ -1,6 +1,6 @@
 """Backends: how a judge call reaches a model.
 
-`protocol` says what a backend is (`Backend`, `CallRequest`, `CallResult`); `plan` decides what a
+`protocol` says what a backend is (`Backend`, `CallRequest`, `CallResult`); `request` decides what a
 call sends; `retry` holds the retry policy every backend shares and `limiter` the adaptive
 concurrency limit; `litellm` and `callable` are the two backends; `litellm_import` imports LiteLLM
 for the backend and the planner alike; `loop` is the background event loop every live call runs on.
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from .litellm import LiteLLMBackend
     from .litellm_import import import_litellm
     from .loop import LoopThread
-    from .plan import SentRequest, merge_instructions, plan_request
     from .protocol import Backend, CallRequest, CallResult, UnsupportedParamError
+    from .request import SentRequest, merge_instructions, plan_request
     from .retry import backoff_delay, call_with_retries, retry_after
 
 # Each name loads its module on first use: a replay needs only the LiteLLM backend's class (to
@@ -33,13 +33,13 @@ _MODULE_OF = {
     "CallableBackend": "callable",
     "LiteLLMBackend": "litellm",
     "LoopThread": "loop",
-    "SentRequest": "plan",
+    "SentRequest": "request",
     "UnsupportedParamError": "protocol",
     "backoff_delay": "retry",
     "call_with_retries": "retry",
     "import_litellm": "litellm_import",
-    "merge_instructions": "plan",
-    "plan_request": "plan",
+    "merge_instructions": "request",
+    "plan_request": "request",
     "retry_after": "retry",
 }
 

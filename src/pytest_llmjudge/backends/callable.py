@@ -20,7 +20,7 @@ class CallableBackend:
 
     async def attempt(self, request: CallRequest, timeout: float) -> CallResult:
         """Call the function once; a sync one runs in a worker thread, so the loop keeps serving others."""
-        from .plan import merge_instructions  # what a call sends loads with the first live call, not at replay
+        from .request import merge_instructions  # what a call sends loads with the first live call, not at replay
 
         source = merge_instructions(request.messages) if request.instructions_in_user else request.messages
         messages = [dict(m) for m in source]

@@ -83,8 +83,8 @@ class LiteLLMBackend:
         A schema asked for as `response_format` is sent as `formats` decides (a refusal is asked again
         at once, one format down); `CallResult.sent` says what went.
         """
-        from .plan import plan_request  # loaded with the first live call: a replay never plans a request
         from .protocol import CallResult, UnsupportedParamError
+        from .request import plan_request  # loaded with the first live call: a replay never plans a request
 
         litellm = import_litellm()
         reference = (request.params or {}).get("response_format")

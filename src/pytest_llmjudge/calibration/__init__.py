@@ -8,7 +8,7 @@ disagreements) from the human labels and the judge's scores.
 from __future__ import annotations
 
 from .assertion import CalibrationFailed, assert_judge_agrees
-from .labels import CalibrationError, LabelKind, LabelledExample, load_examples, parse_label
+from .examples import CalibrationError, LabelKind, LabelledExample, load_examples, parse_label
 from .runner import ExampleError, run_calibration
 from .stats import (
     CalibrationResult,

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import JudgeError
 from ..redact import redact
-from .labels import CalibrationError
+from .examples import CalibrationError
 from .runner import Source, run_calibration
 from .stats import CalibrationResult, Disagreement, Kappa
 

@@ -104,7 +104,7 @@ def _threshold(raw: str | None) -> float | None:
 def run(args: argparse.Namespace) -> int:
     """Run `calibrate` with parsed arguments: print the report (or its JSON); 0, or 2 on an error."""
     from ..standalone import command_context, judge_cli_values, load_settings
-    from .labels import CalibrationError, load_examples
+    from .examples import CalibrationError, load_examples
     from .runner import ExampleError, run_calibration
 
     try:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JudgeError, first_line
-from .labels import CalibrationError, LabelledExample, load_examples
+from .examples import CalibrationError, LabelledExample, load_examples
 from .stats import CalibrationResult, Judged, calibrate
 
 if TYPE_CHECKING:
