@@ -16,7 +16,7 @@ from ..errors import VerdictParseError
 from .asked import Asked
 from .attribution import Skip
 from .candidate import Found, fits_scale, normalize, unclamped
-from .echo import mask_copies, only_copies
+from .echo import copied_spans, mask_copies, only_copies
 from .json_fields import REASON_FIELDS, fields_of, reasoning_in
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
 from .json_verdict import json_stage
@@ -26,7 +26,16 @@ from .prose import bare_first, bare_last, prose_score
 from .quotes import LazyQuotes
 from .search import retracted_after
 
-__all__ = ["ParsedVerdict", "parse_json_object", "parse_verdict", "reasoning_from"]
+__all__ = ["ParsedVerdict", "own_text", "parse_json_object", "parse_verdict", "reasoning_from"]
+
+NOTHING_OWN = (
+    "the judge's reply holds nothing of its own once what it copied from the prompt"
+    " (echoed output, instructions) is set aside"
+)
+TEMPLATE_FILLED = (
+    "the reply fills in the prompt's reply template: its reasoning is the prompt's own text"
+    " (a placeholder or a copy), so its verdict is no judgment"
+)
 
 # "Beyond rounding": a score this share of the scale's width outside it is off the scale.
 _OFF_SCALE = 1e-6
@@ -44,9 +53,37 @@ class ParsedVerdict:
     strategy: str
 
 
-def reasoning_from(obj: Mapping[Any, Any]) -> str:
-    """The judge's reasoning in a JSON object: one list of field names for every rubric ("" if none)."""
-    return reasoning_in(fields_of(obj)) or ""
+def reasoning_from(obj: Mapping[Any, Any], asked: Asked | None = None) -> str:
+    """The judge's reasoning in a JSON object: one list of field names for every rubric ("" if none).
+
+    A reasoning that is a format placeholder ("<one or two sentences>"), or with ``asked`` nothing but
+    copies of the prompt, is no judgment: `VerdictParseError`.
+    """
+    reasoning = reasoning_in(fields_of(obj)) or ""
+    _own_reasoning(mask_copies(reasoning, asked.prompt) if asked is not None and reasoning else reasoning)
+    return reasoning
+
+
+def _own_reasoning(reasoning: str) -> None:
+    if only_copies(reasoning):
+        raise VerdictParseError(TEMPLATE_FILLED)
+
+
+def own_text(text: str, asked: Asked | None) -> str:
+    """The reply as it is read: prepared (see `prepare`), every copy of the prompt in ``asked`` masked.
+
+    Raises `VerdictParseError` when nothing of the judge's own is left.
+    """
+    text = prepare(text)
+    if asked is not None and asked.prompt:
+        text = mask_copies(text, asked.prompt)
+    _check_own(text)
+    return text
+
+
+def _check_own(text: str) -> None:
+    if not any(c.isalnum() for c in text.replace(ECHO_PLACEHOLDER.strip(), "")):
+        raise VerdictParseError(NOTHING_OWN)
 
 
 def _check_scale(scale: Any) -> tuple[float, float]:
@@ -146,25 +183,12 @@ def parse_verdict(text: str, *, scale: tuple[float, float] = (0, 1), asked: Aske
         raise
 
 
-def _own(text: str) -> bool:
-    """Is anything left of the judge's own once echoed data is set aside?"""
-    return any(c.isalnum() for c in text.replace(ECHO_PLACEHOLDER.strip(), ""))
-
-
 def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> ParsedVerdict:
     if not original.strip():
         raise VerdictParseError("the judge's reply is empty", original)
     if thinking_unclosed(original):
         raise VerdictParseError("the reply's thinking block is never closed: it was cut off before its answer")
-    text = prepare(original)
-    if asked is not None and asked.prompt:
-        text = mask_copies(text, asked.prompt)
-    if not _own(text):
-        raise VerdictParseError(
-            "the judge's reply holds nothing of its own once what it copied from the prompt"
-            " (echoed output, instructions) is set aside",
-            original,
-        )
+    text = own_text(original, asked)
 
     # 1-3. JSON: whole reply, repaired, then fragments.
     budget = RepairBudget()
@@ -192,11 +216,8 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
                     "the reply quotes a JSON verdict that conflicts with a labelled score;"
                     " cannot tell which is the judge's own"
                 )
-        if found.reasoning is not None and only_copies(found.reasoning):
-            raise VerdictParseError(
-                "the reply fills in the prompt's reply template: its reasoning is the prompt's own text"
-                " (a placeholder or a copy), so its verdict is no judgment"
-            )
+        if found.reasoning is not None:
+            _own_reasoning(found.reasoning)  # the text is masked already
         if found.reasoning is None:
             if js.whole or js.span is None:
                 found.reasoning = ""
@@ -263,24 +284,34 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
     )
 
 
-def parse_json_object(text: str) -> dict[str, Any] | None:
+def parse_json_object(text: str, asked: Asked | None = None) -> dict[str, Any] | None:
     """The JSON object a reply carries (whole, repaired, or found in prose/fences), or None.
 
     Uses the same bounded extraction as `parse_verdict`: the whole reply first, then the
-    first top-level object in the text that parses directly or after repair.
+    first top-level object in the text that parses directly or after repair.  With ``asked``, only
+    an object the judge wrote itself counts: it is looked for with every copy of the prompt blanked
+    out (an echoed output's planted object is not there), then read as written, so that text the
+    judge was asked to copy (a claim taken from the output) keeps its words.  A reply with nothing
+    of its own raises `VerdictParseError`.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     text = prepare(text)
-    found = _first_object(load_whole(text))
+    own = text
+    if asked is not None and asked.prompt:
+        own = blank_spans(text, copied_spans(text, asked.prompt))  # positions kept: read `text` there
+        _check_own(own)
+    found = _first_object(load_whole(own))
     if found is not None:
-        return found
-    spans, _ = scan_objects(text)
+        written = found if own is text else _first_object(load_whole(text))
+        return found if written is None else written
+    spans, _ = scan_objects(own)
     budget = RepairBudget()
     for span in spans[:MAX_JSON_CANDIDATES]:
-        found = _first_object(load_json(text[span.start : span.end], budget)[0])
+        found = _first_object(load_json(own[span.start : span.end], budget)[0])
         if found:  # an empty object inside prose says nothing
-            return found
+            written = found if own is text else _first_object(load_json(text[span.start : span.end], budget)[0])
+            return written or found
     return None
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import importlib
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
@@ -38,6 +39,7 @@ __all__ = [
     "details_of",
     "kind_named",
     "parse_failure",
+    "reading",
     "register_rubric",
     "reply_object",
     "require",
@@ -149,10 +151,10 @@ class Rubric(ABC):
         """What `prompt` asks the judge for, as the parser needs it: the texts sent (a copy of them in
         the reply is never the verdict), whether a pass/fail verdict was asked, the reply's field names.
 
-        Read from the reply schema: a `verdict` field means a verdict was asked, a schema without one a
-        score; a kind with no schema leaves it open.
+        Read from the reply schema (the prompt's own, for a step that asks for another shape): a `verdict`
+        field means a verdict was asked, a schema without one a score; a kind with no schema leaves it open.
         """
-        schema = self.reply_schema()
+        schema = self.reply_schema() if prompt.schema is None else prompt.schema[1]
         properties = schema.get("properties") if isinstance(schema, Mapping) else None
         fields = tuple(properties) if isinstance(properties, Mapping) else ()
         verdict = None if schema is None else "verdict" in fields
@@ -335,6 +337,15 @@ def require(case: Case, kind: str, **needed: str) -> None:
 def parse_failure(message: str, reply: Reply) -> VerdictParseError:
     """The error a rubric raises for a reply it cannot read (the reply travels with it)."""
     return VerdictParseError(message, reply.text)
+
+
+@contextmanager
+def reading(kind: str, reply: Reply) -> Iterator[None]:
+    """Inside, a `VerdictParseError` raised by the parser's pieces names `kind` and carries the reply."""
+    try:
+        yield
+    except VerdictParseError as exc:
+        raise parse_failure(f"{kind}: {exc}", reply) from None
 
 
 def unit_score(value: Any) -> float | None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..case import Case, render_case
+from ..errors import VerdictParseError
 from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
 from .base import (
     REASONING,
@@ -14,7 +15,7 @@ from .base import (
     Reply,
     Rubric,
     chat,
-    parse_failure,
+    reading,
     register_rubric,
     reply_object,
     system_prompt,
@@ -31,6 +32,7 @@ CHECKLIST_INSTRUCTIONS = (
     '"verdict": "PASS" or "FAIL"}, ... one entry per constraint, in order]}'
 )
 
+_VERDICT_FIELDS = ("verdict", "result", "passed", "pass")
 _PASS_WORDS = {"pass", "passed", "yes", "true", "met", "ok"}
 _FAIL_WORDS = {"fail", "failed", "no", "false", "not met"}
 
@@ -75,29 +77,40 @@ class Checklist(Rubric):
         return reply_object(results={"type": "array", "items": item})
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        obj = parse_json_object(reply.text)
-        results = None if obj is None else (obj.get("results") or obj.get("constraints"))
+        """PASS/FAIL per constraint from the object the judge wrote itself (one it copied from the prompt is
+        no reply, nor is a reasoning that is the format's placeholder or a copy).  A result for a number no
+        constraint has, or PASS and FAIL for one constraint, is off the list asked: unreadable."""
+        asked = self.asked(prompt)
         by_id: dict[int, tuple[bool, str]] = {}
-        if isinstance(results, Mapping):  # {"1": "PASS", ...}
-            results = [{"id": k, "verdict": v} for k, v in results.items()]
-        if not isinstance(results, list):
-            raise parse_failure("Checklist: the reply has no list of results", reply)
-        for item in results:
-            if not isinstance(item, Mapping):
-                continue
-            ident = item.get("id", item.get("constraint"))
-            try:
-                number = int(str(ident).strip().rstrip("."))
-            except ValueError:
-                continue
-            verdict = next((_pass_fail(item[k]) for k in ("verdict", "result", "passed", "pass") if k in item), None)
-            if verdict is not None and 1 <= number <= len(self.constraints):
-                by_id.setdefault(number, (verdict, reasoning_from(item)))
-        missing = [str(i) for i in range(1, len(self.constraints) + 1) if i not in by_id]
-        if missing:
-            raise parse_failure(
-                f"Checklist: the reply gives no PASS/FAIL for constraint(s) {', '.join(missing)}", reply
-            )
+        with reading("Checklist", reply):
+            obj = parse_json_object(reply.text, asked)
+            results = None if obj is None else (obj.get("results") or obj.get("constraints"))
+            if isinstance(results, Mapping):  # {"1": "PASS", ...}
+                results = [{"id": k, "verdict": v} for k, v in results.items()]
+            if not isinstance(results, list):
+                raise VerdictParseError("the reply has no list of results")
+            for item in results:
+                if not isinstance(item, Mapping):
+                    continue
+                ident = item.get("id", item.get("constraint"))
+                try:
+                    number = int(str(ident).strip().rstrip("."))
+                except ValueError:
+                    continue
+                verdict = next((_pass_fail(item[k]) for k in _VERDICT_FIELDS if k in item), None)
+                if verdict is None:
+                    continue
+                if not 1 <= number <= len(self.constraints):
+                    raise VerdictParseError(
+                        f"the reply rules on constraint {number}, but {len(self.constraints)} were asked"
+                        f" (numbered 1 to {len(self.constraints)})"
+                    )
+                if by_id.get(number, (verdict,))[0] != verdict:
+                    raise VerdictParseError(f"the reply gives both PASS and FAIL for constraint {number}")
+                by_id.setdefault(number, (verdict, reasoning_from(item, asked)))
+            missing = [str(i) for i in range(1, len(self.constraints) + 1) if i not in by_id]
+            if missing:
+                raise VerdictParseError(f"the reply gives no PASS/FAIL for constraint(s) {', '.join(missing)}")
         checks: list[dict[str, Any]] = [
             {"constraint": c, "passed": by_id[i][0], "reasoning": by_id[i][1]}
             for i, c in enumerate(self.constraints, 1)

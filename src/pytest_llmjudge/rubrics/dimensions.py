@@ -19,6 +19,7 @@ from .base import (
     RubricError,
     chat,
     parse_failure,
+    reading,
     register_rubric,
     reply_object,
     system_prompt,
@@ -109,9 +110,16 @@ class Dimensions(Rubric):
         return list(self.labels)[-1]
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        obj = parse_json_object(reply.text)
+        """The dimension scores of the object the judge wrote itself: an object it copied from the prompt
+        (an output carrying planted scores) is no reply, nor is a reasoning that is the format's placeholder
+        or a copy; a score outside [0, 1] is off the asked scale."""
+        kind = type(self).__name__
+        asked = self.asked(prompt)
+        with reading(kind, reply):
+            obj = parse_json_object(reply.text, asked)
+            reasoning = "" if obj is None else reasoning_from(obj, asked)
         if obj is None:
-            raise parse_failure("Dimensions: the reply holds no JSON object of dimension scores", reply)
+            raise parse_failure(f"{kind}: the reply holds no JSON object of dimension scores", reply)
         scores = obj.get("scores") if isinstance(obj.get("scores"), Mapping) else obj.get("dimensions")
         if not isinstance(scores, Mapping):
             scores = obj
@@ -132,11 +140,16 @@ class Dimensions(Rubric):
             problems = ([f"no score for {', '.join(missing)}"] if missing else []) + (
                 [f"a score outside [0, 1] for {', '.join(bad)}"] if bad else []
             )
-            raise parse_failure(f"Dimensions: the reply gives {' and '.join(problems)}", reply)
+            raise parse_failure(f"{kind}: the reply gives {' and '.join(problems)}", reply)
         total = sum(self.weights.values())
         score = round(sum(self.weights[d] * s for d, s in found.items()) / total, 6)
         details = {"dimensions": found, "label": self.label(score), "weights": dict(self.weights)}
-        return RubricParse(score, None, None, None, reasoning_from(obj), "json-dimensions", details)
+        details.update(self.extras(obj, score))
+        return RubricParse(score, None, None, None, reasoning, "json-dimensions", details)
+
+    def extras(self, obj: Mapping[str, Any], score: float) -> dict[str, Any]:
+        """What a kind reads from the reply's object beside the scores, for the details (none here)."""
+        return {}
 
     def failure_details(self, outcome: Outcome) -> list[str]:
         dims = outcome.details.get("dimensions") or {}

@@ -12,10 +12,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..case import Case, render_case
-from ..parsing import ParsedVerdict, parse_json_object
-from .base import REASONING, Outcome, Prompt, Reply, chat, register_rubric, reply_object, system_prompt
+from .base import REASONING, Outcome, Prompt, chat, register_rubric, reply_object, system_prompt
 from .dimensions import Dimensions
-from .parsed import RubricParse
 
 __all__ = ["LOGIC_WEIGHTS", "REASONING_KINDS", "LogicConsistency", "ReasoningValidity"]
 
@@ -51,7 +49,8 @@ VALIDITY_INSTRUCTIONS = (
 
 
 class _Audit(Dimensions):
-    """Fixed dimensions with instructions of their own, and more read from the reply (`extras`)."""
+    """Fixed dimensions with instructions of their own, and more read from the reply (`extras`, which each kind
+    defines)."""
 
     weights_of: ClassVar[Mapping[str, float]]
     descriptions_of: ClassVar[Mapping[str, str]]
@@ -79,17 +78,6 @@ class _Audit(Dimensions):
     @abstractmethod
     def extra_schema(self) -> dict[str, Any]:
         """The schema of what the kind reads beside the scores, by field."""
-
-    @abstractmethod
-    def extras(self, obj: Mapping[str, Any], score: float) -> dict[str, Any]:
-        """What the kind reads from the reply's JSON object beside the scores, for the details."""
-
-    def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        parsed = super().parse(prompt, reply)  # a reply without the scores fails here
-        assert isinstance(parsed, RubricParse)
-        obj = parse_json_object(reply.text) or {}
-        details = {**parsed.details, **self.extras(obj, parsed.score)}
-        return RubricParse(parsed.score, None, None, None, parsed.reasoning, parsed.strategy, details)
 
 
 @register_rubric

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..case import Case, data_rules, fence
 from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
+from ..parsing.funnel import own_text
 from ..redact import redact
 from .base import (
     REASONING,
@@ -29,6 +30,7 @@ from .base import (
     chat,
     details_of,
     parse_failure,
+    reading,
     register_rubric,
     reply_object,
 )
@@ -60,7 +62,6 @@ _LETTER = {
     "both": "tie",
 }
 _MARKER = re.compile(r"\[\[\s{0,3}(A|B|C|tie)\s{0,3}\]\]", re.IGNORECASE)
-_ECHO = re.compile(r"<(response_a|response_b|input)-([0-9a-f]{12})>.*?</\1-\2>", re.DOTALL)
 
 
 @register_rubric
@@ -88,17 +89,21 @@ class Pairwise(Rubric):
         return reply_object(reasoning=REASONING, winner={"type": "string", "enum": ["A", "B", "tie"]})
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        text = _ECHO.sub("", reply.text)  # an echoed response cannot vote
-        letter, reasoning = None, ""
-        obj = parse_json_object(text)
+        """The winner the judge names in its own words: a response or instructions it copied (tagged or not)
+        cannot vote, a reasoning that is the format's placeholder or a copy is no judgment, and a winner
+        other than A, B or a tie is none."""
+        letter, asked = None, self.asked(prompt)
+        with reading("pairwise", reply):
+            obj = parse_json_object(reply.text, asked)
+            reasoning = "" if obj is None else reasoning_from(obj, asked)
         if obj is not None:
             for key in ("winner", "better", "preferred", "choice", "verdict"):
                 value = obj.get(key)
                 if isinstance(value, str) and value.strip().strip("[]").lower() in _LETTER:
                     letter = _LETTER[value.strip().strip("[]").lower()]
                     break
-            reasoning = reasoning_from(obj)
         if letter is None:
+            text = own_text(reply.text, asked)  # copies masked: an echoed response's marker cannot vote
             found = list(_MARKER.finditer(text))
             if found:
                 letter = _LETTER[found[-1].group(1).lower()]

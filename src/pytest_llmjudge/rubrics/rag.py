@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..case import Case, fence, render_context
-from ..parsing import ParsedVerdict, parse_json_object, parse_verdict
+from ..parsing import Asked, ParsedVerdict, parse_json_object, parse_verdict
+from ..parsing.echo import only_copies
 from .base import (
     REASONING,
     Outcome,
@@ -24,6 +25,7 @@ from .base import (
     chat,
     details_of,
     parse_failure,
+    reading,
     register_rubric,
     reply_object,
     require,
@@ -50,19 +52,26 @@ RULING_INSTRUCTIONS = (
 )
 
 
-def ruling(reply: Reply, kind: str) -> RubricParse:
-    """A yes/no ruling (1.0 or 0.0) with its reason; a reply that gives neither is a parse failure."""
-    parsed = parse_verdict(reply.text)
+def ruling(reply: Reply, kind: str, asked: Asked) -> RubricParse:
+    """A yes/no ruling (1.0 or 0.0) with its reason; a reply that gives neither is a parse failure, and so is
+    one whose yes or no was copied from the prompt (a claim or passage carrying "Verdict: yes")."""
+    with reading(kind, reply):
+        parsed = parse_verdict(reply.text, asked=asked)
     if parsed.verdict not in ("pass", "fail"):
         raise parse_failure(f"{kind}: the reply gives no yes/no verdict", reply)
     yes = parsed.verdict == "pass"
     return RubricParse(1.0 if yes else 0.0, None, "yes" if yes else "no", None, parsed.reasoning, parsed.strategy)
 
 
-def claims_of(reply: Reply, kind: str) -> RubricParse:
+def claims_of(reply: Reply, kind: str, asked: Asked) -> RubricParse:
     """The claims a reply lists (distinct, in order).  An extraction has no score of its own: 1.0 keeps
-    the stored entry's score in range, and `combine` reads only the claims."""
-    obj = parse_json_object(reply.text)
+    the stored entry's score in range, and `combine` reads only the claims.
+
+    A claim is a sentence of the text it came from, so a claim may copy that text; the list may not: one
+    found only in what the judge copied from its prompt (an output carrying `{"claims": []}`) is no
+    reply, nor is a claim that is the format's placeholder."""
+    with reading(kind, reply):
+        obj = parse_json_object(reply.text, asked)
     items = None if obj is None else next((obj[k] for k in ("claims", "statements") if k in obj), None)
     if not isinstance(items, list):
         raise parse_failure(f"{kind}: the reply has no list of claims", reply)
@@ -72,6 +81,8 @@ def claims_of(reply: Reply, kind: str) -> RubricParse:
             item = next((item[k] for k in ("claim", "statement", "text") if k in item), None)
         if not isinstance(item, str):
             raise parse_failure(f"{kind}: each claim must be a string, got {type(item).__name__}", reply)
+        if only_copies(item):
+            raise parse_failure(f"{kind}: a claim in the reply is the format's placeholder, not a claim", reply)
         if item.strip():
             claims.append(" ".join(item.split()))
     claims = list(dict.fromkeys(claims))
@@ -127,8 +138,8 @@ class ClaimRubric(Rubric):
         ]
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        kind = type(self).__name__
-        return claims_of(reply, kind) if prompt.name == "claims" else ruling(reply, kind)
+        kind, asked = type(self).__name__, self.asked(prompt)
+        return claims_of(reply, kind, asked) if prompt.name == "claims" else ruling(reply, kind, asked)
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
         (_, extracted), *rulings = results
@@ -255,7 +266,7 @@ class ContextPrecision(Rubric):
         return dict(RULING_SCHEMA)
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        return ruling(reply, "ContextPrecision")
+        return ruling(reply, "ContextPrecision", self.asked(prompt))
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
         ranked = [
