@@ -24,13 +24,15 @@ Every option can be given in three places: on the command line (`--judge-*`), in
 and in the environment (`LLMJUDGE_*`). The options of the model under test, for `generate`, are
 spelled `--generate-*` and `generate_*`. Options marked *marker* can also be set for one test, class
 or module with `@pytest.mark.judge(...)`, and the arguments of `assert_judged` itself are the most
-specific of all. A bad value is a one-line usage error that names the option and what it allows.
+specific of all. Options marked *key* go into each verdict's key: changing one of them can make a
+new judgment, judged again (in replay mode, a miss). A bad value is a one-line usage error that names
+the option and what it allows.
 
 The same options, ini file and environment apply to the `llmjudge` commands that call a judge
 (`doctor`, `calibrate`, `questions`). `pytest --help` lists them under "llmjudge".
 
-| option | ini | environment | marker | default | what it does |
-|---|---|---|---|---|---|
+| option | ini | environment | marker | key | default | what it does |
+|---|---|---|---|---|---|---|
 """
 
 FOOTER = """
@@ -63,7 +65,7 @@ def render() -> str:
         usage = f"`{option.cli}`" if option.flag else f"`{option.cli}={option.metavar}`"
         rows.append(
             f"| {usage} | `{option.ini}` | `{option.env}` | {'`' + option.name + '=`' if option.marker else ''} "
-            f"| {_default(option.default, option.flag)} | {_cell(option.help)} |"
+            f"| {'yes' if option.keyed else ''} | {_default(option.default, option.flag)} | {_cell(option.help)} |"
         )
     return HEADER + "\n".join(rows) + "\n" + FOOTER
 
