@@ -67,6 +67,11 @@ def test_what_a_subprocess_inherits_is_what_it_inherited_before():
     assert {"concurrency", "store", "cache_dir", "report", "html"}.isdisjoint(INHERITED)  # paths and local limits
 
 
+def test_an_option_that_joins_the_key_is_inherited():
+    """A test's subprocess makes the keys the test makes, so it replays the test's verdicts."""
+    assert [o.name for o in OPTIONS if o.keyed and not o.inherited] == []
+
+
 def _keys(environ: dict[str, str]) -> frozenset[str]:
     """The keys of the calls one judgment would make on a runtime with these LLMJUDGE_* variables."""
     from pytest_llmjudge.pipeline import Options, plan
