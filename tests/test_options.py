@@ -56,6 +56,7 @@ def test_settings_has_one_field_per_row_in_its_order_with_the_rows_default():
     assert Settings._fields == (*names, "mode_reason", "sources", "overridden")
     made = Settings()  # as a test's subprocess makes it: only some fields given
     assert {name: getattr(made, name) for name in names} == {o.name: o.default for o in OPTIONS}
+    assert {name: Settings._field_defaults[name] for name in names} == {o.name: o.default for o in OPTIONS}
     assert Settings(model=("m",), mode="replay").concurrency == 8
 
 

@@ -370,4 +370,5 @@ def resolve(
 # The option fields' defaults are the table's (one definition); a NamedTuple keeps them on __new__,
 # as collections.namedtuple(defaults=...) does.  A Settings made without some (a test's subprocess
 # is handed only the inherited ones) gets the table's.
-Settings.__new__.__defaults__ = (*(o.default for o in OPTIONS), *Settings._field_defaults.values())
+Settings._field_defaults = {**{o.name: o.default for o in OPTIONS}, **Settings._field_defaults}
+Settings.__new__.__defaults__ = tuple(Settings._field_defaults.values())
