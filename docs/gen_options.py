@@ -3,8 +3,7 @@
     python docs/gen_options.py          # rewrite the page
     python docs/gen_options.py --check  # exit 1 if the page is out of date (tests/test_docs.py runs this check)
 
-The page is generated, never edited by hand: each row comes from `pytest_llmjudge.options.OPTION_TABLE`
-(name, help, metavar, switch, marker) and `pytest_llmjudge.settings.OPTIONS` (the default).
+The page is generated, never edited by hand: each row comes from a row of `pytest_llmjudge.options.OPTIONS`.
 """
 
 from __future__ import annotations
@@ -25,13 +24,15 @@ Every option can be given in three places: on the command line (`--judge-*`), in
 and in the environment (`LLMJUDGE_*`). The options of the model under test, for `generate`, are
 spelled `--generate-*` and `generate_*`. Options marked *marker* can also be set for one test, class
 or module with `@pytest.mark.judge(...)`, and the arguments of `assert_judged` itself are the most
-specific of all. A bad value is a one-line usage error that names the option and what it allows.
+specific of all. Options marked *key* go into each verdict's key: changing one of them can make a
+new judgment, judged again (in replay mode, a miss). A bad value is a one-line usage error that names
+the option and what it allows.
 
 The same options, ini file and environment apply to the `llmjudge` commands that call a judge
 (`doctor`, `calibrate`, `questions`). `pytest --help` lists them under "llmjudge".
 
-| option | ini | environment | marker | default | what it does |
-|---|---|---|---|---|---|
+| option | ini | environment | marker | key | default | what it does |
+|---|---|---|---|---|---|---|
 """
 
 FOOTER = """
@@ -57,16 +58,14 @@ def _default(value: Any, flag: bool) -> str:
 
 def render() -> str:
     """The page, from the option table as the installed package has it."""
-    from pytest_llmjudge.options import OPTION_TABLE
-    from pytest_llmjudge.settings import OPTIONS_BY_NAME
+    from pytest_llmjudge.options import OPTIONS
 
     rows = []
-    for name, help_text, metavar, flag, marker in OPTION_TABLE:
-        option = OPTIONS_BY_NAME[name]
-        usage = f"`{option.cli}`" if flag else f"`{option.cli}={metavar}`"
+    for option in OPTIONS:
+        usage = f"`{option.cli}`" if option.flag else f"`{option.cli}={option.metavar}`"
         rows.append(
-            f"| {usage} | `{option.ini}` | `{option.env}` | {'`' + name + '=`' if marker else ''} "
-            f"| {_default(option.default, flag)} | {_cell(help_text)} |"
+            f"| {usage} | `{option.ini}` | `{option.env}` | {'`' + option.name + '=`' if option.marker else ''} "
+            f"| {'yes' if option.keyed else ''} | {_default(option.default, option.flag)} | {_cell(option.help)} |"
         )
     return HEADER + "\n".join(rows) + "\n" + FOOTER
 

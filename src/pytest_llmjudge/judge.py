@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from . import pipeline
 from .errors import JudgeError, JudgmentFailed
+from .options import MARKER_KEYS
 from .pipeline import Options, Plan
 from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
-from .settings import MARKER_KEYS
 from .verdict import Sample, StoredScoreWarning, Verdict
 
 if TYPE_CHECKING:
@@ -71,11 +71,10 @@ class Judge:
         self._runtime = runtime or active() or standalone_runtime()
         self._context = context if context is not None else (self._runtime.current if runtime is None else None)
         self._backend = backend
-        unknown = set(overrides) - set(MARKER_KEYS) - {"aggregate", "band"} if overrides else None
+        unknown = set(overrides) - set(MARKER_KEYS) if overrides else None
         if unknown:
             raise JudgeError(
-                f"Judge() got unknown setting(s) {', '.join(sorted(unknown))}; "
-                f"known: {', '.join(MARKER_KEYS)}, aggregate, band"
+                f"Judge() got unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(MARKER_KEYS)}"
             )
         self._overrides = overrides
 

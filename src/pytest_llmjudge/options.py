@@ -1,160 +1,265 @@
-"""The plugin's option table, alone: pytest reads it at every start-up to register the options.
+"""The plugin's options, one row each: everything about an option is declared here and derived from it.
 
-Kept apart from `settings` (which parses and resolves the values) so that registering options
-costs next to nothing in a run that never judges.  Each option exists three times: `--judge-x` on
-the command line, `judge_x` in the ini file and `LLMJUDGE_X` in the environment.
+A row names the option and holds its help, metavar, kind (its type and parser) and default, and says
+whether the `judge` marker may set it, whether it joins the verdict key and whether a test's
+subprocess inherits it.  From the rows come the command-line and ini registration (`plugin`), the
+parsing and defaults of `settings.Settings`, the marker's keys, what a subprocess inherits, and the
+options reference page (docs/gen_options.py).  Each option is spelled three ways: `--judge-x` on the
+command line, `judge_x` in the ini file and `LLMJUDGE_X` in the environment.
+
+pytest imports this module at every start-up, judging or not, to register the options: it holds
+names, texts and flags only.  A row names its parser by kind; the parsers are in `settings`, which
+loads when a value is read.
 """
 
 from __future__ import annotations
 
-# (name, help, metavar, flag: a CLI switch without a value, marker: @pytest.mark.judge may set it)
-OPTION_TABLE: tuple[tuple[str, str, str, bool, bool], ...] = (
-    (
-        "model",
-        "judge model as LiteLLM names it (e.g. gpt-4o-mini, openai/llama3); several, comma-separated, form a panel",
-        "MODEL",
-        False,
-        True,
-    ),
-    (
-        "mode",
-        "auto: stored verdict, else judge and store; replay: stored only, a miss fails; "
-        "refresh: judge again and overwrite; live: judge, store nothing (default: replay on CI, else auto)",
-        "MODE",
-        False,
-        False,
-    ),
-    ("threshold", "score a judgment needs to pass, in [0, 1] (default 0.5)", "SCORE", False, True),
-    ("api_base", "base URL of the judge's API, e.g. http://127.0.0.1:8000/v1", "URL", False, True),
-    ("temperature", "sampling temperature for the judge (default 0)", "T", False, True),
-    ("timeout", "deadline in seconds for one judgment, retries included (default 120)", "SECONDS", False, False),
-    (
-        "retries",
-        "retries after a rate limit, server error, timeout or dropped connection (default 3)",
-        "N",
-        False,
-        False,
-    ),
-    ("concurrency", "judge calls in flight at once in this process (default 8)", "N", False, False),
-    ("samples", "judge each prompt N times and combine the samples (default 1)", "N", False, True),
-    (
-        "store",
-        "directory of the committed verdict files (default: judge_verdicts/ beside each test module)",
-        "DIR",
-        False,
-        False,
-    ),
-    ("cache_dir", "directory of the local verdict cache (default: under pytest's cache dir)", "DIR", False, False),
-    ("budget", "stop live judge calls once this many US dollars are spent", "USD", False, False),
-    ("report", "write every judgment of the run to this JSON file", "PATH", False, False),
-    ("html", "write a self-contained HTML report of the run to this file", "PATH", False, False),
-    (
-        "drift",
-        "in refresh mode, report verdicts whose score moved by more than this (default 0.1)",
-        "DELTA",
-        False,
-        False,
-    ),
-    ("prune", "after a full, successful run, remove stored verdicts no test used", "VALUE", True, False),
-    (
-        "structured",
-        "ask the judge for a JSON reply through response_format: auto (where the model takes it, falling back "
-        "where the server refuses it), on (always ask for the rubric's JSON schema), off (default auto)",
-        "MODE",
-        False,
-        True,
-    ),
-    (
-        "parse_retries",
-        "on a live reply that holds no verdict, ask again for the required format this many times (default 1, 0: off)",
-        "N",
-        False,
-        False,
-    ),
-    # The model under test, for `generate`: named apart from the judge (--generate-*, generate_*).
-    (
-        "generate_model",
-        "default model under test for generate() as LiteLLM names it (the app's model, not the judge)",
-        "MODEL",
-        False,
-        False,
-    ),
-    (
-        "generate_api_base",
-        "base URL of the API of the model under test, e.g. http://127.0.0.1:8000/v1",
-        "URL",
-        False,
-        False,
-    ),
-    (
-        "budget_tokens",
-        "stop live judge calls once they have used this many tokens (prompt + completion) in this run",
-        "N",
-        False,
-        False,
-    ),
-    (
-        "price",
-        "the judge's price in US dollars per million tokens, for calls LiteLLM cannot price, "
-        "e.g. input=0.15,output=0.60 (one number: both)",
-        "PRICE",
-        False,
-        False,
-    ),
-    (
-        "max_tokens",
-        "cap on the judge's reply, in tokens (default 2048; none when --judge-reasoning-effort is set)",
-        "N",
-        False,
-        True,
-    ),
-    (
-        "reasoning_effort",
-        "reasoning effort for reasoning models: minimal, low, medium or high (not sent to models without it)",
-        "EFFORT",
-        False,
-        True,
-    ),
-    (
-        "params",
-        'further request parameters as a JSON object, e.g. \'{"seed": 7, "top_p": 0.9}\' (part of the key)',
-        "JSON",
-        False,
-        True,
-    ),
-    (
-        "instructions_in_user",
-        "put the judge's instructions into the user message (for chat templates that drop the system message)",
-        "VALUE",
-        True,
-        True,
-    ),
-    (
-        "redact_env",
-        "further environment variables whose values never reach a verdict file, report or message, "
-        "comma-separated (those named like a key, token, secret, password or credential always are)",
-        "NAMES",
-        False,
-        False,
-    ),
-)
+from typing import Any
 
 # Options of the model under test are spelled --generate-x and generate_x (LLMJUDGE_GENERATE_X in the environment).
 _OWN_PREFIX = "generate_"
 
 
-def cli_name(name: str) -> str:
-    prefix = "--" if name.startswith(_OWN_PREFIX) else "--judge-"
-    return prefix + name.replace("_", "-")
+class Option:
+    """One option: its names, help, type (and so its parser) and default, and where it applies.  Read only.
+
+    (A plain class, not a NamedTuple or a dataclass: pytest defines it at every start-up, and those
+    take a tenth of a millisecond and more to define.)
+    """
+
+    def __init__(
+        self,
+        name: str,
+        help: str,
+        metavar: str,
+        kind: tuple[Any, ...],
+        default: Any = None,
+        *,
+        marker: bool = False,
+        keyed: bool = False,
+        inherited: bool = False,
+    ) -> None:
+        self.name = name  # the Settings field, e.g. "model"
+        self.help = help
+        self.metavar = metavar
+        self.kind = kind  # its type and parser: a reader's name in `settings` and its arguments
+        self.default = default  # None: not set (the help says what happens then)
+        self.flag = kind[0] == "switch"  # a yes/no option is a CLI switch without a value (a bool in the ini file)
+        self.marker = marker  # @pytest.mark.judge(name=...), a Judge's and an assertion's arguments may set it
+        self.keyed = keyed  # its value joins the verdict key: another value is another judgment
+        self.inherited = inherited  # a test's subprocess (LLMJUDGE_TEST) judges with it too; never a path
+        own = name.startswith(_OWN_PREFIX)
+        self.cli = ("--" if own else "--judge-") + name.replace("_", "-")
+        self.ini = name if own else "judge_" + name
+        self.env = "LLMJUDGE_" + name.upper()
+        self.dest = "judge_" + name
+
+    @property
+    def described(self) -> str:
+        """The help as `--help` shows it, with the option's other spellings."""
+        return f"{self.help} [ini: {self.ini}, env: {self.env}]"
+
+    def parse(self, raw: Any, where: str | None = None) -> Any:
+        """The value of `raw`, or a SettingError naming the option as `where` spells it (default: the flag)."""
+        from .settings import read  # the parsers load with the settings, not at every start-up
+
+        return read(self, raw, where)
 
 
-def ini_name(name: str) -> str:
-    return name if name.startswith(_OWN_PREFIX) else "judge_" + name
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "model",
+        "judge model as LiteLLM names it (e.g. gpt-4o-mini, openai/llama3); several, comma-separated, form a panel",
+        "MODEL",
+        ("models",),
+        marker=True,
+        keyed=True,
+        inherited=True,
+    ),
+    Option(
+        "mode",
+        "auto: stored verdict, else judge and store; replay: stored only, a miss fails; "
+        "refresh: judge again and overwrite; live: judge, store nothing (default: replay on CI, else auto)",
+        "MODE",
+        ("choice", "auto", "replay", "refresh", "live"),
+        "auto",  # off CI: a detected CI makes replay the default (see settings.resolve)
+        inherited=True,
+    ),
+    Option(
+        "threshold",
+        "score a judgment needs to pass, in [0, 1] (default 0.5)",
+        "SCORE",
+        ("number", 0.0, 1.0),
+        0.5,
+        marker=True,
+        inherited=True,
+    ),
+    Option(
+        "api_base",
+        "base URL of the judge's API, e.g. http://127.0.0.1:8000/v1",
+        "URL",
+        ("text",),
+        marker=True,
+        inherited=True,
+    ),
+    Option(
+        "temperature",
+        "sampling temperature for the judge (default 0)",
+        "T",
+        ("number", 0.0, 2.0),
+        0.0,
+        marker=True,
+        keyed=True,
+        inherited=True,
+    ),
+    Option(
+        "timeout",
+        "deadline in seconds for one judgment, retries included (default 120)",
+        "SECONDS",
+        ("above", 0.0),
+        120.0,
+        inherited=True,
+    ),
+    Option(
+        "retries",
+        "retries after a rate limit, server error, timeout or dropped connection (default 3)",
+        "N",
+        ("whole", 0),
+        3,
+        inherited=True,
+    ),
+    Option("concurrency", "judge calls in flight at once in this process (default 8)", "N", ("whole", 1), 8),
+    Option(
+        "samples",
+        "judge each prompt N times and combine the samples (default 1)",
+        "N",
+        ("whole", 1),
+        1,
+        marker=True,
+        keyed=True,
+        inherited=True,
+    ),
+    Option(
+        "store",
+        "directory of the committed verdict files (default: judge_verdicts/ beside each test module)",
+        "DIR",
+        ("text",),
+    ),
+    Option("cache_dir", "directory of the local verdict cache (default: under pytest's cache dir)", "DIR", ("text",)),
+    Option(
+        "budget", "stop live judge calls once this many US dollars are spent", "USD", ("number", 0.0), inherited=True
+    ),
+    Option("report", "write every judgment of the run to this JSON file", "PATH", ("text",)),
+    Option("html", "write a self-contained HTML report of the run to this file", "PATH", ("text",)),
+    Option(
+        "drift",
+        "in refresh mode, report verdicts whose score moved by more than this (default 0.1)",
+        "DELTA",
+        ("number", 0.0, 1.0),
+        0.1,
+    ),
+    Option("prune", "after a full, successful run, remove stored verdicts no test used", "VALUE", ("switch",), False),
+    Option(
+        "structured",
+        "ask the judge for a JSON reply through response_format: auto (where the model takes it, falling back "
+        "where the server refuses it), on (always ask for the rubric's JSON schema), off (default auto)",
+        "MODE",
+        ("choice", "auto", "on", "off"),
+        "auto",
+        marker=True,
+        keyed=True,
+        inherited=True,
+    ),
+    Option(
+        "parse_retries",
+        "on a live reply that holds no verdict, ask again for the required format this many times (default 1, 0: off)",
+        "N",
+        ("whole", 0),
+        1,
+        inherited=True,
+    ),
+    # The model under test, for `generate`: named apart from the judge (--generate-*, generate_*).
+    Option(
+        "generate_model",
+        "default model under test for generate() as LiteLLM names it (the app's model, not the judge)",
+        "MODEL",
+        ("text",),
+        inherited=True,
+    ),
+    Option(
+        "generate_api_base",
+        "base URL of the API of the model under test, e.g. http://127.0.0.1:8000/v1",
+        "URL",
+        ("text",),
+        inherited=True,
+    ),
+    Option(
+        "budget_tokens",
+        "stop live judge calls once they have used this many tokens (prompt + completion) in this run",
+        "N",
+        ("whole", 1),
+        inherited=True,
+    ),
+    Option(
+        "price",
+        "the judge's price in US dollars per million tokens, for calls LiteLLM cannot price, "
+        "e.g. input=0.15,output=0.60 (one number: both)",
+        "PRICE",
+        ("price",),
+        inherited=True,
+    ),
+    Option(
+        "max_tokens",
+        "cap on the judge's reply, in tokens (default 2048; none when --judge-reasoning-effort is set)",
+        "N",
+        ("whole", 1),
+        marker=True,
+        keyed=True,
+        inherited=True,
+    ),
+    Option(
+        "reasoning_effort",
+        "reasoning effort for reasoning models: minimal, low, medium or high (not sent to models without it)",
+        "EFFORT",
+        ("choice", "minimal", "low", "medium", "high"),
+        marker=True,
+        keyed=True,
+        inherited=True,
+    ),
+    Option(
+        "params",
+        'further request parameters as a JSON object, e.g. \'{"seed": 7, "top_p": 0.9}\' (part of the key)',
+        "JSON",
+        ("params",),
+        marker=True,
+        keyed=True,
+        inherited=True,
+    ),
+    Option(
+        "instructions_in_user",
+        "put the judge's instructions into the user message (for chat templates that drop the system message)",
+        "VALUE",
+        ("switch",),
+        False,
+        marker=True,
+        keyed=True,
+        inherited=True,
+    ),
+    Option(
+        "redact_env",
+        "further environment variables whose values never reach a verdict file, report or message, "
+        "comma-separated (those named like a key, token, secret, password or credential always are)",
+        "NAMES",
+        ("names",),
+        (),
+        inherited=True,
+    ),
+)
 
-
-def env_name(name: str) -> str:
-    return "LLMJUDGE_" + name.upper()
-
-
-def dest_name(name: str) -> str:
-    return "judge_" + name
+OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+# What the marker (and a Judge's or an assertion's arguments) take besides settings: how one test
+# judges, which no session-wide option sets.
+MARKER_ONLY = ("rubric", "aggregate", "band")
+MARKER_KEYS = (*(o.name for o in OPTIONS if o.marker), *MARKER_ONLY)
+# The settings a test's subprocess (LLMJUDGE_TEST) judges with, as the test would.
+INHERITED = tuple(o.name for o in OPTIONS if o.inherited)

@@ -28,18 +28,16 @@ CONTEXT_KEY: pytest.StashKey[TestContext] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from .options import OPTION_TABLE, cli_name, dest_name, env_name, ini_name
+    from .options import OPTIONS
 
     group = parser.getgroup("llmjudge", "LLM-judged assertions (pytest-llmjudge)")
-    for name, help_text, metavar, flag, _ in OPTION_TABLE:
-        ini = ini_name(name)
-        text = f"{help_text} [ini: {ini}, env: {env_name(name)}]"
-        if flag:
-            group.addoption(cli_name(name), action="store_true", dest=dest_name(name), default=None, help=text)
-            parser.addini(ini, help_text, type="bool", default=False)
+    for option in OPTIONS:
+        if option.flag:
+            group.addoption(option.cli, action="store_true", dest=option.dest, default=None, help=option.described)
+            parser.addini(option.ini, option.help, type="bool", default=False)
         else:
-            group.addoption(cli_name(name), dest=dest_name(name), metavar=metavar, default=None, help=text)
-            parser.addini(ini, help_text, default="")
+            group.addoption(option.cli, dest=option.dest, metavar=option.metavar, default=None, help=option.described)
+            parser.addini(option.ini, option.help, default="")
     group.addoption(
         "--judge-doctor",
         action="store_true",
@@ -69,7 +67,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from .options import OPTION_TABLE, env_name
+    from .options import OPTIONS
     from .runtime import JudgeRuntime, activate
     from .session import RunRecorder
 
@@ -84,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
     cli, ini = judge_values(config)
     rootdir = Path(config.rootpath)
     configured = any(value not in (None, "", False) for value in (*cli.values(), *ini.values())) or any(
-        env_name(name) in os.environ for name, *_ in OPTION_TABLE
+        option.env in os.environ for option in OPTIONS
     )
     if configured:  # resolve now, so a bad value stops the run before it starts
         from .settings import SettingError, resolve
@@ -116,12 +114,11 @@ def judge_values(config: pytest.Config) -> tuple[dict[str, Any], dict[str, Any]]
 
     The one reader of pytest's configuration for the judge: a run's and the `llmjudge` commands'.
     """
-    from .options import OPTION_TABLE, dest_name, ini_name
+    from .options import OPTIONS
 
-    names = [name for name, *_ in OPTION_TABLE]
     return (
-        {name: config.getoption(dest_name(name)) for name in names},
-        {name: config.getini(ini_name(name)) for name in names},
+        {option.name: config.getoption(option.dest) for option in OPTIONS},
+        {option.name: config.getini(option.ini) for option in OPTIONS},
     )
 
 
@@ -300,17 +297,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     context = item.stash.get(CONTEXT_KEY, None)
     if context is None or item.get_closest_marker("judge") is None:
         return
-    from .settings import MARKER_KEYS
+    from .options import MARKER_KEYS
 
     try:
         kwargs = _marker_kwargs(item)
     except pytest.UsageError as exc:
         pytest.fail(str(exc), pytrace=False)
-    unknown = sorted(set(kwargs) - set(MARKER_KEYS) - {"aggregate", "band"})
+    unknown = sorted(set(kwargs) - set(MARKER_KEYS))
     if unknown:
         pytest.fail(
-            f"@pytest.mark.judge got unknown argument(s) {', '.join(unknown)}; "
-            f"it takes {', '.join(MARKER_KEYS)}, aggregate, band",
+            f"@pytest.mark.judge got unknown argument(s) {', '.join(unknown)}; it takes {', '.join(MARKER_KEYS)}",
             pytrace=False,
         )
     context.marker = kwargs
