@@ -85,7 +85,7 @@ def _under(rootdir: Path, value: str) -> Path:
 def add_judge_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """Add every `--judge-*` option (from `settings.OPTIONS`) to `parser`; each defaults to None (not given)."""
     for option in OPTIONS:
-        text = f"{option.help} [ini: {option.ini}, env: {option.env}]".replace("%", "%%")
+        text = option.described.replace("%", "%%")  # argparse formats help with %
         if option.flag:
             parser.add_argument(option.cli, action="store_true", dest=option.dest, default=None, help=text)
         else:
