@@ -243,3 +243,13 @@ def test_the_readme_links_to_files_that_exist():
     targets = [t for t in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text) if "://" not in t]
     assert targets
     assert [t for t in targets if not (ROOT / t).exists()] == []
+
+
+def test_the_judge_fixtures_public_methods_are_the_ones_the_docs_describe():
+    from pytest_llmjudge import Judge
+
+    public = {name for name in vars(Judge) if not name.startswith("_")}
+    text = (ROOT / "docs" / "writing-tests.md").read_text(encoding="utf-8")
+    section = text.split("## The `judge` fixture", 1)[1].split("\n## ", 1)[0]
+    described = set(re.findall(r"judge\.(\w+)\(", section))
+    assert public == described

@@ -67,7 +67,7 @@ def assert_judged(
         band=band,
         context=context,
     )
-    return passed_or_raise(_current_judge().judged(output, criteria, options, asserts=True))
+    return passed_or_raise(_current_judge()._judged(output, criteria, options, asserts=True))
 
 
 @user_facing
@@ -98,7 +98,7 @@ async def assert_judged_async(
         band=band,
         context=context,
     )
-    return passed_or_raise(await _current_judge().ajudged(output, criteria, options, asserts=True))
+    return passed_or_raise(await _current_judge()._ajudged(output, criteria, options, asserts=True))
 
 
 @user_facing

@@ -92,9 +92,9 @@ class Judge:
     def assert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """Judge and fail the test (JudgmentFailed) when the score is under the threshold."""
         __tracebackhide__ = True
-        return passed_or_raise(self.judged(output, criteria, Options(**options), asserts=True))
+        return passed_or_raise(self._judged(output, criteria, Options(**options), asserts=True))
 
-    def judged(self, output: Any, criteria: Any, options: Options, *, asserts: bool = False) -> Verdict:
+    def _judged(self, output: Any, criteria: Any, options: Options, *, asserts: bool = False) -> Verdict:
         """One judgment with its options gathered already; a low score does not raise.
 
         `asserts`: the caller decides pass or fail (as `assert_judged` does).  The module-level
@@ -102,7 +102,7 @@ class Judge:
         """
         return pipeline.run(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
 
-    async def ajudged(self, output: Any, criteria: Any, options: Options, *, asserts: bool = False) -> Verdict:
+    async def _ajudged(self, output: Any, criteria: Any, options: Options, *, asserts: bool = False) -> Verdict:
         """`judged`, awaitable (`assert_judged_async` comes here directly)."""
         return await pipeline.arun(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
 
@@ -110,7 +110,7 @@ class Judge:
     async def aassert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """`assert_judged`, awaitable."""
         __tracebackhide__ = True
-        return passed_or_raise(await self.ajudged(output, criteria, Options(**options), asserts=True))
+        return passed_or_raise(await self._ajudged(output, criteria, Options(**options), asserts=True))
 
     @user_facing
     def compare(
