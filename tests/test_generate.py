@@ -452,3 +452,24 @@ def test_generation_keys_and_stored_fields_stay_pinned(pytester, server):
     stored = verdict_file(pytester.path, "test_pinned", "test_pinned")["generations"]
     assert {key: (entry["index"], entry["params"]) for key, entry in stored.items()} == PINNED_GENERATION_KEYS
     assert hashlib.sha256(json.dumps(stored, sort_keys=True).encode()).hexdigest() == PINNED_GENERATIONS_SHA256
+
+
+def test_a_stored_generation_edited_to_another_model_is_refused_not_replayed(pytester, server):
+    """Given a recorded generation whose model was edited in the verdict file (so the entry no longer
+    belongs under its key), when it is replayed, the test fails naming the file and the mismatch, as a
+    tampered verdict does, and nothing is called."""
+    pytester.makepyfile(test_bot="from pytest_llmjudge import generate\ndef test_bot():\n    generate('Hello')\n")
+    pytester.runpytest(*record_args(server)).assert_outcomes(passed=1)
+    path = pytester.path / "judge_verdicts" / "test_bot" / "test_bot.json"
+    document = json.loads(path.read_text())
+    (entry,) = document["generations"].values()
+    entry["model"], entry["reply"] = "openai/other", "a reply the model under test never gave"
+    path.write_text(json.dumps(document))
+    count = server.request_count
+
+    result = pytester.runpytest(f"--generate-model={GEN_MODEL}", "--judge-mode=replay")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "does not belong under it (it was recorded with model 'openai/other', not 'openai/gen-test')" in out
+    assert "Traceback" not in out
+    assert server.request_count == count
