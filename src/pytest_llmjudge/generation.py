@@ -8,9 +8,11 @@ timeout).  The judge's modes apply unchanged: `auto` reuses a stored reply, `rep
 and a miss fails naming what differs, `refresh` asks again and overwrites, `live` stores nothing.
 The same call made twice returns the same recorded reply; `generate_batch` asks for several.
 
-Live calls take the judge's path: the LiteLLM backend, `call_with_retries`, the runtime's
-background loop, its concurrency bound and its budget.  So, like the judge's, they are neither
-recorded into nor answered from an HTTP cassette: the verdict file is their record.
+Here are the forms and their arguments; the calls run down the judgment's pipeline (plan -> lookup
+-> live -> finish, `pipeline/generations.py` saying what a generation does differently): the
+LiteLLM backend, the runtime's background loop, its concurrency bound, limiter and budget.  So,
+like the judge's, they are neither recorded into nor answered from an HTTP cassette: the verdict
+file is their record.
 """
 
 from __future__ import annotations
