@@ -61,9 +61,8 @@ def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> 
 
 def finish_generations(plan: GenerationPlan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> list[str]:
     """Write back the new replies, and return every reply in the order the generations were asked for."""
-    if plan.settings.mode in ("auto", "refresh") and plan.ledger is not None:
-        new = {c.key: {**c.record(), "reply": answers[c.key].reply.text} for c in plan.calls}
-        write_back(plan, {key: entry for key, entry in new.items() if answers[key].source != "replayed"}, runtime)
+    new = [c for c in plan.calls if answers[c.key].source != "replayed"]
+    write_back(plan, {c.key: {**c.record(), "reply": answers[c.key].reply.text} for c in new}, runtime)
     return [answers[c.key].reply.text for c in plan.calls]
 
 
