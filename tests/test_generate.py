@@ -162,6 +162,33 @@ def test_temperature():
     assert server.request_count == count
 
 
+def test_a_generation_miss_names_each_field_it_differs_in_and_the_nearest_entry():
+    """Given stored generations, a miss names the nearest one and what differs: the system prompt, the
+    batch index, other messages, or (nothing else differing) the key scheme."""
+    from pytest_llmjudge.replay_miss import replay_miss
+    from pytest_llmjudge.settings import resolve
+
+    user = {"role": "user", "content": "Hello"}
+    wanted = {"model": GEN_MODEL, "messages": [user], "params": {}, "index": 1, "key_version": 2}
+    settings = resolve({}, {}, {"LLMJUDGE_MODE": "replay"})
+
+    def differs(*stored: dict) -> str:
+        entries = {str(i) * 64: {**entry, "reply": "r"} for i, entry in enumerate(stored)}
+        text = str(
+            replay_miss(
+                "f" * 64, wanted, test="t", stored=entries, ledger_path=None, settings=settings, what="generation"
+            )
+        )
+        assert text.startswith("no stored generation for this call of generate() (mode replay:")
+        return text.split("which differs in ")[1].splitlines()[0]
+
+    system = {**wanted, "messages": [{"role": "system", "content": "Be brief."}, user]}
+    assert differs(system, {**system, "index": 0}) == "system"
+    assert differs({**wanted, "index": 0}) == "batch index"
+    assert differs({**wanted, "messages": [user, {"role": "assistant", "content": "Hi"}, user]}) == "messages"
+    assert differs(wanted) == "key scheme (record it again)"
+
+
 REFRESHED = """
 from pytest_llmjudge import assert_judged, generate
 
