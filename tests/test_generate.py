@@ -7,6 +7,7 @@ which plays both parts: the model under test (`openai/gen-test`) and the judge (
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -159,6 +160,33 @@ def test_temperature():
     assert "which differs in parameters (temperature, ...)" in out
     assert "--judge-mode=auto" in out and "Traceback" not in out
     assert server.request_count == count
+
+
+def test_a_generation_miss_names_each_field_it_differs_in_and_the_nearest_entry():
+    """Given stored generations, a miss names the nearest one and what differs: the system prompt, the
+    batch index, other messages, or (nothing else differing) the key scheme."""
+    from pytest_llmjudge.replay_miss import replay_miss
+    from pytest_llmjudge.settings import resolve
+
+    user = {"role": "user", "content": "Hello"}
+    wanted = {"model": GEN_MODEL, "messages": [user], "params": {}, "index": 1, "key_version": 2}
+    settings = resolve({}, {}, {"LLMJUDGE_MODE": "replay"})
+
+    def differs(*stored: dict) -> str:
+        entries = {str(i) * 64: {**entry, "reply": "r"} for i, entry in enumerate(stored)}
+        text = str(
+            replay_miss(
+                "f" * 64, wanted, test="t", stored=entries, ledger_path=None, settings=settings, what="generation"
+            )
+        )
+        assert text.startswith("no stored generation for this call of generate() (mode replay:")
+        return text.split("which differs in ")[1].splitlines()[0]
+
+    system = {**wanted, "messages": [{"role": "system", "content": "Be brief."}, user]}
+    assert differs(system, {**system, "index": 0}) == "system"
+    assert differs({**wanted, "index": 0}) == "batch index"
+    assert differs({**wanted, "messages": [user, {"role": "assistant", "content": "Hi"}, user]}) == "messages"
+    assert differs(wanted) == "key scheme (record it again)"
 
 
 REFRESHED = """
@@ -416,3 +444,59 @@ def test_generations_stay_out_of_http_cassettes(pytester, server):
     assert len(verdict_file(pytester.path, "test_vcr", "test_with_cassette")["generations"]) == 1
     pytester.runpytest(f"--generate-model={GEN_MODEL}", "--judge-mode=replay").assert_outcomes(passed=1)
     assert len(generation_requests(server)) == 1
+
+
+# -- pinned keys: moving generations onto the judgment pipeline must not re-generate anything ----
+
+PINNED_GENERATIONS = """
+from pytest_llmjudge import generate, generate_batch, generate_variations
+
+def test_pinned():
+    generate("Hi")
+    generate("Can I return shoes?", system="You are a shop assistant.", temperature=0.2, max_tokens=64, api_key="k")
+    generate_batch("Name a colour.", n=2, temperature=(0.3, 0.5), seed=7)
+    generate_variations("Sum up.", prompts=["Be brief. {task}", "You are a pirate."])
+"""
+
+# generation key -> (batch index, params as stored), and a hash of the whole "generations" section as
+# stored (messages, params, index, key version, reply): computed before generations joined the pipeline.
+PINNED_GENERATION_KEYS = {
+    "35af3cbfe5c4b81773bc7d9f24ac89726babb95db280d7ec6ba67a1bf86bbd2f": (0, {}),
+    "6897f19d93778383bafe600140279d0844267f5d314db387ead71f4192a54d60": (0, {}),
+    "b6d5c409cc934c6522a47b465d85e66b2f10d676e5740bfdfc18d2e20341ef6b": (0, {}),
+    "b0e201bfa7f2fab4e2e7ea8c718e295bdac7b2ffd9bbffa3df4f1cba1d159865": (0, {"max_tokens": 64, "temperature": 0.2}),
+    "c8c388b1ff4f9a960f36adcc46d6943e98abce866cec8fbc2c53ae770ce81bcf": (0, {"seed": 7, "temperature": 0.3}),
+    "1f8640d27e73c4b73bcc43d80797403313ebd2d24196b994010316bb594a46a2": (1, {"seed": 7, "temperature": 0.5}),
+}
+PINNED_GENERATIONS_SHA256 = "33ee4766bee1ef708fe184ef4ef009d1959dd6b2f7f59b2a88229d008a04e0fa"
+
+
+def test_generation_keys_and_stored_fields_stay_pinned(pytester, server):
+    """Given generations of every form (plain, with a system prompt and parameters, a batch, variations),
+    when they are recorded, their keys and stored entries are exactly those recorded before any refactor."""
+    pytester.makepyfile(test_pinned=PINNED_GENERATIONS)
+    pytester.runpytest(*record_args(server), "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    stored = verdict_file(pytester.path, "test_pinned", "test_pinned")["generations"]
+    assert {key: (entry["index"], entry["params"]) for key, entry in stored.items()} == PINNED_GENERATION_KEYS
+    assert hashlib.sha256(json.dumps(stored, sort_keys=True).encode()).hexdigest() == PINNED_GENERATIONS_SHA256
+
+
+def test_a_stored_generation_edited_to_another_model_is_refused_not_replayed(pytester, server):
+    """Given a recorded generation whose model was edited in the verdict file (so the entry no longer
+    belongs under its key), when it is replayed, the test fails naming the file and the mismatch, as a
+    tampered verdict does, and nothing is called."""
+    pytester.makepyfile(test_bot="from pytest_llmjudge import generate\ndef test_bot():\n    generate('Hello')\n")
+    pytester.runpytest(*record_args(server)).assert_outcomes(passed=1)
+    path = pytester.path / "judge_verdicts" / "test_bot" / "test_bot.json"
+    document = json.loads(path.read_text())
+    (entry,) = document["generations"].values()
+    entry["model"], entry["reply"] = "openai/other", "a reply the model under test never gave"
+    path.write_text(json.dumps(document))
+    count = server.request_count
+
+    result = pytester.runpytest(f"--generate-model={GEN_MODEL}", "--judge-mode=replay")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "does not belong under it (it was recorded with model 'openai/other', not 'openai/gen-test')" in out
+    assert "Traceback" not in out
+    assert server.request_count == count

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import pytest
 
 from pytest_llmjudge.errors import JudgeError
-from pytest_llmjudge.generation import SEVERAL_MODELS
+from pytest_llmjudge.pipeline.generations import SEVERAL_MODELS
 from pytest_llmjudge.pipeline.plan import SEVERAL_JUDGES
 from pytest_llmjudge.pipeline.recorded import recorded_model
 

@@ -8,34 +8,24 @@ timeout).  The judge's modes apply unchanged: `auto` reuses a stored reply, `rep
 and a miss fails naming what differs, `refresh` asks again and overwrites, `live` stores nothing.
 The same call made twice returns the same recorded reply; `generate_batch` asks for several.
 
-Live calls take the judge's path: the LiteLLM backend, `call_with_retries`, the runtime's
-background loop, its concurrency bound and its budget.  So, like the judge's, they are neither
-recorded into nor answered from an HTTP cassette: the verdict file is their record.
+Here are the forms and their arguments; the calls run down the judgment's pipeline (plan -> lookup
+-> live -> finish, `pipeline/generations.py` saying what a generation does differently): the
+LiteLLM backend, the runtime's background loop, its concurrency bound, limiter and budget.  So,
+like the judge's, they are neither recorded into nor answered from an HTTP cassette: the verdict
+file is their record.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .backends import CallRequest, LiteLLMBackend, call_with_retries
-from .errors import BackendError, JudgeError, StoreError
-from .generation_miss import NO_MODEL, generation_miss
+from . import pipeline
+from .backends import CallRequest
+from .errors import JudgeError
 from .judge import user_facing
-from .keys import KEY_VERSION, judgment_key
-from .pipeline.lookup import adopt_from_elsewhere
-from .pipeline.plan import stored_elsewhere
-from .pipeline.recorded import recorded_model
-from .pipeline.unwritten import warn_unwritten
+from .pipeline.generations import Generation, generation_key, plan_generations
 from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
-
-if TYPE_CHECKING:
-    from .backends import CallResult
-    from .settings import Settings
-    from .store import Ledger
 
 __all__ = [
     "Generate",
@@ -71,35 +61,6 @@ REFUSED_PARAMS = {
     "n": "generate() keeps one reply per call: use generate_batch(prompt, n=...)",
 }
 TASK_PLACEHOLDER = "{task}"
-
-
-def generation_key(model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any], index: int) -> str:
-    """The sha256 hex naming one generation: the model, the messages, the parameters sent, the batch index."""
-    return judgment_key(
-        {"kind": "generation", "model": model, "messages": list(messages), "params": dict(params), "index": index}
-    )
-
-
-@dataclass(frozen=True)
-class Generation:
-    """One call of the model under test: what it asks, its key, and the request that sends it."""
-
-    model: str
-    messages: tuple[dict[str, str], ...]
-    params: dict[str, Any]  # as keyed and stored: the temperature (where given) and the caller's parameters
-    index: int
-    key: str
-    request: CallRequest
-
-    def record(self) -> dict[str, Any]:
-        """What the verdict file says of the generation beside its reply (and what a miss compares)."""
-        return {
-            "model": self.model,
-            "messages": [dict(m) for m in self.messages],
-            "params": dict(self.params),
-            "index": self.index,
-            "key_version": KEY_VERSION,
-        }
 
 
 def build(
@@ -166,7 +127,7 @@ def variation_prompt(task: str, prompt: str) -> str:
     return f"{prompt}\n\n{task}"
 
 
-# -- the bound callable (the fixture), and the stages: plan, lookup, live calls, finish ----------
+# -- the bound callable (the fixture): each form plans its generations and runs them down the pipeline --
 
 
 class Generate:
@@ -213,12 +174,8 @@ class Generate:
         """`generate`, awaitable: the live call is awaited, so the caller's event loop keeps running."""
         __tracebackhide__ = True
         runtime, context = self._bound()
-        make = _single(prompt, system, temperature, params)
-        plan = _plan(runtime, context, model, make)
-        replies, fresh, missing = lookup(plan)
-        if missing:
-            fresh.update(await runtime.loop.wrap(call_live(plan, missing)))
-        return finish(plan, replies, fresh)[0]
+        plan = plan_generations(runtime, context, model, _single(prompt, system, temperature, params))
+        return (await pipeline.agenerate(plan, runtime))[0]
 
     @user_facing
     def batch(
@@ -263,11 +220,7 @@ class Generate:
 
     def _run_sync(self, make: Callable[[str, str | None], list[Generation]], model: str | None) -> list[str]:
         runtime, context = self._bound()
-        plan = _plan(runtime, context, model, make)
-        replies, fresh, missing = lookup(plan)
-        if missing:
-            fresh.update(runtime.loop.run(call_live(plan, missing)))
-        return finish(plan, replies, fresh)
+        return pipeline.generate(plan_generations(runtime, context, model, make), runtime)
 
 
 def _single(
@@ -280,164 +233,6 @@ def _args(
     model: str, system: str | None, temperature: float | None, params: Mapping[str, Any], api_base: str | None
 ) -> dict[str, Any]:
     return {"model": model, "system": system, "temperature": temperature, "params": params, "api_base": api_base}
-
-
-@dataclass(frozen=True)
-class GenerationPlan:
-    """The generations of one call of `generate` (or a batch), with where they are stored."""
-
-    generations: tuple[Generation, ...]
-    runtime: JudgeRuntime
-    context: TestContext | None
-    ledger: Ledger | None
-    settings: Settings
-
-
-def _plan(
-    runtime: JudgeRuntime,
-    context: TestContext | None,
-    model: str | None,
-    make: Callable[[str, str | None], list[Generation]],
-) -> GenerationPlan:
-    settings = runtime.settings
-    ledger = runtime.ledger_for(context)
-    base = settings.generate_api_base
-    if model is not None and (not isinstance(model, str) or not model.strip()):
-        raise JudgeError(f"generate() model must name a model, got {model!r}")
-    chosen = model or settings.generate_model
-    if chosen is None:
-        if settings.mode != "replay":
-            raise JudgeError(
-                "no model under test: pass model=... to generate(), or --generate-model=MODEL (generate_model in "
-                "the ini file, or LLMJUDGE_GENERATE_MODEL). The model is part of every generation's key."
-            )
-        chosen = replayed_model(runtime, ledger, lambda m: make(m, base))
-    return GenerationPlan(tuple(make(chosen, base)), runtime, context, ledger, settings)
-
-
-# The hint when several models under test recorded a replayed generation and none is configured.
-SEVERAL_MODELS = (
-    "this generation was recorded with several models under test ({models}) and none is configured: pass "
-    "model=..., or --generate-model=MODEL"
-)
-
-
-def replayed_model(runtime: JudgeRuntime, ledger: Ledger | None, calls_for: Callable[[str], list[Generation]]) -> str:
-    """Replay with no model under test configured: the model these generations were recorded with,
-    from the test's own file, else the rest of the store.  None found: a placeholder that makes the
-    replay miss."""
-    own = ledger.generations() if ledger is not None else {}
-    model = recorded_model(own, calls_for, several=SEVERAL_MODELS)
-    if model is None and ledger is not None:  # recorded elsewhere (a session fixture, a renamed test)?
-        index = stored_elsewhere(runtime)  # walks the store: only when the test's own file has no match
-        models = {s.key: s.entry for s in index.generations_by_model().values()}
-        model = recorded_model(
-            models, calls_for, lambda key: index.find_generation(key) is not None, several=SEVERAL_MODELS
-        )
-    return NO_MODEL if model is None else model
-
-
-def lookup(plan: GenerationPlan) -> tuple[dict[str, str], dict[str, str], list[Generation]]:
-    """The replies stored in the verdict files, the ones the local cache held (to be written), and the
-    generations that must go live (replay: raise on a miss), each by key."""
-    mode = plan.settings.mode
-    ledger = plan.ledger if mode in ("auto", "replay") else None
-    replies: dict[str, str] = {}
-    cached: dict[str, str] = {}
-    missing: dict[str, Generation] = {}
-    for generation in plan.generations:
-        key = generation.key
-        if key in replies or key in cached or key in missing:
-            continue
-        entry = ledger.generation(key) if ledger is not None else None
-        if entry is None and ledger is not None:
-            entry = adopt_from_elsewhere(plan.runtime, ledger, key, copy=mode == "auto", what="generation")
-        if entry is not None:
-            replies[key] = entry["reply"]
-            continue
-        if mode == "replay":
-            raise generation_miss(
-                generation.key,
-                generation.record(),
-                test=plan.context.nodeid if plan.context is not None else None,
-                stored=ledger.generations() if ledger is not None else None,
-                ledger_path=ledger.path if ledger is not None else None,
-                settings=plan.settings,
-            )
-        cache = plan.runtime.cache if mode == "auto" else None
-        value = cache.get(key) if cache is not None else None
-        if value is not None:
-            cached[key] = value["reply"]
-            continue
-        missing[key] = generation
-    return replies, cached, list(missing.values())
-
-
-async def call_live(plan: GenerationPlan, missing: Sequence[Generation]) -> dict[str, str]:
-    """Ask the model under test for every missing generation at once; the first error is raised after all end."""
-    results = await asyncio.gather(*(_call_one(plan, g) for g in missing), return_exceptions=True)
-    replies: dict[str, str] = {}
-    for generation, result in zip(missing, results, strict=False):
-        if isinstance(result, BaseException):
-            raise result
-        replies[generation.key] = result.text
-    return replies
-
-
-async def _call_one(plan: GenerationPlan, generation: Generation) -> CallResult:
-    """One live call on the background loop, under the process's concurrency bound and budget."""
-    runtime, settings = plan.runtime, plan.settings
-    deadline = time.monotonic() + settings.timeout
-    async with runtime.key_lock(generation.key), runtime.semaphore():
-        runtime.check_budget()
-        try:
-            result = await call_with_retries(
-                LiteLLMBackend(),
-                generation.request,
-                retries=settings.retries,
-                timeout=max(0.001, deadline - time.monotonic()),
-                limit_s=settings.timeout,
-            )
-        except BackendError as exc:
-            raise _for_generation(exc, generation.model) from None
-        runtime.spend(result.cost_usd)
-        return result
-
-
-def _for_generation(exc: BackendError, model: str) -> BackendError:
-    """The backend's error, said of the model under test (its hints name the judge's options)."""
-    text = str(exc).replace("--judge-model", "--generate-model").replace("--judge-api-base", "--generate-api-base")
-    text = text.replace("the judge model", "the model under test").replace("this judge", "this model")
-    return BackendError(
-        f"generate() could not get a reply from {model}: {text}",
-        retryable=exc.retryable,
-        status=exc.status,
-        retry_after=exc.retry_after,
-    )
-
-
-def finish(plan: GenerationPlan, replies: Mapping[str, str], fresh: Mapping[str, str]) -> list[str]:
-    """Store the replies not read from a verdict file (auto, refresh: live mode stores nothing) and
-    return every reply in the order the generations were asked for."""
-    if plan.settings.mode in ("auto", "refresh") and fresh:
-        cache = plan.runtime.cache
-        ledger = plan.ledger
-        unwritten: tuple[str, BaseException] | None = None
-        for generation in plan.generations:
-            text = fresh.get(generation.key)
-            if text is None:
-                continue
-            if cache is not None:
-                cache.set(generation.key, {"reply": text, "model": generation.model})
-            if ledger is not None:
-                try:
-                    ledger.put_generation(generation.key, {**generation.record(), "reply": text})
-                except (StoreError, OSError) as exc:
-                    unwritten = unwritten or (generation.key, exc)
-        if unwritten is not None and ledger is not None:
-            warn_unwritten(ledger.path, *unwritten, kept=cache is not None, what="generation", stacklevel=4)
-    every = {**fresh, **replies}
-    return [every[g.key] for g in plan.generations]
 
 
 # -- the public functions: bound to the running test ---------------------------------------------

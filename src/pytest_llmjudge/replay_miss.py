@@ -1,22 +1,28 @@
-"""Why a replay found no stored verdict: the nearest stored entry, and the fields in which it differs.
+"""Why a replay found no stored verdict or generation: the nearest stored entry, and the fields in
+which it differs.
 
 As in vcrpy's matchers, each field has its own small function comparing what is stored with what the
-judgment wants; each returns the field's name when the two differ, else None.  A stored entry that
-differs in none of them differs in the prompt template (or the rubric's parameters).  How the call
-travels (the api base) is not part of a key, so a transport change never misses.
+call wants; each returns the field's name when the two differ, else None.  A verdict's and a
+generation's record different fields, so each kind of call has its own list (`KINDS`); the message
+around them is one.  A stored verdict that differs in none of its fields differs in the prompt
+template (or the rubric's parameters).  How the call travels (the api base) is not part of a key, so
+a transport change never misses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from .errors import ReplayMiss
 from .redact import redact
 from .settings import Settings
 
 Entry = Mapping[str, Any]
+Matcher = Callable[[Entry, Entry], "str | None"]
+
+# -- a verdict's fields ----------------------------------------------------------------------------
 
 
 def model(stored: Entry, wanted: Entry) -> str | None:
@@ -109,7 +115,37 @@ def messages(stored: Entry, wanted: Entry) -> str | None:
     return "messages_sha256" if stored.get("messages_sha256") != wanted["messages_sha256"] else None
 
 
-MATCHERS: tuple[Callable[[Entry, Entry], str | None], ...] = (
+# -- a generation's fields (its model and parameters are compared as a verdict's) ------------------
+
+
+def _message(entry: Entry, role: str, last: bool = False) -> Any:
+    messages = [m for m in entry.get("messages") or [] if isinstance(m, dict) and m.get("role") == role]
+    if not messages:
+        return None
+    return (messages[-1] if last else messages[0]).get("content")
+
+
+def prompt(stored: Entry, wanted: Entry) -> str | None:
+    """The prompt (the last user message) changed."""
+    return "prompt" if _message(stored, "user", last=True) != _message(wanted, "user", last=True) else None
+
+
+def system(stored: Entry, wanted: Entry) -> str | None:
+    """The system prompt changed, was added or was removed."""
+    return "system" if _message(stored, "system") != _message(wanted, "system") else None
+
+
+def index(stored: Entry, wanted: Entry) -> str | None:
+    """Another member of a batch (more members asked for than were recorded)."""
+    return "index" if stored.get("index", 0) != wanted.get("index", 0) else None
+
+
+def generation_messages(stored: Entry, wanted: Entry) -> str | None:
+    """The messages differ otherwise (asked when every field above matches); else only the key scheme can."""
+    return "messages" if stored.get("messages") != wanted.get("messages") else "key scheme (record it again)"
+
+
+MATCHERS: tuple[Matcher, ...] = (
     model,
     criteria,
     output,
@@ -128,6 +164,8 @@ MATCHERS: tuple[Callable[[Entry, Entry], str | None], ...] = (
     key_version,
 )
 
+GENERATION_MATCHERS: tuple[Matcher, ...] = (model, prompt, system, params, index)
+
 # How a field is named in the miss's message, where its name alone would not say it.
 DESCRIBED = {
     "params": "sampling parameters",
@@ -139,25 +177,59 @@ DESCRIBED = {
 }
 
 
-def describe(field: str) -> str:
+def describe(field: str, described: Mapping[str, str] = DESCRIBED) -> str:
     """How the miss's message names a differing field."""
     if field.startswith("extra_params:"):
         return f"request parameters {field.partition(':')[2]} (--judge-params)"
-    return DESCRIBED.get(field, field)
+    return described.get(field, field)
 
 
-def differences(stored: Entry, wanted: Entry) -> list[str]:
-    """The names of the fields in which a stored entry differs from the wanted one, in MATCHERS order."""
-    return [field for field in (match(stored, wanted) for match in MATCHERS) if field is not None]
+class Kind(NamedTuple):
+    """What a miss compares and says for one kind of recorded call."""
+
+    matchers: tuple[Matcher, ...]
+    otherwise: tuple[Matcher, ...]  # asked only when none of `matchers` names a field
+    unnamed: str  # what differs when no field does
+    described: Mapping[str, str]  # how a field is named, where its name alone would not say it
+    headline: str  # with the mode's reason in place of {reason}
+    nouns: str
+    recorder: str
 
 
-def nearest(
-    entries: Mapping[str, Entry], wanted: Entry, differ: Callable[[Entry, Entry], list[str]] | None = None
-) -> tuple[str, list[str]]:
-    """The stored key that differs from `wanted` in the fewest fields, and those fields (by `differ`:
-    a verdict's fields by default; generations name their own)."""
-    differ = differ or differences
-    return min(((key, differ(entry, wanted)) for key, entry in entries.items()), key=lambda kv: len(kv[1]))
+KINDS = {
+    "verdict": Kind(
+        MATCHERS,
+        (),
+        "the prompt template",
+        DESCRIBED,
+        "no stored verdict for this judgment (mode replay: {reason})",
+        "verdicts",
+        "judge",
+    ),
+    "generation": Kind(
+        GENERATION_MATCHERS,
+        (generation_messages,),
+        "key scheme (record it again)",
+        {"params": "parameters (temperature, ...)", "index": "batch index"},
+        "no stored generation for this call of generate() (mode replay: {reason})",
+        "generations",
+        "model",
+    ),
+}
+
+
+def differences(stored: Entry, wanted: Entry, kind: Kind = KINDS["verdict"]) -> list[str]:
+    """The names of the fields in which a stored entry differs from the wanted one, in `kind`'s order."""
+    for matchers in (kind.matchers, kind.otherwise):
+        found = [field for field in (match(stored, wanted) for match in matchers) if field is not None]
+        if found:
+            return found
+    return []
+
+
+def nearest(entries: Mapping[str, Entry], wanted: Entry, kind: Kind = KINDS["verdict"]) -> tuple[str, list[str]]:
+    """The stored key that differs from `wanted` in the fewest fields, and those fields."""
+    return min(((key, differences(entry, wanted, kind)) for key, entry in entries.items()), key=lambda kv: len(kv[1]))
 
 
 def replay_miss(
@@ -168,65 +240,43 @@ def replay_miss(
     stored: Mapping[str, Entry] | None,
     ledger_path: Path | None,
     settings: Settings,
+    what: Literal["verdict", "generation"] = "verdict",
 ) -> ReplayMiss:
-    """The error a replay miss raises: what is missing, the nearest stored entry, how to record it.
+    """The error a replay miss raises: what is missing, the nearest stored entry, how to record it; for
+    a verdict, or (`what`) a generation.  Redacted.
 
-    `stored` is the test's stored entries (None outside a pytest test, where nothing is stored).
+    `wanted` is the entry as it would be stored (before redaction); `stored` the test's stored entries
+    of that kind (None outside a pytest test, where nothing is stored).
     """
+    kind = KINDS[what]
+    if what == "generation":
+        from .pipeline.generations import NO_MODEL
+        from .store.ledger import redact_generation
 
-    def nearest_to(entries: Mapping[str, Entry]) -> tuple[str, str]:
-        best_key, best_diff = nearest(entries, wanted)
-        return best_key, ", ".join(describe(field) for field in best_diff) or "the prompt template"
-
-    flags = ""
-    if not settings.model:
-        flags = " --judge-model=MODEL"
-    elif settings.sources.get("model") in ("cli", "default"):
-        flags = f" --judge-model={','.join(settings.model)}"
-    # A later step's miss says which step: its messages carry what the earlier steps replied.
-    facts = [("step", str(wanted["step"]))] if wanted.get("step") else []
-    return miss_error(
-        key,
-        headline=f"no stored verdict for this judgment (mode replay: {settings.mode_reason})",
-        test=test,
-        facts=facts,
-        stored=stored,
-        ledger_path=ledger_path,
-        nouns="verdicts",
-        nearest_to=nearest_to,
-        recorder="judge",
-        flags=flags,
-    )
-
-
-def miss_error(
-    key: str,
-    *,
-    headline: str,
-    test: str | None,
-    facts: Sequence[tuple[str, str]] = (),
-    stored: Mapping[str, Entry] | None,
-    ledger_path: Path | None,
-    nouns: str,
-    nearest_to: Callable[[Mapping[str, Entry]], tuple[str, str]],
-    recorder: str,
-    flags: str,
-) -> ReplayMiss:
-    """A replay miss's error, for a verdict or a generation: the headline; the test, `facts` and the key;
-    what is stored (`nouns`), with the nearest stored key and how it differs (`nearest_to`); and the
-    command that records it with a reachable `recorder` (`flags` added to it).  Redacted.
-    """
+        wanted = redact_generation(wanted)  # stored entries are redacted: compare like with like
+        facts = [("model", str(wanted["model"]))]
+        flags = " --generate-model=MODEL" if wanted["model"] == NO_MODEL else ""
+    else:
+        flags = ""
+        if not settings.model:
+            flags = " --judge-model=MODEL"
+        elif settings.sources.get("model") in ("cli", "default"):
+            flags = f" --judge-model={','.join(settings.model)}"
+        # A later step's miss says which step: its messages carry what the earlier steps replied.
+        facts = [("step", str(wanted["step"]))] if wanted.get("step") else []
     test = test or "(outside a test)"
     labelled = [("test", test), *facts, ("key", key[:12])]
     width = max(len(label) for label, _ in labelled) + 1  # the values line up
+    headline = kind.headline.format(reason=settings.mode_reason)
     lines = [headline, *(f"  {label + ':':<{width}} {value}" for label, value in labelled)]
     if stored is None:
         lines.append("  nothing is stored outside a pytest test")
     elif not stored:
-        lines.append(f"  no {nouns} are stored for this test (looked in {ledger_path})")
+        lines.append(f"  no {kind.nouns} are stored for this test (looked in {ledger_path})")
     else:
-        best_key, differs = nearest_to(stored)
+        best_key, fields = nearest(stored, wanted, kind)
+        differs = ", ".join(describe(field, kind.described) for field in fields) or kind.unnamed
         lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
     command = f"pytest '{test}' --judge-mode=auto{flags}"
-    lines.append(f"  record it with a reachable {recorder}: {command}  (then commit the verdict file)")
+    lines.append(f"  record it with a reachable {kind.recorder}: {command}  (then commit the verdict file)")
     return ReplayMiss(redact("\n".join(lines)), key=key)

@@ -1,4 +1,4 @@
-"""The judgment pipeline: plan -> lookup (and replay-miss diagnosis) -> live calls -> finish.
+"""The pipeline of every recorded call: plan -> lookup (and replay-miss diagnosis) -> live calls -> finish.
 
 One module per stage, each a function over plain, typed data.  `plan` merges the settings, chooses
 the backend and names every call by its key.  `lookup` finds stored replies synchronously (a replay
@@ -7,7 +7,8 @@ must go live, concurrently, on the runtime's background loop, under the budget a
 `finish` parses, writes back, notes drift, aggregates and returns the Verdict.  `run`, `arun` and
 `run_many` (here) chain the stages, one step at a time for a rubric that asks in steps (`steps`
 builds a later step's calls from the earlier replies); `record` adds each judgment to its test's
-records for reports.
+records for reports.  A generation (`generations`: the model under test asked, its reply recorded)
+takes the same stages through `generate` and `agenerate`; its replies are kept, not parsed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import JudgeError, JudgmentFailed
 from ..lazy import lazy_exports
-from .finish import finish
+from .finish import finish, finish_generations
+from .generations import Generation, GenerationPlan
 from .lookup import Answer, lookup
 from .plan import Call, Options, Plan, plan, stored_elsewhere
 from .record import note_error, note_verdict
@@ -38,11 +40,15 @@ __getattr__, __dir__ = lazy_exports(__name__, {"call_live": ".live"}, globals())
 __all__ = [
     "Answer",
     "Call",
+    "Generation",
+    "GenerationPlan",
     "Options",
     "Plan",
+    "agenerate",
     "arun",
     "call_live",
     "finish",
+    "generate",
     "lookup",
     "plan",
     "run",
@@ -54,19 +60,7 @@ __all__ = [
 def run(plan: Plan, runtime: JudgeRuntime) -> Verdict:
     """All stages, step by step; the live calls (if any) run on the background loop while this thread waits."""
     try:
-        answers: dict[str, Answer] = {}
-        calls: Sequence[Call] | None = None  # the first step: every call planned
-        while True:
-            found, missing = lookup(plan, runtime, calls)
-            answers.update(found)
-            if missing:
-                from .live import call_live
-
-                answers.update(runtime.loop.run(call_live(plan, runtime, missing)))
-            calls = next_calls(plan, answers)
-            if not calls:
-                break
-        verdict = finish(plan, answers, runtime)
+        verdict = finish(plan, answered(plan, runtime), runtime)
     except (JudgeError, JudgmentFailed) as exc:
         note_error(plan, exc)
         raise
@@ -77,24 +71,54 @@ def run(plan: Plan, runtime: JudgeRuntime) -> Verdict:
 async def arun(plan: Plan, runtime: JudgeRuntime) -> Verdict:
     """`run`, awaitable: the live calls are awaited, so the caller's own event loop keeps running."""
     try:
-        answers: dict[str, Answer] = {}
-        calls: Sequence[Call] | None = None
-        while True:
-            found, missing = lookup(plan, runtime, calls)
-            answers.update(found)
-            if missing:
-                from .live import call_live
-
-                answers.update(await runtime.loop.wrap(call_live(plan, runtime, missing)))
-            calls = next_calls(plan, answers)
-            if not calls:
-                break
-        verdict = finish(plan, answers, runtime)
+        verdict = finish(plan, await aanswered(plan, runtime), runtime)
     except (JudgeError, JudgmentFailed) as exc:
         note_error(plan, exc)
         raise
     note_verdict(plan, verdict)
     return verdict
+
+
+def generate(plan: GenerationPlan, runtime: JudgeRuntime) -> list[str]:
+    """All stages for generations: their replies, stored or live, in the order asked for."""
+    return finish_generations(plan, answered(plan, runtime), runtime)
+
+
+async def agenerate(plan: GenerationPlan, runtime: JudgeRuntime) -> list[str]:
+    """`generate`, awaitable."""
+    return finish_generations(plan, await aanswered(plan, runtime), runtime)
+
+
+def answered(plan: Plan | GenerationPlan, runtime: JudgeRuntime) -> dict[str, Answer]:
+    """Lookup, then the live calls of what is missing, step after step: every call's answer, by key."""
+    answers: dict[str, Answer] = {}
+    calls: Sequence[Call | Generation] | None = None  # the first step: every call planned
+    while True:
+        found, missing = lookup(plan, runtime, calls)
+        answers.update(found)
+        if missing:
+            from .live import call_live
+
+            answers.update(runtime.loop.run(call_live(plan, runtime, missing)))
+        calls = next_calls(plan, answers) if isinstance(plan, Plan) else ()
+        if not calls:
+            return answers
+
+
+async def aanswered(plan: Plan | GenerationPlan, runtime: JudgeRuntime) -> dict[str, Answer]:
+    """`answered`, awaitable."""
+    answers: dict[str, Answer] = {}
+    calls: Sequence[Call | Generation] | None = None
+    while True:
+        found, missing = lookup(plan, runtime, calls)
+        answers.update(found)
+        if missing:
+            from .live import call_live
+
+            answers.update(await runtime.loop.wrap(call_live(plan, runtime, missing)))
+        calls = next_calls(plan, answers) if isinstance(plan, Plan) else ()
+        if not calls:
+            return answers
 
 
 def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
@@ -111,7 +135,7 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
 
     pending: list[tuple[Plan, Sequence[Call] | None]] = [(each, None) for each in plans]
     while pending:
-        going_live: list[tuple[Plan, list[Call]]] = []
+        going_live: list[tuple[Plan, list[Call | Generation]]] = []
         for each, calls in pending:
             try:
                 found, missing = lookup(each, runtime, calls)
@@ -157,7 +181,7 @@ def run_many(plans: Sequence[Plan], runtime: JudgeRuntime) -> list[Verdict]:
 
 
 async def _live_all(
-    going_live: Sequence[tuple[Plan, list[Call]]], runtime: JudgeRuntime
+    going_live: Sequence[tuple[Plan, list[Call | Generation]]], runtime: JudgeRuntime
 ) -> list[dict[str, Answer] | BaseException]:
     """Every judgment's missing calls of this step, all at once."""
     from .live import call_live

@@ -1,4 +1,5 @@
-"""Finish: parse every reply, write back what is new (noting drift), combine the samples into the Verdict.
+"""Finish: parse every reply, write back what is new (noting drift), combine the samples into the Verdict;
+or, for generations, write back what is new and return the replies as they came.
 
 Stored replies are parsed again on every replay, so an improved parser re-reads old verdicts, and a
 hand-edited score cannot outvote its reply.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..aggregate import combine_panel, undecided
 from ..caller import warn_at_caller
@@ -22,6 +23,7 @@ from .plan import stored_fields
 if TYPE_CHECKING:
     from ..parsing import ParsedVerdict
     from ..runtime import JudgeRuntime
+    from .generations import GenerationPlan
     from .lookup import Answer
     from .plan import Call, Plan
 
@@ -51,22 +53,49 @@ def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> 
                     "(re-record, or run `python -m pytest_llmjudge reparse`)"
                 )
             )
-    write_back(plan, answers, parsed, runtime)
+    write_back(plan, new_verdicts(plan, answers, parsed), runtime)
     if len(plan.calls) == 1:
         return _one_call(plan, answers, parsed)
     return verdict_of(plan, samples_of(plan, answers, parsed), answers)
 
 
-def write_back(
-    plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict], runtime: JudgeRuntime
-) -> None:
-    """Store new replies in the test's ledger (auto, refresh); note drift against what refresh replaced."""
+def finish_generations(plan: GenerationPlan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> list[str]:
+    """Write back the new replies, and return every reply in the order the generations were asked for."""
+    new = [c for c in plan.calls if answers[c.key].source != "replayed"]
+    write_back(plan, {c.key: {**c.record(), "reply": answers[c.key].reply.text} for c in new}, runtime)
+    return [answers[c.key].reply.text for c in plan.calls]
+
+
+def write_back(plan: Plan | GenerationPlan, entries: Mapping[str, Mapping[str, Any]], runtime: JudgeRuntime) -> None:
+    """Store new entries in their section of the test's ledger (auto, refresh); one warning if it cannot be written."""
+    ledger = plan.ledger
+    if plan.settings.mode not in ("auto", "refresh") or ledger is None:
+        return
+    unwritten: tuple[str, BaseException] | None = None
+    for key, entry in entries.items():
+        try:
+            ledger.put_generation(key, entry) if plan.what == "generation" else ledger.put(key, entry)
+        except (StoreError, OSError) as exc:
+            unwritten = unwritten or (key, exc)
+    if unwritten is not None:
+        from .unwritten import warn_unwritten  # on a failed write only
+
+        cache = runtime.cache  # None below: it could not store the reply either (a full disk)
+        kept = (cache.keeps(unwritten[0]) or None) if cache is not None else False
+        warn_unwritten(ledger.path, *unwritten, kept=kept, what=plan.what)
+
+
+def new_verdicts(
+    plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict]
+) -> dict[str, dict[str, Any]]:
+    """The entries of the replies not read from the ledger (auto, refresh); noting drift against what
+    refresh replaces."""
     mode = plan.settings.mode
     ledger = plan.ledger
     if mode not in ("auto", "refresh") or ledger is None:
-        return
+        return {}
     previous = ledger.entries() if mode == "refresh" else {}
-    unwritten: tuple[str, BaseException] | None = None
+    entries: dict[str, dict[str, Any]] = {}
     for call in plan.calls:
         answer = answers[call.key]
         if answer.source == "replayed":
@@ -96,16 +125,8 @@ def write_back(
                         "flipped": flipped,
                     }
                 )
-        try:
-            ledger.put(call.key, entry)
-        except (StoreError, OSError) as exc:
-            unwritten = unwritten or (call.key, exc)
-    if unwritten is not None:
-        from .unwritten import warn_unwritten  # on a failed write only
-
-        cache = runtime.cache  # None below: it could not store the reply either (a full disk)
-        kept = (cache.keeps(unwritten[0]) or None) if cache is not None else False
-        warn_unwritten(ledger.path, *unwritten, kept=kept)
+        entries[call.key] = entry
+    return entries
 
 
 def samples_of(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict]) -> list[Sample]:

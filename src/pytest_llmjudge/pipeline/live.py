@@ -1,5 +1,6 @@
 """Live calls, on the runtime's background loop: the missing calls sent concurrently, under the budget
-and one lock per key, with retries; a reply that holds no verdict is asked for again.
+and one lock per key, with retries; a judge's reply that holds no verdict is asked for again, and a
+generation's reply is kept as it came.
 """
 
 from __future__ import annotations
@@ -14,20 +15,24 @@ from typing import TYPE_CHECKING
 
 from ..backends import CallRequest, CallResult, LiteLLMBackend, UnsupportedParamError, call_with_retries
 from ..backends.litellm_import import import_litellm
-from ..errors import VerdictParseError
+from ..errors import BackendError, VerdictParseError
 from ..reask import combined, reask_request
 from ..rubrics import Reply
 from ..structured import format_used
 from .finish import parse
+from .generations import failed
 from .lookup import Answer, reply_extra
+from .plan import Call, Plan
 
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime
     from ..store import LocalCache
-    from .plan import Call, Plan
+    from .generations import Generation, GenerationPlan
 
 
-async def call_live(plan: Plan, runtime: JudgeRuntime, missing: Sequence[Call]) -> dict[str, Answer]:
+async def call_live(
+    plan: Plan | GenerationPlan, runtime: JudgeRuntime, missing: Sequence[Call | Generation]
+) -> dict[str, Answer]:
     """Make the missing calls concurrently; the first error is raised once all have finished."""
     if isinstance(plan.backend, LiteLLMBackend) and "litellm" not in sys.modules:
         # The process's one import of LiteLLM (seconds) is no judgment's latency, nor eats its timeout.
@@ -46,7 +51,9 @@ async def call_live(plan: Plan, runtime: JudgeRuntime, missing: Sequence[Call]) 
     return answers
 
 
-async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) -> Answer:
+async def _call_one(
+    plan: Plan | GenerationPlan, runtime: JudgeRuntime, call: Call | Generation, deadline: float
+) -> Answer:
     settings = plan.settings
     cache: LocalCache | None = runtime.cache if settings.mode in ("auto", "refresh") else None
     async with runtime.key_lock(call.key), runtime.semaphore():
@@ -60,9 +67,13 @@ async def _call_one(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: flo
             result = await _send(plan, runtime, call, deadline)
             plan.live_calls[0] += 1  # paid for, whether or not its reply parses
             note_request(plan, runtime, call, result)
-            result = runtime.count(result, call.request.model)  # priced, counted against the budgets
-            plan.paid.append(result)  # reported even if its reply never parses
-            result, earlier = await _until_parsed(plan, runtime, call, result, deadline)
+            earlier: list[str] = []
+            if isinstance(plan, Plan) and isinstance(call, Call):
+                result = runtime.count(result, call.request.model)  # priced, counted against the budgets
+                plan.paid.append(result)  # reported even if its reply never parses
+                result, earlier = await _until_parsed(plan, runtime, call, result, deadline)
+            else:  # the model under test's cost counts; the judge's price (--judge-price) is not its price
+                runtime.spend(result.cost_usd)
             reply = Reply(result.text, result.logprobs)
             extra = reply_extra(
                 {"structured": format_used(call.request.params, result.sent), "retried_from": earlier or None}
@@ -115,16 +126,22 @@ async def _until_parsed(
         result = combined(result, again)
 
 
-async def _send(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) -> CallResult:
+async def _send(
+    plan: Plan | GenerationPlan, runtime: JudgeRuntime, call: Call | Generation, deadline: float
+) -> CallResult:
     """One call, with retries; a judge that refuses the log-probabilities a rubric asked for is asked
     again without them (the rubric then scores plainly), with a warning; one that refuses the default
-    reply cap is asked again without it."""
+    reply cap is asked again without it.  A generation's failure is said of the model under test."""
     from ..rubrics.likert import LogprobsFallbackWarning, without_logprobs
 
     request = call.request
     try:
         return await _with_retries(plan, runtime, request, deadline)
-    except UnsupportedParamError as exc:
+    except BackendError as exc:
+        if not isinstance(plan, Plan):
+            raise failed(exc, call.model_id) from None
+        if not isinstance(exc, UnsupportedParamError):
+            raise
         if exc.unsupported_param in _CAPS and request.max_tokens is not None and plan.settings.max_tokens is None:
             # The default cap is the plugin's choice, not the user's: a model that refuses it (an OpenAI
             # reasoning model under a name LiteLLM does not know wants max_completion_tokens) judges without.
@@ -145,7 +162,9 @@ async def _send(plan: Plan, runtime: JudgeRuntime, call: Call, deadline: float) 
 _CAPS = ("max_tokens", "max_completion_tokens")
 
 
-async def _with_retries(plan: Plan, runtime: JudgeRuntime, request: CallRequest, deadline: float) -> CallResult:
+async def _with_retries(
+    plan: Plan | GenerationPlan, runtime: JudgeRuntime, request: CallRequest, deadline: float
+) -> CallResult:
     """One request under the run's retry policy, what is left of the deadline, and the rate limiter."""
     return await call_with_retries(
         plan.backend,
@@ -157,7 +176,9 @@ async def _with_retries(plan: Plan, runtime: JudgeRuntime, request: CallRequest,
     )
 
 
-def note_request(plan: Plan, runtime: JudgeRuntime, call: Call, result: CallResult) -> None:
+def note_request(
+    plan: Plan | GenerationPlan, runtime: JudgeRuntime, call: Call | Generation, result: CallResult
+) -> None:
     """Keep what a live call sent for the verdict record; say once per run what a model was not sent."""
     if result.sent is None or call.model_id in plan.requests:
         return

@@ -9,18 +9,19 @@ import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from ..errors import JudgeError, StoreError
 from ..rubrics import Reply
 from ..verdict import StoredScoreWarning
-from .plan import stored_elsewhere, stored_fields
+from .plan import Plan, stored_elsewhere, stored_fields
 
 if TYPE_CHECKING:
     from ..backends import CallResult
     from ..runtime import JudgeRuntime
     from ..store import Ledger
-    from .plan import Call, Plan
+    from .generations import Generation, GenerationPlan
+    from .plan import Call
 
 
 class Answer(NamedTuple):
@@ -39,10 +40,11 @@ def reply_extra(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def lookup(
-    plan: Plan, runtime: JudgeRuntime, calls: Sequence[Call] | None = None
-) -> tuple[dict[str, Answer], list[Call]]:
+    plan: Plan | GenerationPlan, runtime: JudgeRuntime, calls: Sequence[Call | Generation] | None = None
+) -> tuple[dict[str, Answer], list[Call | Generation]]:
     """The stored answers, by key, and the calls that must go live (replay: raise on a miss), of `calls`
-    (a later step's) or of every call planned.
+    (a later step's) or of every call planned: a judgment's from the verdicts, a generation's from
+    the generations of the verdict files.
 
     A key missed in the test's own file is looked up in the rest of the store (keys are content
     hashes: the same key is the same judgment wherever it is filed).  In auto mode an entry found
@@ -51,17 +53,18 @@ def lookup(
     mode = plan.settings.mode
     ledger = plan.ledger if mode in ("auto", "replay") else None
     answers: dict[str, Answer] = {}
-    missing: list[Call] = []
+    missing: list[Call | Generation] = []
+    generations = plan.what == "generation"
     for call in plan.calls if calls is None else calls:
         if call.key in answers:
             continue
         entry = None
         if ledger is not None:
-            entry = ledger.get(call.key)
+            entry = ledger.generation(call.key) if generations else ledger.get(call.key)
             if entry is not None:
                 check_entry(call, entry, ledger.location)
             else:
-                entry = adopt_from_elsewhere(runtime, ledger, call.key, copy=mode == "auto", call=call)
+                entry = adopt_from_elsewhere(runtime, ledger, call.key, copy=mode == "auto", what=plan.what, call=call)
         if entry is not None:
             answers[call.key] = Answer(Reply(entry["reply"], entry.get("logprobs")), "replayed", entry)
             continue
@@ -87,10 +90,10 @@ def adopt_from_elsewhere(
     *,
     copy: bool,
     what: Literal["verdict", "generation"] = "verdict",
-    call: Call | None = None,
+    call: Call | Generation | None = None,
 ) -> dict[str, Any] | None:
     """The entry (a verdict, or a generation) for `key` from another verdict file, or None; with
-    `copy`, written into `ledger` too.  A verdict entry is first checked against `call` (`check_entry`).
+    `copy`, written into `ledger` too.  The entry is first checked against `call` (`check_entry`).
 
     The other file's entry is also marked used (through the runtime's Ledger of that file), so a
     prune after a replay that relied on it keeps it.  Files the search could not read are noted for
@@ -118,7 +121,7 @@ def adopt_from_elsewhere(
     return dict(found.entry)
 
 
-def check_entry(call: Call, entry: Mapping[str, Any], path: Path | str) -> None:
+def check_entry(call: Call | Generation, entry: Mapping[str, Any], path: Path | str) -> None:
     """Refuse a stored entry that was not recorded for `call` (copied under another key, or edited).
 
     The key is a hash of the request, and the entry keeps the hash of the messages it was recorded
@@ -142,7 +145,7 @@ def check_entry(call: Call, entry: Mapping[str, Any], path: Path | str) -> None:
         )
 
 
-def _mismatch(call: Call, entry: Mapping[str, Any]) -> str | None:
+def _mismatch(call: Call | Generation, entry: Mapping[str, Any]) -> str | None:
     """What shows that `entry` was recorded for another call than `call`, or None."""
     model = entry.get("model", call.model_id)
     if model != call.model_id:
@@ -158,15 +161,18 @@ def _mismatch(call: Call, entry: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _replay_miss(plan: Plan, call: Call) -> JudgeError:
+def _replay_miss(plan: Plan | GenerationPlan, call: Call | Generation) -> JudgeError:
     from ..replay_miss import replay_miss  # the diagnosis loads only when a replay misses
 
     ledger = plan.ledger
+    stored = None if ledger is None else ledger.entries() if isinstance(plan, Plan) else ledger.generations()
     return replay_miss(
         call.key,
-        stored_fields(plan, call),
+        # A plan's calls are of its kind: a judgment's are Calls, a generation plan's Generations.
+        stored_fields(plan, cast("Call", call)) if isinstance(plan, Plan) else cast("Generation", call).record(),
         test=plan.context.nodeid if plan.context is not None else None,
-        stored=ledger.entries() if ledger is not None else None,
+        stored=stored,
         ledger_path=ledger.path if ledger is not None else None,
         settings=plan.settings,
+        what=plan.what,
     )

@@ -15,9 +15,9 @@ import dataclasses
 import time
 import warnings
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from ..aggregate import AGGREGATES
 from ..backends import LiteLLMBackend
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..backends import Backend, CallRequest, CallResult
     from ..runtime import JudgeRuntime, TestContext
     from ..store import Ledger, VerdictIndex
+    from .recorded import Keyed
 
 
 class Options(NamedTuple):
@@ -196,6 +197,8 @@ class Plan:
     Not frozen: every judgment makes one, and a frozen dataclass sets each field the slow way.
     """
 
+    what: ClassVar[Literal["verdict"]] = "verdict"  # its section of the verdict file, and its noun
+
     case: Case
     rubric: Rubric
     settings: Settings
@@ -262,22 +265,15 @@ def plan(
     if not settings.model and settings.mode in ("replay", "auto") and isinstance(setup.backend, LiteLLMBackend):
         # No judge configured (CI, or a teammate's clone in auto mode): replay what was recorded,
         # whichever model recorded it.  Only a miss needs a model.
-        from .recorded import recorded_model  # loaded only here: a run that names its judge never asks
-
-        entries = ledger.entries() if ledger is not None else {}
-        model = recorded_model(entries, lambda m: setup.calls([(m, m)], prompts), several=SEVERAL_JUDGES)
-        if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
-            elsewhere = stored_elsewhere(runtime)
-            by_model = {s.key: s.entry for s in elsewhere.by_model().values()}
-            model = recorded_model(
-                by_model, lambda m: setup.calls([(m, m)], prompts), elsewhere.has, several=SEVERAL_JUDGES
-            )
+        model = recorded_by(
+            runtime, context, ledger, "verdict", lambda m: setup.calls([(m, m)], prompts), several=SEVERAL_JUDGES
+        )
         if model is not None:
             settings = settings._replace(model=(model,))
         elif settings.mode == "auto":  # a miss must judge live, and nothing names the judge: say how to
             raise JudgeError(NO_JUDGE_MODEL)
         else:  # a miss: against the one model this test recorded with, so the miss names what changed
-            models = {e.get("model") for e in entries.values()}
+            models = {e.get("model") for e in (ledger.entries() if ledger is not None else {}).values()}
             only = models.pop() if len(models) == 1 else None
             model = only if isinstance(only, str) else NO_MODEL
         calls = setup.calls([(model, model)], prompts)
@@ -501,6 +497,31 @@ def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> d
         if result.dropped:
             fields["dropped"] = dict(result.dropped)
     return fields
+
+
+def recorded_by(
+    runtime: JudgeRuntime,
+    context: TestContext | None,
+    ledger: Ledger | None,
+    what: Literal["verdict", "generation"],
+    calls_for: Callable[[str], Iterable[Keyed]],
+    *,
+    several: str,
+) -> str | None:
+    """Replay with no model configured: the model under which `calls_for(model)` has a stored key
+    (a verdict's, or a generation's), from the test's own file, else the rest of the store; None
+    where no model has.  `several` is the error when more than one has (see `recorded_model`)."""
+    from .recorded import recorded_model  # loaded only here: a run that names its models never asks
+
+    generations = what == "generation"
+    own = (ledger.generations() if generations else ledger.entries()) if ledger is not None else {}
+    model = recorded_model(own, calls_for, several=several)
+    if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
+        index = stored_elsewhere(runtime)
+        firsts = index.generations_by_model() if generations else index.by_model()
+        has = (lambda key: index.find_generation(key) is not None) if generations else index.has
+        model = recorded_model({s.key: s.entry for s in firsts.values()}, calls_for, has, several=several)
+    return model
 
 
 _INDEXES: weakref.WeakKeyDictionary[JudgeRuntime, VerdictIndex] = weakref.WeakKeyDictionary()
