@@ -312,11 +312,11 @@ def test_budget_holds_across_xdist_workers(pytester, openai_server):
 
 def test_budget_message_and_notice_from_the_runtime(tmp_path):
     runtime = own_runtime(rootdir=tmp_path, budget="0.01")
-    runtime.check_budget()
-    runtime.spend(0.004)
-    runtime.spend(0.007)
+    runtime.budget.check()
+    runtime.budget.spend(0.004)
+    runtime.budget.spend(0.007)
     with pytest.raises(BudgetExceeded, match=r"--judge-budget=\$0.01 is spent \(\$0.0110 so far\)"):
-        runtime.check_budget()
+        runtime.budget.check()
     assert runtime.notices == [
         "llmjudge: --judge-budget=$0.01 reached ($0.0110 spent); later live judge calls were refused"
     ]

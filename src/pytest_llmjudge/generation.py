@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .backends import CallRequest, LiteLLMBackend, call_with_retries
+from .current import active, standalone_runtime
 from .errors import BackendError, JudgeError, StoreError
 from .generation_miss import NO_MODEL, generation_miss
 from .judge import user_facing
@@ -30,7 +31,7 @@ from .pipeline.lookup import adopt_from_elsewhere
 from .pipeline.plan import stored_elsewhere
 from .pipeline.recorded import recorded_model
 from .pipeline.unwritten import warn_unwritten
-from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
+from .runtime import JudgeRuntime, TestContext
 
 if TYPE_CHECKING:
     from .backends import CallResult
@@ -389,7 +390,7 @@ async def _call_one(plan: GenerationPlan, generation: Generation) -> CallResult:
     runtime, settings = plan.runtime, plan.settings
     deadline = time.monotonic() + settings.timeout
     async with runtime.key_lock(generation.key), runtime.semaphore():
-        runtime.check_budget()
+        runtime.budget.check()
         try:
             result = await call_with_retries(
                 LiteLLMBackend(),
@@ -400,7 +401,7 @@ async def _call_one(plan: GenerationPlan, generation: Generation) -> CallResult:
             )
         except BackendError as exc:
             raise _for_generation(exc, generation.model) from None
-        runtime.spend(result.cost_usd)
+        runtime.budget.spend(result.cost_usd)
         return result
 
 

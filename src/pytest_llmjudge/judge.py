@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from . import pipeline
+from .current import active, standalone_runtime
 from .errors import JudgeError, JudgmentFailed
 from .pipeline import Options, Plan
-from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
+from .runtime import JudgeRuntime, TestContext
 from .settings import MARKER_KEYS
 from .verdict import Sample, StoredScoreWarning, Verdict
 
