@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .backends import LoopThread
     from .backends.limiter import AdaptiveLimiter
     from .budget import Budget
+    from .pipeline.plan import PlanMemo
     from .settings import Settings
     from .store import Ledger, LocalCache
     from .verdict import DriftRecord, JudgmentRecord, PendingRecord
@@ -97,6 +98,7 @@ class JudgeRuntime:
         self._semaphore: asyncio.Semaphore | None = None
         self.limiters: dict[tuple[str, str | None], AdaptiveLimiter] = {}  # by judge model and api base
         self.child_settings: str | None = None  # LLMJUDGE_TEST's session part (JSON), once settings are resolved
+        self._plans: PlanMemo | None = None
 
     @property
     def settings(self) -> Settings:
@@ -112,6 +114,16 @@ class JudgeRuntime:
     @property
     def settings_resolved(self) -> bool:
         return not callable(self._settings)
+
+    @property
+    def plans(self) -> PlanMemo:
+        """What planning keeps for this run (merged settings, shared setups), made on the first judgment."""
+        plans = self._plans
+        if plans is None:
+            from .pipeline.plan import PlanMemo
+
+            plans = self._plans = PlanMemo()
+        return plans
 
     def _cache_dir(self) -> Path | None:
         source = self._cache_dir_source
