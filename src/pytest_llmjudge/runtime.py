@@ -246,12 +246,13 @@ class JudgeRuntime:
         return self._budget
 
     def close(self) -> None:
-        """Stop the background loop and close the cache, keeping its notices."""
+        """Stop the background loop and close the cache, keeping its notices; forget what planning kept."""
         if self._loop is not None:
             self._loop.stop()
         if self._cache is not None:
             self._notices[:] = self.notices
             self._cache.close()
+        self._plans = None
 
 
 def _ledger_functions() -> tuple[type[Ledger], Callable[..., str]]:
