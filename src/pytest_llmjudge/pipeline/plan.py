@@ -410,7 +410,9 @@ def as_backend(given: Any) -> Backend:
     """The Judge's own backend or the test's `judge_backend` fixture value; LiteLLM where it is None."""
     if given is None:
         return LiteLLMBackend()
-    from ..backends import Backend, CallableBackend
+    # From their modules, not the package's lazy names: this runs for every judgment with a backend of its own.
+    from ..backends.callable import CallableBackend
+    from ..backends.protocol import Backend
 
     # A backend object already speaks the protocol; a bare callable is wrapped.
     if isinstance(given, Backend):
