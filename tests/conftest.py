@@ -10,17 +10,6 @@ maps them to its own.  An in-process run drops every module it imported first wh
 an inner run made the process's first httpx request, later requests in the outer session raise
 exceptions from a fresh httpcore that the table no longer knows: httpx passes them through
 unmapped, and LiteLLM reports a timeout or a dropped connection as a different error.
-
-The plugin's assertions, judge and rubrics are imported here too, so that an in-process run and the
-test that started it share one class of each: an error raised inside a run is the class the test
-expects, and a Likert made in a test is a Rubric to the plugin's resolve_rubric.
-
-So is the plugin's backend protocol.  `pytest_llmjudge.backends` (which the outer
-session imports) keeps each name it exports lazily once it is first asked for.  If that first ask
-came from inside an in-process run, it kept the run's UnsupportedParamError, whose module the run
-then dropped; the next run's backend raised the class of a freshly imported module, and the
-pipeline, catching the kept class, let a refused parameter (logprobs, say) fail the test instead of
-falling back.
 """
 
 from __future__ import annotations
@@ -35,10 +24,6 @@ import httpcore  # noqa: F401  (see the module docstring)
 import litellm  # noqa: F401  (see the module docstring)
 import pytest
 
-import pytest_llmjudge.assertions  # (see the module docstring)
-import pytest_llmjudge.backends.protocol
-import pytest_llmjudge.judge
-import pytest_llmjudge.rubrics  # noqa: F401
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import OpenAIServer
 from helpers.providers import ReasoningServer

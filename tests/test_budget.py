@@ -16,7 +16,7 @@ from helpers.backend import call
 from helpers.openai_server import Reply, reply_json
 from helpers.runtime import own_runtime
 from pytest_llmjudge import BudgetExceeded
-from pytest_llmjudge.backends import CallRequest
+from pytest_llmjudge.backends import CallRequest, CallResult
 from pytest_llmjudge.settings import Price, SettingError, resolve
 
 PRICED_MODEL = "openai/gpt-4o-mini"  # priced by LiteLLM by name, whatever the api_base
@@ -312,13 +312,28 @@ def test_budget_holds_across_xdist_workers(pytester, openai_server):
 
 def test_budget_message_and_notice_from_the_runtime(tmp_path):
     runtime = own_runtime(rootdir=tmp_path, budget="0.01")
-    runtime.check_budget()
-    runtime.spend(0.004)
-    runtime.spend(0.007)
+    runtime.budget.check()
+    runtime.budget.spend(0.004)
+    runtime.budget.spend(0.007)
     with pytest.raises(BudgetExceeded, match=r"--judge-budget=\$0.01 is spent \(\$0.0110 so far\)"):
-        runtime.check_budget()
+        runtime.budget.check()
     assert runtime.notices == [
         "llmjudge: --judge-budget=$0.01 reached ($0.0110 spent); later live judge calls were refused"
+    ]
+    runtime.close()
+
+
+def test_the_budget_prices_counts_and_notes_its_refusal_once(tmp_path):
+    runtime = own_runtime(rootdir=tmp_path, budget_tokens="100", price="input=1000,output=2000")
+    budget = runtime.budget
+    priced = budget.count(CallResult("{}", prompt_tokens=60, completion_tokens=50), MODEL)
+    assert priced.cost_usd == pytest.approx(0.16) and budget.total_spent() == pytest.approx(0.16)
+    assert budget.total_tokens() == 110
+    for _ in range(2):
+        with pytest.raises(BudgetExceeded, match=r"--judge-budget-tokens=100 is used up \(110 tokens so far\)"):
+            budget.check()
+    assert runtime.notices == [
+        "llmjudge: --judge-budget-tokens=100 reached (110 tokens used); later live judge calls were refused"
     ]
     runtime.close()
 

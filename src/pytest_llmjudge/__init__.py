@@ -146,9 +146,8 @@ def __getattr__(name: str) -> Any:
     module_name = _LAZY.get(name)
     if module_name is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module_name}", __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    # Not kept in globals: a name follows its module if an in-process pytest run imports that anew.
+    return getattr(importlib.import_module(f".{module_name}", __name__), name)
 
 
 def __dir__() -> list[str]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .current import active, standalone_runtime
 from .judge import Judge, passed_or_raise, user_facing
 from .pipeline import Options
-from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
+from .runtime import JudgeRuntime, TestContext
 from .verdict import Verdict
 
 if TYPE_CHECKING:

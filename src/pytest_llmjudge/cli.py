@@ -462,9 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     calibrate_command.add_parser(commands)
 
-    from . import doctor
+    from .doctor import add_parser as add_doctor_parser
 
-    doctor.add_parser(commands)
+    add_doctor_parser(commands)
     return parser
 
 

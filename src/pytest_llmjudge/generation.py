@@ -20,12 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from . import pipeline
 from .backends import CallRequest
+from .current import active, standalone_runtime
 from .errors import JudgeError
 from .judge import user_facing
+from .pipeline import agenerate as arun_generations
+from .pipeline import generate as run_generations
 from .pipeline.generations import Generation, generation_key, plan_generations
-from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
+from .runtime import JudgeRuntime, TestContext
 
 __all__ = [
     "Generate",
@@ -175,7 +177,7 @@ class Generate:
         __tracebackhide__ = True
         runtime, context = self._bound()
         plan = plan_generations(runtime, context, model, _single(prompt, system, temperature, params))
-        return (await pipeline.agenerate(plan, runtime))[0]
+        return (await arun_generations(plan, runtime))[0]
 
     @user_facing
     def batch(
@@ -220,7 +222,7 @@ class Generate:
 
     def _run_sync(self, make: Callable[[str, str | None], list[Generation]], model: str | None) -> list[str]:
         runtime, context = self._bound()
-        return pipeline.generate(plan_generations(runtime, context, model, make), runtime)
+        return run_generations(plan_generations(runtime, context, model, make), runtime)
 
 
 def _single(

@@ -12,11 +12,12 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
-from . import pipeline
+from .current import active, standalone_runtime
 from .errors import JudgeError, JudgmentFailed
 from .options import MARKER_KEYS
-from .pipeline import Options, Plan
-from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
+from .pipeline import Options, Plan, arun, run, run_many
+from .pipeline import plan as plan_judgment
+from .runtime import JudgeRuntime, TestContext
 from .verdict import Sample, StoredScoreWarning, Verdict
 
 if TYPE_CHECKING:
@@ -81,12 +82,12 @@ class Judge:
     @user_facing
     def score(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """Judge `output` against `criteria`; return the Verdict (a low score does not raise)."""
-        return pipeline.run(self._prepare(output, criteria, **options), self._runtime)
+        return run(self._prepare(output, criteria, **options), self._runtime)
 
     @user_facing
     async def ascore(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """`score`, awaitable: safe inside a running event loop (the calls run on a background loop)."""
-        return await pipeline.arun(self._prepare(output, criteria, **options), self._runtime)
+        return await arun(self._prepare(output, criteria, **options), self._runtime)
 
     @user_facing
     def assert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
@@ -100,11 +101,11 @@ class Judge:
         `asserts`: the caller decides pass or fail (as `assert_judged` does).  The module-level
         `assert_judged` comes here directly: a judgment's arguments are packed once.
         """
-        return pipeline.run(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
+        return run(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
 
     async def _ajudged(self, output: Any, criteria: Any, options: Options, *, asserts: bool = False) -> Verdict:
         """`judged`, awaitable (`assert_judged_async` comes here directly)."""
-        return await pipeline.arun(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
+        return await arun(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
 
     @user_facing
     async def aassert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
@@ -134,7 +135,7 @@ class Judge:
         plan = self._pair_plan(
             candidate, baseline, criteria, input=input, model=model, samples=samples, aggregate=aggregate
         )
-        return comparison_from(pipeline.run(plan, self._runtime))
+        return comparison_from(run(plan, self._runtime))
 
     @user_facing
     async def acompare(
@@ -154,7 +155,7 @@ class Judge:
         plan = self._pair_plan(
             candidate, baseline, criteria, input=input, model=model, samples=samples, aggregate=aggregate
         )
-        return comparison_from(await pipeline.arun(plan, self._runtime))
+        return comparison_from(await arun(plan, self._runtime))
 
     @user_facing
     def assert_better(
@@ -166,7 +167,7 @@ class Judge:
         from .rubrics.pairwise import comparison_from
 
         plan = self._pair_plan(candidate, baseline, criteria, strict=not allow_tie, **options)
-        return won_or_raise(comparison_from(pipeline.run(plan, self._runtime)), allow_tie)
+        return won_or_raise(comparison_from(run(plan, self._runtime)), allow_tie)
 
     @user_facing
     def score_many(self, cases: Iterable[Mapping[str, Any] | Sequence[Any]]) -> list[Verdict]:
@@ -175,7 +176,7 @@ class Judge:
         Returns the verdicts in order; if any judgment errs, the first error is raised after all finish.
         """
         plans = [self._prepare(**c) if isinstance(c, Mapping) else self._prepare(*c) for c in cases]
-        return pipeline.run_many(plans, self._runtime)
+        return run_many(plans, self._runtime)
 
     def _prepare(self, output: Any, criteria: Any, *, asserts: bool = False, **options: Any) -> Plan:
         """`_checked_plan`, for the methods that take the options as keyword arguments."""
@@ -198,7 +199,7 @@ class Judge:
         )
 
     def _plan(self, output: Any, criteria: Any, options: Options, *, asserts: bool = True) -> Plan:
-        return pipeline.plan(
+        return plan_judgment(
             output,
             criteria,
             options,

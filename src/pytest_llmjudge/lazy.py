@@ -15,24 +15,21 @@ __all__ = ["lazy_exports"]
 
 
 def lazy_exports(
-    package: str, module_of: Mapping[str, str], namespace: dict[str, Any], *, keep: bool = True
+    package: str, module_of: Mapping[str, str], namespace: dict[str, Any]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A package's `__getattr__` and `__dir__` for names that live in other modules.
 
     `module_of` maps each name to its module, relative to `package` (".ledger", "..keys"; a bare
-    "ledger" means ".ledger").  With `keep`, a loaded name is stored in `namespace` (the package's
-    globals), so later lookups skip `__getattr__`; without it, each lookup asks the module again
-    (for names that must follow their module when it is imported anew).
+    "ledger" means ".ledger").  A loaded name is not kept in `namespace` (the package's globals):
+    each lookup asks its module, so the name follows the module if that is ever imported anew (an
+    in-process pytest run drops the modules it imported first, and a kept name would be its class).
     """
 
     def __getattr__(name: str) -> Any:
         module = module_of.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module if module.startswith(".") else f".{module}", package), name)
-        if keep:
-            namespace[name] = value
-        return value
+        return getattr(importlib.import_module(module if module.startswith(".") else f".{module}", package), name)
 
     def __dir__() -> list[str]:
         return sorted({*namespace, *module_of})

@@ -67,8 +67,9 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from .current import activate
     from .options import OPTIONS
-    from .runtime import JudgeRuntime, activate
+    from .runtime import JudgeRuntime
     from .session import RunRecorder
 
     config.addinivalue_line(
@@ -154,7 +155,7 @@ def _cache_dir(config: pytest.Config, configured: str | None) -> Path | Callable
 def pytest_unconfigure(config: pytest.Config) -> None:
     runtime = config.stash.get(RUNTIME_KEY, None)
     if runtime is not None:
-        from .runtime import deactivate
+        from .current import deactivate
 
         runtime.close()
         deactivate(runtime)
@@ -214,7 +215,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     runtime = item.config.stash.get(RUNTIME_KEY, None)
     if runtime is None:
         return (yield)
-    from .runtime import STORED_SUFFIXES, TEST_ENV, TestContext, test_environment
+    from .handover import TEST_ENV, test_environment
+    from .runtime import STORED_SUFFIXES, TestContext
 
     path = getattr(item, "path", None)
     context = TestContext(
@@ -334,7 +336,7 @@ def pytest_runtest_makereport(
             lines = judgment_lines([brief_record(entry) for entry in context.records])
             report.sections.append(("llmjudge", "\n".join(lines)))
     elif call.when == "teardown":
-        from .runtime import read_used_file
+        from .handover import read_used_file
         from .session import PAYLOAD_ATTRIBUTE, item_payload
 
         runtime = item.config.stash.get(RUNTIME_KEY, None)

@@ -248,9 +248,9 @@ class RunRecorder:
             return  # nothing judged here: leave the manifest and the ledgers alone
         if not settings.prune and getattr(self.config, "cache", None) is None:
             return  # the manifest lives in pytest's cache: with the cache provider off, nothing would keep it
-        from . import prune
+        from .prune import apply_prune, full_run_refusal, narrowed, plan_prune, run_manifest, save_manifest, shard_name
 
-        refusal = prune.full_run_refusal(self.config, self.exitstatus, settings.mode, self.outcomes)
+        refusal = full_run_refusal(self.config, self.exitstatus, settings.mode, self.outcomes)
         if refusal is not None:
             from .prune_refusal import save_refusal
 
@@ -258,10 +258,10 @@ class RunRecorder:
             if settings.prune:
                 self.prune_message = f"llmjudge prune: nothing removed: {refusal}"
             return
-        manifest = prune.run_manifest(runtime.rootdir, runtime.store_root, self.outcomes, self.used, self.not_run)
-        partial = prune.narrowed(self.config, len(self.not_run))
+        manifest = run_manifest(runtime.rootdir, runtime.store_root, self.outcomes, self.used, self.not_run)
+        partial = narrowed(self.config, len(self.not_run))
         if partial is not None:
-            path = prune.save_manifest(self.config, manifest, shard=prune.shard_name(self.not_run))
+            path = save_manifest(self.config, manifest, shard=shard_name(self.not_run))
             if settings.prune:
                 self.prune_message = f"llmjudge prune: nothing removed: {partial}"
                 if path is not None:
@@ -270,10 +270,10 @@ class RunRecorder:
                         f"`llmjudge prune --manifest {path.parent}` (or one --manifest per shard)"
                     )
             return
-        prune.save_manifest(self.config, manifest)
+        save_manifest(self.config, manifest)
         if settings.prune:
-            plan = prune.plan_prune(manifest)
-            prune.apply_prune(plan)
+            plan = plan_prune(manifest)
+            apply_prune(plan)
             self.prune_message = "llmjudge prune: " + plan.describe()
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

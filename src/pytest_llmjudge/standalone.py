@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .runtime import JudgeRuntime, TestContext, activate, deactivate
+from .current import activate, deactivate
+from .runtime import JudgeRuntime, TestContext
 from .settings import OPTIONS, SettingError, Settings, resolve
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ Nothing else describes a judgment to a report.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any, TypedDict, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from .errors import JudgeError
 from .redact import redact, redactor
@@ -28,7 +28,6 @@ __all__ = [
     "brief_record",
     "error_record",
     "full_record",
-    "made",
     "verdict_record",
 ]
 
@@ -123,28 +122,6 @@ class Verdict:
 
 def _indent(text: str) -> str:
     return text.strip().replace("\n", "\n             ")
-
-
-_Frozen = TypeVar("_Frozen", "Sample", "Verdict")
-_FIELD_NAMES: dict[type, frozenset[str]] = {}
-
-
-def made(cls: type[_Frozen], values: dict[str, Any]) -> _Frozen:
-    """`cls(**values)` for a Sample or a Verdict, given every field (a missing or unknown one is a TypeError).
-
-    A frozen dataclass's generated __init__ sets each field through object.__setattr__: for a
-    Verdict's 23 fields about 4 us, a tenth of replaying a judgment.  This sets the instance's
-    __dict__ at once (`values` becomes it): the same instance, field for field.
-    """
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))
-    if values.keys() != names:
-        wrong = sorted(names.symmetric_difference(values))
-        raise TypeError(f"{cls.__name__} needs every field, and only those: {', '.join(wrong)}")
-    instance = object.__new__(cls)
-    object.__setattr__(instance, "__dict__", values)
-    return instance
 
 
 class SampleRecord(TypedDict):

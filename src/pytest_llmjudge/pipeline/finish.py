@@ -17,7 +17,7 @@ from ..errors import StoreError, VerdictParseError
 from ..redact import redact
 from ..rubrics import Outcome, Reply, Rubric, read_reply
 from ..structured import structured_of
-from ..verdict import Sample, StoredScoreWarning, Verdict, made
+from ..verdict import Sample, StoredScoreWarning, Verdict
 from .plan import stored_fields
 
 if TYPE_CHECKING:
@@ -216,54 +216,44 @@ def _one_call(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, Pa
     answer = answers[call.key]
     rubric = plan.rubric
     outcome = rubric.combine(plan.case, [(call.prompt, parsed[call.key])])
-    # `made` rather than the constructors: this runs for every judgment (see verdict.made).
-    sample = made(
-        Sample,
-        {
-            "model": call.model_id,
-            "sample": call.sample,
-            "score": outcome.score,
-            "reasoning": outcome.reasoning,
-            "verdict": outcome.verdict,
-            "confidence": outcome.confidence,
-            "source": answer.source,
-            "keys": (call.key,),
-            "details": dict(outcome.details),
-        },
+    sample = Sample(
+        model=call.model_id,
+        sample=call.sample,
+        score=outcome.score,
+        reasoning=outcome.reasoning,
+        verdict=outcome.verdict,
+        confidence=outcome.confidence,
+        source=answer.source,
+        keys=(call.key,),
+        details=dict(outcome.details),
     )
     threshold = plan.threshold
     score = round(outcome.score, 6)  # as combine_panel rounds a lone score
     result = answer.result
     # The default says nothing more on failure: no call for it.
     notes = () if type(rubric).failure_details is Rubric.failure_details else tuple(rubric.failure_details(outcome))
-    return made(
-        Verdict,
-        {
-            "score": score,
-            "passed": score >= threshold,  # one sample is never undecided
-            "threshold": threshold,
-            "reasoning": outcome.reasoning,
-            "verdict": outcome.verdict,
-            "confidence": outcome.confidence,
-            "model": call.model_id,
-            "source": answer.source,
-            "key": call.key,
-            "cost_usd": (None if result.cost_usd is None else round(result.cost_usd, 8)) if result is not None else 0.0,
-            "latency_s": round(time.monotonic() - plan.started, 4) if result is not None else None,
-            "raw": answer.reply.text,
-            "criteria": plan.case.criteria,
-            "rubric": rubric.name,
-            "keys": (call.key,),
-            "samples": (sample,),
-            "agreement": None,
-            "spread": None,
-            "undecided": False,
-            "details": dict(outcome.details),
-            "notes": notes,
-            "structured": structured_of((answer.extra or answer.stored or {},)),
-            "prompt_tokens": result.prompt_tokens if result is not None else None,
-            "completion_tokens": result.completion_tokens if result is not None else None,
-        },
+    return Verdict(
+        score=score,
+        passed=score >= threshold,  # one sample is never undecided
+        threshold=threshold,
+        reasoning=outcome.reasoning,
+        verdict=outcome.verdict,
+        confidence=outcome.confidence,
+        model=call.model_id,
+        source=answer.source,
+        key=call.key,
+        cost_usd=(None if result.cost_usd is None else round(result.cost_usd, 8)) if result is not None else 0.0,
+        latency_s=round(time.monotonic() - plan.started, 4) if result is not None else None,
+        raw=answer.reply.text,
+        criteria=plan.case.criteria,
+        rubric=rubric.name,
+        keys=(call.key,),
+        samples=(sample,),
+        details=dict(outcome.details),
+        notes=notes,
+        structured=structured_of((answer.extra or answer.stored or {},)),
+        prompt_tokens=result.prompt_tokens if result is not None else None,
+        completion_tokens=result.completion_tokens if result is not None else None,
     )
 
 

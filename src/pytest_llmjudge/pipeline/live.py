@@ -63,17 +63,17 @@ async def _call_one(
                 value = await asyncio.to_thread(cache.get, call.key)
                 if value is not None:  # another worker paid for it while we waited
                     return Answer(Reply(value["reply"], value.get("logprobs")), "cached", extra=reply_extra(value))
-            runtime.check_budget()
+            runtime.budget.check()
             result = await _send(plan, runtime, call, deadline)
             plan.live_calls[0] += 1  # paid for, whether or not its reply parses
             note_request(plan, runtime, call, result)
             earlier: list[str] = []
             if isinstance(plan, Plan) and isinstance(call, Call):
-                result = runtime.count(result, call.request.model)  # priced, counted against the budgets
+                result = runtime.budget.count(result, call.request.model)  # priced, counted against the budgets
                 plan.paid.append(result)  # reported even if its reply never parses
                 result, earlier = await _until_parsed(plan, runtime, call, result, deadline)
             else:  # the model under test's cost counts; the judge's price (--judge-price) is not its price
-                runtime.spend(result.cost_usd)
+                runtime.budget.spend(result.cost_usd)
             reply = Reply(result.text, result.logprobs)
             extra = reply_extra(
                 {"structured": format_used(call.request.params, result.sent), "retried_from": earlier or None}
@@ -118,10 +118,10 @@ async def _until_parsed(
             return result, earlier
         earlier.append(result.text)
         request = reask_request(request, result.text)
-        runtime.check_budget()
+        runtime.budget.check()
         again = await _with_retries(plan, runtime, request, deadline)
         plan.live_calls[0] += 1
-        again = runtime.count(again, request.model)  # a re-ask is paid and counted like any call
+        again = runtime.budget.count(again, request.model)  # a re-ask is paid and counted like any call
         plan.paid.append(again)
         result = combined(result, again)
 

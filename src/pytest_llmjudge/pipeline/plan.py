@@ -1,9 +1,9 @@
 """Plan: merge a judgment's settings, choose its backend, and name every call by its key.
 
 Planning is synchronous and light: a replay never starts the background loop or imports LiteLLM.
-The settings merge, the default rubric's prompts and the `Setup` its calls share under given settings
-are memoised (a suite repeats a few combinations), so planning a judgment is mostly the case's own
-work: its prompts and the messages in its keys.
+The settings merge and the `Setup` the default rubric's calls share under given settings are memoised
+on the run (`PlanMemo`: a suite repeats a few combinations), so planning a judgment is mostly the
+case's own work: its prompts and the messages in its keys.
 
 `stored_elsewhere` is the whole store's index, made on first need: planning asks it which model
 recorded a judgment when none is configured, and lookup finds there the keys filed under other tests.
@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
@@ -238,7 +237,8 @@ def plan(
     """
     started = time.monotonic()
     marker: Mapping[str, Any] = context.marker if context is not None else {}
-    settings = _merged_settings(runtime.settings, marker, overrides, options)
+    memo = runtime.plans
+    settings, merged = _merged_settings(runtime.settings, marker, overrides, options, memo)
     if settings.samples > 1 and settings.judge_temperature() == 0:
         warn_identical_samples(settings)
     aggregate = options.aggregate or overrides.get("aggregate") or marker.get("aggregate") or "mean"
@@ -252,14 +252,12 @@ def plan(
     band = 0.0 if band is None else _check_band(band)
     case = Case.build(output, criteria, options.input, options.expected, options.context)
     asked = options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
-    if asked is None:  # the default kind: one shared instance, its prompts rendered once per case
-        rubric, prompts = _default_prompts(case)
-    else:
-        rubric = resolve_rubric(asked)
-        prompts = rubric.prompts(case)
+    rubric = resolve_rubric(asked) if asked is not None else None
     if backend is None and context is not None:
         backend = context.judge_backend()
-    setup = _setup_for(settings, rubric, backend, shared=asked is None)
+    setup = _setup_for(settings, rubric, backend, memo, merged)
+    rubric = setup.rubric
+    prompts = rubric.prompts(case)
     ledger = runtime.ledger_for(context)
 
     if not settings.model and settings.mode in ("replay", "auto") and isinstance(setup.backend, LiteLLMBackend):
@@ -301,19 +299,6 @@ def warn_identical_samples(settings: Settings) -> None:
     )
 
 
-# The default rubric kind holds no state, so one instance serves every judgment (and the parse memo,
-# keyed by the rubric, hits).  Its prompts are not kept: each case is rendered in a few microseconds,
-# and keeping the last few hundred held their texts alive for nothing in a suite of distinct outputs.
-_DEFAULT: list[Rubric] = []
-
-
-def _default_prompts(case: Case) -> tuple[Rubric, list[Prompt]]:
-    if not _DEFAULT:
-        _DEFAULT.append(resolve_rubric(None))
-    rubric = _DEFAULT[0]
-    return rubric, rubric.prompts(case)
-
-
 NO_MODEL = "(no judge model configured)"  # names the calls of a replay that found no recorded model
 
 # A judgment that must go live with no judge model configured (what is stored replays without one).
@@ -330,60 +315,64 @@ SEVERAL_JUDGES = (
 )
 
 
-# Merged settings by (session settings, marker, arguments): a suite's judgments repeat a few
-# combinations, and merging (parsing and copying the settings) is most of planning's own cost.
-_MERGED: dict[tuple[Any, ...], tuple[Settings, Settings]] = {}
+class PlanMemo:
+    """What planning keeps for one run: it lives on the run's runtime (`JudgeRuntime.plans`) and ends with it.
+
+    A suite's judgments repeat a few combinations of marker and arguments: merging them into the
+    run's settings (parsing and copying) and setting up the default rubric's calls is most of
+    planning's own cost.  Both are kept by that combination's key, a bounded number of them.
+    """
+
+    __slots__ = ("index", "merged", "setups")
+
+    def __init__(self) -> None:
+        self.merged: dict[tuple[Any, ...], Settings] = {}  # the run's settings with a combination merged in
+        self.setups: dict[tuple[Any, ...], Setup] = {}  # the default rubric through LiteLLM, by the same
+        self.index: VerdictIndex | None = None  # the whole store's index (`stored_elsewhere`), on first need
 
 
 def _merged_settings(
-    base: Settings, marker: Mapping[str, Any], overrides: Mapping[str, Any], options: Options
-) -> Settings:
+    base: Settings, marker: Mapping[str, Any], overrides: Mapping[str, Any], options: Options, memo: PlanMemo
+) -> tuple[Settings, tuple[Any, ...] | None]:
+    """The run's settings `base` with the marker's and the judgment's merged in, and the combination's
+    key in `memo` (`()` for `base` itself; None where a value is unhashable: nothing is kept)."""
     if not marker and not overrides and options.model is None and options.samples is None:
-        # The common case, an assertion with at most its own threshold: a memo keyed by the value alone.
+        # The common case, an assertion with at most its own threshold.
         threshold = options.threshold
         if threshold is None:
-            return base
+            return base, ()
         if isinstance(threshold, bool):
             raise JudgeError("threshold must be a number in [0, 1], not a bool")
-        held = _MERGED.get(_threshold_memo(base, threshold))
-        if held is not None and held[0] is base:
-            return held[1]
-    from_marker = {k: v for k, v in marker.items() if k in MARKER_KEYS} if marker else {}
-    given = {k: v for k, v in overrides.items() if k in MARKER_KEYS and k != "rubric"} if overrides else {}
-    for name in ("threshold", "model", "samples"):
-        value = getattr(options, name)
-        if value is not None:
-            given[name] = value
-    if not from_marker and not given:  # nothing to merge: the session's settings as they are
-        return base
-    try:
-        # The value's type is part of the key: True == 1, but they may not parse alike.
-        memo: tuple[Any, ...] | None = (id(base), *_typed(from_marker), None, *_typed(given))
-        hash(memo)
-    except TypeError:  # an unhashable value (a list of models): merge without the memo
-        memo = None
-    cached = _MERGED.get(memo) if memo is not None else None
-    if cached is not None and cached[0] is base:
-        settings = cached[1]
+        from_marker: dict[str, Any] = {}
+        given: dict[str, Any] = {"threshold": threshold}
     else:
+        from_marker = {k: v for k, v in marker.items() if k in MARKER_KEYS} if marker else {}
+        given = {k: v for k, v in overrides.items() if k in MARKER_KEYS and k != "rubric"} if overrides else {}
+        for name in ("threshold", "model", "samples"):
+            value = getattr(options, name)
+            if value is not None:
+                given[name] = value
+        if not from_marker and not given:  # nothing to merge: the session's settings as they are
+            return base, ()
+    # The value's type is part of the key: True == 1, but they may not parse alike.
+    typed = (*_typed(from_marker), None, *_typed(given))
+    key: tuple[Any, ...] | None = typed
+    try:
+        settings = memo.merged.get(typed)
+    except TypeError:  # an unhashable value (a list of models): merged without the memo
+        key = settings = None
+    if settings is None:
         try:
             settings = base.with_marker(from_marker).with_marker(given, where="assert_judged")
         except SettingError as exc:
             raise JudgeError(str(exc)) from None
-        if memo is not None:
-            if len(_MERGED) >= 256:
-                _MERGED.clear()
-            _MERGED[memo] = (base, settings)
-            if not from_marker and set(given) == {"threshold"}:
-                _MERGED[_threshold_memo(base, given["threshold"])] = (base, settings)
+        if key is not None:
+            if len(memo.merged) >= 256:
+                memo.merged.clear()
+            memo.merged[key] = settings
     if isinstance(options.threshold, bool):
         raise JudgeError("threshold must be a number in [0, 1], not a bool")
-    return settings
-
-
-def _threshold_memo(base: Settings, threshold: Any) -> tuple[Any, ...]:
-    """The memo key of the session's settings with only an assertion's own threshold merged in."""
-    return (id(base), type(threshold), threshold)
+    return settings, key
 
 
 def _typed(values: Mapping[str, Any]) -> list[tuple[str, type, Any]]:
@@ -398,30 +387,28 @@ def _check_band(value: Any) -> float:
     return float(value)
 
 
-# The Setup of the default rubric judged through LiteLLM, by the settings it was made for (most
-# judgments are these: one per settings object a run merges).  Held with its settings, so an id is
-# never reused while its entry lives.
-_SETUPS: dict[int, Setup] = {}
-
-
-def _setup_for(settings: Settings, rubric: Rubric, given: Any, *, shared: bool) -> Setup:
-    """The Setup for a judgment; `shared`: the rubric is the default kind's shared instance."""
-    if given is None and shared:
-        held = _SETUPS.get(id(settings))
-        if held is not None and held.settings is settings:
-            return held
-        if len(_SETUPS) >= 64:
-            _SETUPS.clear()
-        setup = _SETUPS[id(settings)] = Setup(settings, rubric, LiteLLMBackend(), reused=True)
+def _setup_for(
+    settings: Settings, rubric: Rubric | None, given: Any, memo: PlanMemo, merged: tuple[Any, ...] | None
+) -> Setup:
+    """The Setup for a judgment; `rubric` None: the default kind.  The default kind judged through
+    LiteLLM (most judgments) shares one Setup, and one rubric, per combination `merged` in the run."""
+    if rubric is None and given is None and merged is not None:
+        setup = memo.setups.get(merged)
+        if setup is None:
+            if len(memo.setups) >= 64:
+                memo.setups.clear()
+            setup = memo.setups[merged] = Setup(settings, resolve_rubric(None), LiteLLMBackend(), reused=True)
         return setup
-    return Setup(settings, rubric, as_backend(given))
+    return Setup(settings, rubric if rubric is not None else resolve_rubric(None), as_backend(given))
 
 
 def as_backend(given: Any) -> Backend:
     """The Judge's own backend or the test's `judge_backend` fixture value; LiteLLM where it is None."""
     if given is None:
         return LiteLLMBackend()
-    from ..backends import Backend, CallableBackend
+    # From their modules, not the package's lazy names: this runs for every judgment with a backend of its own.
+    from ..backends.callable import CallableBackend
+    from ..backends.protocol import Backend
 
     # A backend object already speaks the protocol; a bare callable is wrapped.
     if isinstance(given, Backend):
@@ -524,14 +511,11 @@ def recorded_by(
     return model
 
 
-_INDEXES: weakref.WeakKeyDictionary[JudgeRuntime, VerdictIndex] = weakref.WeakKeyDictionary()
-
-
 def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
     """The runtime's index of the whole store, made on first need (a run the test files answer never walks)."""
-    index = _INDEXES.get(runtime)
-    if index is None:
+    memo = runtime.plans
+    if memo.index is None:
         from ..store import VerdictIndex
 
-        index = _INDEXES[runtime] = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
-    return index
+        memo.index = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
+    return memo.index

@@ -120,5 +120,4 @@ __all__ = [
 ]
 
 
-# Not kept in this module's globals: a name follows its module if that is ever imported anew.
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), keep=False)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -1,15 +1,12 @@
 """A stored reply's score: one decision, made the same way by replay and by `llmjudge reparse`.
 
-`read_reply` is that decision: the rubric's parse of one reply (memoized per process, since a
-suite replays the same few replies through the same rubrics; a hand-edited score still loses to
-its reply).  `score_stored` rebuilds the rubric and prompt a stored entry was judged with (the one
+`read_reply` is that decision: the rubric's parse of one reply (a hand-edited score loses to its
+reply).  `score_stored` rebuilds the rubric and prompt a stored entry was judged with (the one
 whose prompt hashes to the stored `messages_sha256`) and decides through `read_reply`.
 """
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,41 +17,10 @@ from .base import DEFAULT_KIND, Prompt, Reply, Rubric, kind_named
 
 __all__ = ["read_reply", "rebuild_stored", "score_stored"]
 
-_PARSED: dict[tuple[Any, ...], ParsedVerdict] = {}
-_PARSED_LIMIT = 4096
-_IDENTITY: dict[int, tuple[Rubric, str]] = {}  # id(rubric) -> (rubric, its describe() as JSON)
-_lock = threading.Lock()
-
-
-def _identity(rubric: Rubric) -> str:
-    known = _IDENTITY.get(id(rubric))
-    if known is not None and known[0] is rubric:
-        return known[1]
-    text = json.dumps(rubric.describe(), sort_keys=True, default=repr)
-    with _lock:
-        if len(_IDENTITY) >= _PARSED_LIMIT:
-            _IDENTITY.clear()
-        _IDENTITY[id(rubric)] = (rubric, text)
-    return text
-
 
 def read_reply(rubric: Rubric, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-    """The rubric's reading of one reply (raises `VerdictParseError`): the one decision of its score.
-
-    Parsed once per (reply, rubric, prompt) per process; failures are not memoized.  The prompt's texts
-    are part of the memo: what the reply copies from its own prompt is set aside.
-    """
-    logprobs = json.dumps(reply.logprobs, sort_keys=True) if reply.logprobs is not None else None
-    sent = tuple(m.get("content") for m in prompt.messages)
-    memo = (type(rubric), _identity(rubric), prompt.name, prompt.scale, sent, reply.text, logprobs)
-    parsed = _PARSED.get(memo)
-    if parsed is None:
-        parsed = rubric.parse(prompt, reply)
-        with _lock:
-            if len(_PARSED) >= _PARSED_LIMIT:
-                _PARSED.clear()
-            _PARSED[memo] = parsed
-    return parsed
+    """The rubric's reading of one reply (raises `VerdictParseError`): the one decision of its score."""
+    return rubric.parse(prompt, reply)
 
 
 def rebuild_stored(entry: Mapping[str, Any]) -> tuple[Rubric, Prompt] | None:

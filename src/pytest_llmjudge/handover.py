@@ -1,0 +1,142 @@
+"""The hand-over to a test's subprocess: LLMJUDGE_TEST, written by the test's session and read by the child.
+
+While a test runs, LLMJUDGE_TEST describes it (node id, verdict file, the settings a child needs, the
+marker's arguments), so a subprocess the test starts judges as the test would and lists the verdict
+keys it used in a file the session reads back (prune keeps them).  No key or secret is in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+from .options import INHERITED  # what a test's subprocess judges with: never a key, never a report path
+from .runtime import JudgeRuntime, TestContext
+
+TEST_ENV = "LLMJUDGE_TEST"
+
+
+def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: str | os.PathLike[str]) -> str | None:
+    """The value of LLMJUDGE_TEST while `context`'s test runs (None when the test has no verdict file).
+
+    JSON: the node id, the verdict file, the settings a child process needs (mode, model, api base
+    without credentials, sampling), the test's JSON-safe marker arguments, and a file where the child
+    lists the verdict keys it used (so prune keeps them).  No key or secret is in it.
+    """
+    if context.module_path is None:
+        return None
+    import json
+    from json.encoder import encode_basestring_ascii as quoted
+
+    marker = {}
+    for name, value in context.marker.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            continue
+        marker[name] = value
+    part = runtime.child_settings
+    if part is None:
+        # The session's part is the same for every test: encoded once, and joined to the test's part.
+        part = json.dumps(_child_settings(runtime))
+        if runtime.settings_resolved:  # kept once final (an unconfigured session resolves its settings late)
+            runtime.child_settings = part
+    # Every test of the session pays for this (it cannot know whether the test starts a child that
+    # judges): the test's few strings are quoted directly rather than through json.dumps.
+    return (
+        f'{{"nodeid": {quoted(context.nodeid)}, "test_name": {quoted(context.test_name)}, '
+        f'"module": {quoted(str(context.module_path))}, "marker": {json.dumps(marker) if marker else "{}"}, '
+        f'"used": {quoted(os.fspath(used_file))}, {part[1:]}'
+    )
+
+
+def _child_settings(runtime: JudgeRuntime) -> dict[str, Any]:
+    """LLMJUDGE_TEST's part that is the session's, not the test's: where the store is, and the settings."""
+    part: dict[str, Any] = {
+        "store_root": str(runtime.store_root) if runtime.store_root is not None else None,
+        "rootdir": str(runtime.rootdir),
+    }
+    if runtime.settings_resolved:  # else nothing was configured: the child resolves the same from its environment
+        settings = runtime.settings
+        values = {name: getattr(settings, name) for name in INHERITED}
+        values["api_base"] = _without_credentials(values["api_base"])
+        values["generate_api_base"] = _without_credentials(values["generate_api_base"])
+        part["settings"] = values
+        part["sources"] = {name: settings.sources.get(name, "default") for name in INHERITED}
+    return part
+
+
+def _without_credentials(url: str | None) -> str | None:
+    if not url or "@" not in url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=host))
+
+
+def read_used_file(path: str) -> set[str]:
+    """The verdict keys a test's subprocesses used (one per line), the file removed."""
+    # Asked first without raising: most tests start no child that judges, and a FileNotFoundError
+    # for each of them cost more than the rest of the plugin's per-test bookkeeping.
+    if not os.access(path, os.F_OK):
+        return set()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        return set()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def from_test_environment(value: str) -> JudgeRuntime | None:
+    """The runtime of a test's subprocess: the test's settings, its verdict file, its marker."""
+    import atexit
+    import json
+
+    from .settings import Price, Settings, resolve
+
+    try:
+        payload = json.loads(value)
+        if payload.get("settings") is None:
+            settings = resolve({}, {}, os.environ)
+        else:
+            values = dict(payload["settings"])
+            if values.get("model") is not None:
+                values["model"] = tuple(values["model"])
+            values["redact_env"] = tuple(values.get("redact_env") or ())
+            if values.get("price") is not None:
+                values["price"] = Price(*values["price"])
+            settings = Settings(
+                **values, mode_reason=f"the test's ({TEST_ENV})", sources=dict(payload.get("sources") or {})
+            )
+        nodeid, module, test_name = str(payload["nodeid"]), Path(payload["module"]), str(payload["test_name"])
+        rootdir = Path(payload["rootdir"])
+        store_root = Path(payload["store_root"]) if payload.get("store_root") else None
+    except (ValueError, KeyError, TypeError):
+        return None  # not ours to judge: fall back to settings from the environment
+    runtime = JudgeRuntime(settings, rootdir=rootdir, store_root=store_root)
+    from .redact import redact_variables
+
+    redact_variables(settings.redact_env)
+    context = TestContext(nodeid, module, test_name, marker=dict(payload.get("marker") or {}))
+    runtime.current = context
+    used_file = payload.get("used")
+
+    def finish() -> None:
+        ledger = context.ledger
+        if used_file and ledger is not None and ledger.used:
+            try:
+                with open(used_file, "a", encoding="utf-8") as handle:
+                    handle.write("".join(f"{key}\n" for key in sorted(ledger.used)))
+            except OSError:
+                pass
+        runtime.close()
+
+    atexit.register(finish)
+    return runtime
