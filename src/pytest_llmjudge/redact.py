@@ -75,7 +75,8 @@ def _blank(text: str, values: list[str]) -> str:
     for value in values:
         if value in text:
             text = text.replace(value, "[redacted]")
-    text = _BEARER.sub(r"\1[redacted]", text)
+    if _BEARER.search(text) is not None:  # a sub with a template costs several searches that find nothing
+        text = _BEARER.sub(r"\1[redacted]", text)
     return _KEY_SHAPED.sub("[redacted]", text)
 
 
@@ -85,6 +86,7 @@ def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
 
 
 def redactor() -> Callable[[str], str]:
-    """`redact` with the environment read once: for the several texts of one record."""
+    """`redact` with the environment read once: for the several texts of one judgment (its verdict
+    file's name, its record)."""
     values = secret_values()
     return lambda text: _blank(text, values)

@@ -15,7 +15,7 @@ import dataclasses
 import time
 import warnings
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -25,6 +25,7 @@ from ..backends.formats import register_schema
 from ..case import Case
 from ..errors import JudgeError
 from ..keys import KEY_VERSION, KeyTemplate, canonical_json, judgment_key, messages_sha256
+from ..redact import redact, redactor
 from ..rubrics import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from ..structured import format_for, structured_backend
@@ -207,6 +208,7 @@ class Plan:
     context: TestContext | None
     started: float
     threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
+    clean: Callable[[str], str] = redact  # the judgment's redactor: its verdict file's name, its record
     live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
     paid: list[CallResult] = dataclasses.field(default_factory=list)  # those calls, priced: what an error cost
     # model id -> (parameters sent, parameters not sent and why), from its first live call
@@ -257,7 +259,9 @@ def plan(
     if backend is None and context is not None:
         backend = context.judge_backend()
     setup = _setup_for(settings, rubric, backend, shared=asked is None)
-    ledger = runtime.ledger_for(context)
+    # The environment's secrets are read once per judgment, for every text of it a person may see.
+    clean = redactor() if context is not None else redact
+    ledger = runtime.ledger_for(context, clean)
 
     if not settings.model and settings.mode in ("replay", "auto") and isinstance(setup.backend, LiteLLMBackend):
         # No judge configured (CI, or a teammate's clone in auto mode): replay what was recorded,
@@ -290,7 +294,7 @@ def plan(
         or "threshold" in marker
         or settings.sources.get("threshold", "default") != "default"
     )
-    return Plan(case, rubric, settings, aggregate, band, calls, setup.backend, ledger, context, started, given)
+    return Plan(case, rubric, settings, aggregate, band, calls, setup.backend, ledger, context, started, given, clean)
 
 
 def warn_identical_samples(settings: Settings) -> None:
