@@ -24,7 +24,7 @@ from ..backends import LiteLLMBackend
 from ..backends.formats import register_schema
 from ..case import Case
 from ..errors import JudgeError
-from ..keys import KEY_VERSION, KeyTemplate, canonical_json, judgment_key, messages_sha256
+from ..keys import KEY_VERSION, KeyTemplate, canonical_json
 from ..redact import redact, redactor
 from ..rubrics import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
@@ -62,6 +62,7 @@ class Call(NamedTuple):
     sample: int
     prompt: Prompt
     key: str
+    messages_sha256: str  # stored beside each verdict, checked on replay: made with the key, from one encoding
     send_model: str  # the model sent ("" where a custom backend has none: its id is sent)
     setup: Setup
     step: int = 1  # which of a rubric's steps (see Rubric.next_prompts); its messages, not this, join the key
@@ -70,11 +71,6 @@ class Call(NamedTuple):
     def request(self) -> CallRequest:
         """What a live call sends, made when asked: a replay sends nothing."""
         return self.setup.request(self)
-
-    @property
-    def messages_sha256(self) -> str:
-        """Stored beside each verdict; computed only when one is stored or a replay misses."""
-        return messages_sha256(self.prompt.messages)  # canonical_json writes any mapping as its dict
 
 
 class Setup:
@@ -114,7 +110,7 @@ class Setup:
     def calls(self, ids: Sequence[tuple[str, str]], prompts: Sequence[Prompt]) -> tuple[Call, ...]:
         """Every call of a judgment: each judge (id in the key, model sent), each sample, each prompt."""
         return tuple(
-            Call(model_id, sample, prompt, self.key(model_id, sample, prompt), send_model, self)
+            self.call(model_id, send_model, sample, prompt)
             for model_id, send_model in ids
             for sample in range(self.settings.samples)
             for prompt in prompts
@@ -124,10 +120,20 @@ class Setup:
         self, model_id: str, send_model: str, sample: int, prompts: Sequence[Prompt], step: int
     ) -> list[Call]:
         """The calls of a later step of one judge's sample (its prompts were built from that sample's replies)."""
-        return [
-            Call(model_id, sample, prompt, self.key(model_id, sample, prompt), send_model, self, step)
-            for prompt in prompts
-        ]
+        return [self.call(model_id, send_model, sample, prompt, step) for prompt in prompts]
+
+    def call(self, model_id: str, send_model: str, sample: int, prompt: Prompt, step: int = 1) -> Call:
+        """One call, keyed: who judges and what it is asked; how the call travels (api base, proxy, key)
+        stays out of its key."""
+        if not prompt.params and prompt.schema is None and self.templates is not None:
+            # A prompt without parameters of its own asks for `params`: its keys differ only in the messages.
+            template = self.templates.get((model_id, sample))
+            if template is None:
+                template = self.templates[(model_id, sample)] = KeyTemplate(self._fields(model_id, sample, self.params))
+        else:
+            template = KeyTemplate(self._fields(model_id, sample, self._params(prompt)))
+        key, messages_sha256 = template.keyed(prompt.messages)
+        return Call(model_id, sample, prompt, key, messages_sha256, send_model, self, step)
 
     def asked(self, prompt: Prompt) -> dict[str, Any]:
         """The parameters a call of `prompt` asks for beside the temperature: the prompt's own, and the
@@ -148,18 +154,6 @@ class Setup:
         if not prompt.params and prompt.schema is None:
             return self.params
         return {"temperature": self.params["temperature"], **self.asked(prompt)}
-
-    def key(self, model_id: str, sample: int, prompt: Prompt) -> str:
-        """The call's key: who judges and what it is asked; how the call travels (api base, proxy, key) stays out."""
-        if not prompt.params and prompt.schema is None and self.templates is not None:
-            # A prompt without parameters of its own asks for `params`: its keys differ only in the messages.
-            template = self.templates.get((model_id, sample))
-            if template is None:
-                template = self.templates[(model_id, sample)] = KeyTemplate(self._fields(model_id, sample, self.params))
-            return template.key(prompt.messages)
-        fields = self._fields(model_id, sample, self._params(prompt))
-        fields["messages"] = list(prompt.messages)
-        return judgment_key(fields)
 
     def _fields(self, model_id: str, sample: int, params: Mapping[str, Any]) -> dict[str, Any]:
         # The request options join the key only when set, so a key made without them never changes.
