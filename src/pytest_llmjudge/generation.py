@@ -327,14 +327,14 @@ def replayed_model(runtime: JudgeRuntime, ledger: Ledger | None, calls_for: Call
     from the test's own file, else the rest of the store.  None found: a placeholder that makes the
     replay miss."""
     own = ledger.generations() if ledger is not None else {}
-    model = recorded_model(own, calls_for, several=SEVERAL_MODELS)
-    if model is None and ledger is not None:  # recorded elsewhere (a session fixture, a renamed test)?
+    found = recorded_model(own, calls_for, several=SEVERAL_MODELS)
+    if found is None and ledger is not None:  # recorded elsewhere (a session fixture, a renamed test)?
         index = stored_elsewhere(runtime)  # walks the store: only when the test's own file has no match
         models = {s.key: s.entry for s in index.generations_by_model().values()}
-        model = recorded_model(
+        found = recorded_model(
             models, calls_for, lambda key: index.find_generation(key) is not None, several=SEVERAL_MODELS
         )
-    return NO_MODEL if model is None else model
+    return NO_MODEL if found is None else found[0]
 
 
 def lookup(plan: GenerationPlan) -> tuple[dict[str, str], dict[str, str], list[Generation]]:

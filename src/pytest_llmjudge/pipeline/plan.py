@@ -263,22 +263,24 @@ def plan(
         from .recorded import recorded_model  # loaded only here: a run that names its judge never asks
 
         entries = ledger.entries() if ledger is not None else {}
-        model = recorded_model(entries, lambda m: setup.calls([(m, m)], prompts), several=SEVERAL_JUDGES)
-        if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
+        found = recorded_model(entries, lambda m: setup.calls([(m, m)], prompts), several=SEVERAL_JUDGES)
+        if found is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
             elsewhere = stored_elsewhere(runtime)
             by_model = {s.key: s.entry for s in elsewhere.by_model().values()}
-            model = recorded_model(
+            found = recorded_model(
                 by_model, lambda m: setup.calls([(m, m)], prompts), elsewhere.has, several=SEVERAL_JUDGES
             )
-        if model is not None:
+        if found is not None:  # its calls were keyed in finding it
+            model, recorded = found
             settings = settings._replace(model=(model,))
+            calls = tuple(recorded)
         elif settings.mode == "auto":  # a miss must judge live, and nothing names the judge: say how to
             raise JudgeError(NO_JUDGE_MODEL)
         else:  # a miss: against the one model this test recorded with, so the miss names what changed
             models = {e.get("model") for e in entries.values()}
             only = models.pop() if len(models) == 1 else None
             model = only if isinstance(only, str) else NO_MODEL
-        calls = setup.calls([(model, model)], prompts)
+            calls = setup.calls([(model, model)], prompts)
     else:
         calls = setup.calls(judge_ids(settings, setup.backend), prompts)
     given = (
