@@ -12,7 +12,9 @@ matters, a callable judge; nothing leaves the machine.
 
   startup  `pytest --collect-only -q` on 200 tests that never judge: plugin on vs `-p no:llmjudge`
   replay   1000 judged assertions replayed from the ledger vs the same tests with plain asserts, run in
-           turn: the median of the pairs' differences (--replay-pairs N, default 5);
+           turn: the median of the pairs' differences (--replay-pairs N, default 5).  Each judgment's
+           reply differs (its score is 0.9000 to 0.9999), as a real suite's do: identical replies
+           let a parse memo answer all but the first;
            checks LiteLLM was never imported.  With --against DIR (another checkout of the project;
            repeatable), each pair also replays the same verdict files with DIR's src/ on PYTHONPATH:
            every side measured in one run, under the same load
@@ -200,7 +202,7 @@ def bench_replay(
 
             @pytest.mark.parametrize("i", range({n}))
             def test_answer(i):
-                output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9"
+                output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9{{i:03d}}"
                 assert_judged(output, "Says returns are accepted within 30 days", threshold=0.7)
         """,
         },
@@ -214,7 +216,7 @@ def bench_replay(
 
             @pytest.mark.parametrize("i", range({n}))
             def test_answer(i):
-                output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9"
+                output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9{{i:03d}}"
                 assert "30 days" in output
         """,
         },
