@@ -80,8 +80,10 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
                 spans.append((at, at + len(body)))
                 at = text.find(body, at + len(body))
         size = DATA_GRAM if blocks else TEXT_GRAM
+        if len(words) < size:
+            continue
         message_low = ascii_lower(message)
-        if len(words) < size or not _may_copy(words, message_low, size):
+        if not _may_copy(words, message_low, size):
             continue
         known = frozenset(_word_runs(_WORD.findall(message_low), size))
         hits = [i for i, run in enumerate(_word_runs(words, size)) if run in known]
