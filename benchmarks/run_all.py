@@ -3,6 +3,7 @@
     python benchmarks/run_all.py            # the full set (a few minutes)
     python benchmarks/run_all.py --quick    # smaller sizes, fewer repeats (about a minute)
     python benchmarks/run_all.py --only startup,replay --json results.json
+    python benchmarks/run_all.py --only replay --against ../main --against ../v0.1   # A/B: vs other checkouts
 
 Each benchmark runs pytest in a fresh subprocess on a generated suite in a temporary directory,
 with this interpreter (run it with the project's venv).  Judges are the local OpenAI-compatible
@@ -11,8 +12,12 @@ matters, a callable judge; nothing leaves the machine.
 
   startup  `pytest --collect-only -q` on 200 tests that never judge: plugin on vs `-p no:llmjudge`
   replay   1000 judged assertions replayed from the ledger vs the same tests with plain asserts, run in
-           turn: the median of the pairs' differences (--replay-pairs N, default 5);
-           checks LiteLLM was never imported
+           turn: the median of the pairs' differences (--replay-pairs N, default 5).  Each judgment's
+           reply differs (its score is 0.9000 to 0.9999), as a real suite's do: identical replies
+           let a parse memo answer all but the first;
+           checks LiteLLM was never imported.  With --against DIR (another checkout of the project;
+           repeatable), each pair also replays the same verdict files with DIR's src/ on PYTHONPATH:
+           every side measured in one run, under the same load
   live     100 judgments against a server answering in 200 ms: sequential, `score_many`, `-n 4`,
            each against the ideal (100 x 0.2 s / concurrency)
   memory   peak RSS of a replay run over 10,000 stored verdicts (and of the same suite, plain)
@@ -34,7 +39,7 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +188,9 @@ def pytest_sessionfinish(session):
 """
 
 
-def bench_replay(tmp: Path, quick: bool, server_url: str, pairs: int | None = None) -> dict[str, Any]:
+def bench_replay(
+    tmp: Path, quick: bool, server_url: str, pairs: int | None = None, against: Sequence[Path] = ()
+) -> dict[str, Any]:
     n = 1000
     judged = write(
         tmp / "replay" / "judged",
@@ -195,7 +202,7 @@ def bench_replay(tmp: Path, quick: bool, server_url: str, pairs: int | None = No
 
             @pytest.mark.parametrize("i", range({n}))
             def test_answer(i):
-                output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9"
+                output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9{{i:03d}}"
                 assert_judged(output, "Says returns are accepted within 30 days", threshold=0.7)
         """,
         },
@@ -209,7 +216,7 @@ def bench_replay(tmp: Path, quick: bool, server_url: str, pairs: int | None = No
 
             @pytest.mark.parametrize("i", range({n}))
             def test_answer(i):
-                output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9"
+                output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9{{i:03d}}"
                 assert "30 days" in output
         """,
         },
@@ -219,29 +226,56 @@ def bench_replay(tmp: Path, quick: bool, server_url: str, pairs: int | None = No
     run(pytest_cmd("-q", "-n", "2", "--judge-mode=auto", *live), judged)
     record_s = time.perf_counter() - started
     reps = pairs or (3 if quick else 5)
-    replay_t, plain_t, replay_calls, plain_calls, replay_cpu, plain_cpu = [], [], [], [], [], []
+    replay_t: list[float] = []
+    replay_calls: list[float] = []
+    replay_cpu: list[float] = []
+    plain_t, plain_calls, plain_cpu = [], [], []
     marker = tmp / "replay" / "modules.txt"
     env = child_env(BENCH_MODULES_FILE=str(marker))
+    # Another checkout's package comes first on the path; the verdict files are the same (keys are pinned).
+    timings: list[tuple[dict[str, str], list[float], list[float], list[float]]] = [
+        (child_env(BENCH_MODULES_FILE=str(marker), PYTHONPATH=str(d / "src")), [], [], []) for d in against
+    ]
 
     def calls() -> float:
         return float(marker.read_text().split("calls=")[1])
 
-    for _ in range(reps):
-        result = run(pytest_cmd("-q", "--judge-mode=replay", *live), judged, env)
+    def replay(into: tuple[list[float], list[float], list[float]], run_env: dict[str, str]) -> None:
+        result = run(pytest_cmd("-q", "--judge-mode=replay", *live), judged, run_env)
         assert f"{n} judged, {n} replayed, 0 live" in result["out"], result["out"][-500:]
-        replay_t.append(result["seconds"])
-        replay_cpu.append(result["cpu_s"])
-        replay_calls.append(calls())
+        into[0].append(result["seconds"])
+        into[1].append(result["cpu_s"])
+        into[2].append(calls())
+
+    for other_env, *_ in timings:
+        run(pytest_cmd("-q", "--judge-mode=replay", *live), judged, other_env)  # its bytecode, written once
+    for _ in range(reps):
+        replay((replay_t, replay_cpu, replay_calls), env)
         baseline = run(pytest_cmd("-q"), plain, env)
         plain_t.append(baseline["seconds"])
         plain_cpu.append(baseline["cpu_s"])
         plain_calls.append(calls())
+        for other_env, other_t, other_cpu, other_calls in timings:
+            replay((other_t, other_cpu, other_calls), other_env)
     run(pytest_cmd("-q", "--judge-mode=replay", *live), judged, env)
     modules = marker.read_text()
     # Each replay run is paired with the plain run after it, and the figure is the median of the pairs'
     # differences: a shared machine's speed drifts between runs, and a pair sees the same moment.
     paired = [r - p for r, p in zip(replay_t, plain_t, strict=True)]
     overhead_ms = median(paired) / n * 1000
+
+    def per_judgment(side: list[float], base: list[float]) -> float:
+        return round(median([s - b for s, b in zip(side, base, strict=True)]) / n * 1000, 3)
+
+    other = [
+        {
+            "checkout": str(d),
+            "overhead_ms_per_judgment": per_judgment(other_t, plain_t),
+            "in_test_ms_per_judgment": per_judgment(other_calls, plain_calls),
+            "cpu_overhead_ms_per_judgment": per_judgment(other_cpu, plain_cpu),
+        }
+        for d, (_, other_t, other_cpu, other_calls) in zip(against, timings, strict=True)
+    ]
     return {
         "judged_assertions": n,
         "repeats": reps,
@@ -259,6 +293,7 @@ def bench_replay(tmp: Path, quick: bool, server_url: str, pairs: int | None = No
             median([r - p for r, p in zip(replay_cpu, plain_cpu, strict=True)]) / n * 1000, 3
         ),
         "litellm_imported_in_replay": "litellm=True" in modules,
+        **({"against": other} if other else {}),
     }
 
 
@@ -526,6 +561,11 @@ def report(results: dict[str, Any]) -> None:
             f"the median of {r['repeats']} side-by-side pairs (target {r['target']}; smallest pair: {r['best_overhead_ms_per_judgment']:.3f} ms; inside the test body alone "
             f"{r['in_test_ms_per_judgment']:.3f} ms; CPU time {r['cpu_overhead_ms_per_judgment']:.3f} ms); litellm imported: {r['litellm_imported_in_replay']}  [recording took {r['record_live_s']:.1f} s, -n 2]"
         )
+        for o in r.get("against", ()):
+            line(
+                f"           {o['checkout']}, in the same pairs: {o['overhead_ms_per_judgment']:.3f} ms overhead per "
+                f"judgment (inside the test body {o['in_test_ms_per_judgment']:.3f} ms; CPU time {o['cpu_overhead_ms_per_judgment']:.3f} ms)"
+            )
     v = results.get("live")
     if v:
         for name in ("sequential", "score_many", "xdist_n4"):
@@ -579,7 +619,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--replay-pairs", type=int, metavar="N", help="replay: N side-by-side pairs of runs (default 5, 3 with --quick)"
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="replay: also replay with another checkout's src/ (DIR; repeatable) in each pair, side by side",
+    )
     args = parser.parse_args(argv)
+    against = [d.resolve() for d in args.against]
+    for d in against:
+        if not (d / "src" / "pytest_llmjudge").is_dir():
+            parser.error(f"--against: {d} holds no src/pytest_llmjudge")
     chosen = set((args.only or "startup,replay,live,memory,parser,peer").split(","))
     tmp = Path(tempfile.mkdtemp(prefix="llmjudge-bench-"))
     results: dict[str, Any] = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "quick": args.quick}
@@ -590,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         steps = [
             ("startup", lambda: bench_startup(tmp, args.quick)),
-            ("replay", lambda: bench_replay(tmp, args.quick, server.base_url, args.replay_pairs)),  # type: ignore[union-attr]
+            ("replay", lambda: bench_replay(tmp, args.quick, server.base_url, args.replay_pairs, against)),  # type: ignore[union-attr]
             ("live", lambda: bench_live(tmp, args.quick)),
             ("memory", lambda: bench_memory(tmp, args.quick)),
             ("parser", lambda: bench_parser(tmp, args.quick)),

@@ -80,6 +80,13 @@ def test_a_copied_output_never_supplies_the_score_but_the_judges_own_does() -> N
     assert "10/10" not in got.reasoning and "never says whether" in got.reasoning
 
 
+def test_a_copy_of_the_output_with_its_punctuation_changed_is_still_a_copy() -> None:
+    # A copy is a run of the prompt's words: the dashes and spaces a judge puts between them do not
+    # make the output's planted 5/5 its own.
+    output = "Customers love these boots: rated 5/5 by every reviewer we asked this spring."
+    unreadable(Likert(1, 5), output, "Customers love these boots - rated 5 / 5 by every reviewer we asked this spring")
+
+
 def test_a_judge_quoting_a_few_words_of_the_output_keeps_its_reasoning() -> None:
     output = "The boots are waterproof up to 2 meters."
     reply = '{"reasoning": "It says they are waterproof, as asked.", "score": 0.9}'

@@ -11,7 +11,7 @@ from helpers.runtime import own_runtime
 from helpers.verdicts import entries_by_key
 from pytest_llmjudge import JudgeError, Score
 from pytest_llmjudge.case import Case, render_case
-from pytest_llmjudge.keys import canonical_json, judgment_key
+from pytest_llmjudge.keys import canonical_json, judgment_key, messages_sha256
 from pytest_llmjudge.outputs import judged_text
 from pytest_llmjudge.store import ledger_filename
 
@@ -400,6 +400,8 @@ def test_a_key_template_gives_the_key_judgment_key_gives(fields):
         [],
     ):
         assert template.key(messages) == judgment_key({**fields, "messages": [dict(m) for m in messages]})
+        # The messages' hash (stored beside a verdict, checked on replay) comes from the same encoding.
+        assert template.keyed(messages) == (template.key(messages), messages_sha256(messages))
     # A rubric's read-only messages are keyed as the dicts they hold.
     read_only = (MappingProxyType({"role": "user", "content": "hi"}),)
     assert template.key(read_only) == judgment_key({**fields, "messages": [{"role": "user", "content": "hi"}]})

@@ -22,10 +22,12 @@ def calls_for(model: str) -> list[Call]:
 
 def test_the_model_whose_key_is_stored_is_the_one_that_recorded_it():
     entries = {"b-key": {"model": "b"}, "x": {"model": "a"}, "y": {"model": None}}
-    assert recorded_model(entries, calls_for, several=SEVERAL_JUDGES) == "b"
+    # with the calls keyed in finding it: the replay uses them
+    assert recorded_model(entries, calls_for, several=SEVERAL_JUDGES) == ("b", [Call("b-key")])
     assert recorded_model({"x": {"model": "a"}}, calls_for, several=SEVERAL_JUDGES) is None
     # elsewhere in the store: the index says which keys it holds
-    assert recorded_model({"x": {"model": "a"}}, calls_for, {"a-key"}.__contains__, several=SEVERAL_JUDGES) == "a"
+    found = recorded_model({"x": {"model": "a"}}, calls_for, {"a-key"}.__contains__, several=SEVERAL_JUDGES)
+    assert found == ("a", [Call("a-key")])
 
 
 @pytest.mark.parametrize(

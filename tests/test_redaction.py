@@ -50,6 +50,30 @@ def _assert_no_secret(haystack: bytes) -> None:
         assert secret.encode() not in haystack, secret
 
 
+FLEETING_SECRET = """
+import os
+from pytest_llmjudge import assert_judged
+
+def test_fleeting(monkeypatch):
+    with monkeypatch.context() as scope:  # the credential is set for this judgment only
+        scope.setenv("SERVICE_TOKEN", os.environ["FLEETING_VALUE"])
+        assert_judged("poor SCORE=0.1", f"Never says {os.environ['SERVICE_TOKEN']}", threshold=0.5)
+"""
+
+
+def test_a_secret_set_only_while_judging_is_redacted_in_the_judgment_lines(pytester, monkeypatch):
+    # The line is shown after the test body ends (with the failure): it is redacted with the secrets of
+    # the judgment's own moment, not of the report's.
+    monkeypatch.delenv("SERVICE_TOKEN", raising=False)
+    monkeypatch.setenv("FLEETING_VALUE", "fleeting-canary-token-6174")  # a name no one takes for a secret
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_fleeting=FLEETING_SECRET)
+    result = pytester.runpytest("--judge-mode=auto")
+    result.assert_outcomes(failed=1)
+    assert "FAIL 0.10" in result.stdout.str() and "Never says [redacted]" in result.stdout.str()
+    assert b"fleeting-canary-token-6174" not in _everything(pytester, result)
+
+
 @pytest.mark.parametrize("mode", ["auto", "refresh", "replay"])
 def test_secrets_in_criteria_reach_no_report_no_file_and_no_line(pytester, secrets, mode):
     pytester.makeconftest(FAKE_CONFTEST)

@@ -93,10 +93,15 @@ class KeyTemplate:
 
     def key(self, messages: Sequence[Mapping[str, Any]]) -> str:
         """`judgment_key` of the template's fields with these messages."""
+        return self.keyed(messages)[0]
+
+    def keyed(self, messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+        """The key (as `key`) and the messages' `messages_sha256`, from one encoding of the messages:
+        a replay checks each stored entry against the latter."""
         if self._head is None:
-            return judgment_key({**self._request, "messages": list(messages)})
+            return judgment_key({**self._request, "messages": list(messages)}), messages_sha256(messages)
+        encoded = canonical_json(messages).encode("utf-8", "surrogatepass")
         digest = self._head.copy()
-        digest.update(canonical_json(messages).encode("utf-8", "surrogatepass"))
+        digest.update(encoded)
         digest.update(self._tail)
-        hexdigest: str = digest.hexdigest()
-        return hexdigest
+        return digest.hexdigest(), hashlib.sha256(encoded).hexdigest()

@@ -26,16 +26,13 @@ _named: frozenset[str] = frozenset()
 # Whether each variable name seen is a secret's (pytest and the plugin set and unset variables of
 # their own at every test, so the set of names changes: each name is judged once).
 _secret_names: dict[str, bool] = {}
-# (the secret variables' names, their values, the values to blank, longest first)
-_cached: tuple[tuple[str, ...], tuple[str | None, ...], list[str]] | None = None
 
 
 def redact_variables(names: Iterable[str]) -> None:
     """Redact these variables' values too, whatever their names (the run's --judge-redact-env)."""
-    global _named, _cached
+    global _named
     _named = frozenset(names)
     _secret_names.clear()
-    _cached = None
 
 
 def _is_secret(name: str) -> bool:
@@ -46,28 +43,13 @@ def _is_secret(name: str) -> bool:
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of credential-like (or named) environment variables, longest first (so no part is left)."""
-    global _cached
-    if environ is not None:
-        return _values(environ, [n for n in environ if _is_secret(n)])
-    # Every name is read afresh each time (a credential may have been set while another variable
-    # went); the values are sorted again only when the secret ones changed.
-    every = list(os.environ)
-    for name in every:
-        if name not in _secret_names:
-            _is_secret(name)
-    names = tuple(filter(_secret_names.__getitem__, every))
-    seen = tuple(map(os.environ.get, names))
-    cached = _cached
-    if cached is not None and cached[0] == names and cached[1] == seen:
-        return cached[2]
-    values = _values(os.environ, names)
-    _cached = (names, seen, values)
-    return values
+    """Values of credential-like (or named) environment variables, longest first (so no part is left).
 
-
-def _values(environ: Mapping[str, str], names: Iterable[str]) -> list[str]:
-    found = {environ.get(n) or "" for n in names}
+    Every name is read afresh each time: a credential may have been set while another variable went.
+    A judgment reads them once (see `redactor`)."""
+    if environ is None:
+        environ = os.environ
+    found = {environ.get(n) or "" for n in environ if _is_secret(n)}
     return sorted((v for v in found if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
 
 
@@ -75,7 +57,8 @@ def _blank(text: str, values: list[str]) -> str:
     for value in values:
         if value in text:
             text = text.replace(value, "[redacted]")
-    text = _BEARER.sub(r"\1[redacted]", text)
+    if _BEARER.search(text) is not None:  # a sub with a template costs several searches that find nothing
+        text = _BEARER.sub(r"\1[redacted]", text)
     return _KEY_SHAPED.sub("[redacted]", text)
 
 
@@ -85,6 +68,7 @@ def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
 
 
 def redactor() -> Callable[[str], str]:
-    """`redact` with the environment read once: for the several texts of one record."""
+    """`redact` with the environment read once: for the several texts of one judgment (its verdict
+    file's name, its record)."""
     values = secret_values()
     return lambda text: _blank(text, values)

@@ -131,14 +131,15 @@ class JudgeRuntime:
             source = self._cache_dir_source = source()
         return source
 
-    def ledger_for(self, context: TestContext | None) -> Ledger | None:
-        """The test's verdict file, found once per test and shared by every judgment in it."""
+    def ledger_for(self, context: TestContext | None, clean: Callable[[str], str] | None = None) -> Ledger | None:
+        """The test's verdict file, found once per test and shared by every judgment in it.  `clean`:
+        the judgment's redactor, for a file name made of parametrize ids."""
         if context is None or (context.ledger is None and context.module_path is None):
             return None
         if context.ledger is None and context.module_path is not None:
             _, location_of = _ledger_functions()
             location = location_of(
-                context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir
+                context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir, clean=clean
             )
             context.ledger = self.ledger_at(location, context.nodeid)
         return context.ledger

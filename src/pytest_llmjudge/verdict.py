@@ -9,7 +9,7 @@ Nothing else describes a judgment to a report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -196,6 +196,7 @@ def verdict_record(
     threshold_given: bool = True,
     requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None = None,
     texts: bool = True,
+    clean: Callable[[str], str] | None = None,
 ) -> JudgmentRecord:
     """The report record of a verdict: JSON-safe, redacted.  Without `threshold_given` (a `score` no
     threshold was given for) its `threshold` is None: the test decides with the score, and reports
@@ -203,8 +204,9 @@ def verdict_record(
     `requests`: per judge model that was called live, the parameters sent and those dropped (and why).
     Without `texts`, the record lacks the texts that need redacting (reasoning, samples, output): what
     the summary and the judgment lines read.  Every text a person reads is redacted here, the
-    criteria and the node id (a parametrize id) included: every report and line is made from this."""
-    clean = redactor()
+    criteria and the node id (a parametrize id) included: every report and line is made from this.
+    `clean`: the judgment's redactor (see `redactor`), else the environment is read now."""
+    clean = clean or redactor()
     record: JudgmentRecord = {
         "nodeid": clean(nodeid),
         "criteria": clean(verdict.criteria),
@@ -263,7 +265,17 @@ class PendingRecord:
     hand-over only.
     """
 
-    __slots__ = ("_brief", "_full", "live_calls", "nodeid", "output", "requests", "threshold_given", "verdict")
+    __slots__ = (
+        "_brief",
+        "_full",
+        "clean",
+        "live_calls",
+        "nodeid",
+        "output",
+        "requests",
+        "threshold_given",
+        "verdict",
+    )
 
     def __init__(
         self,
@@ -275,9 +287,13 @@ class PendingRecord:
         threshold_given: bool,
         requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None,
         whole: bool = True,
+        clean: Callable[[str], str] | None = None,
     ) -> None:
         """`whole`: a report will read the whole record, so it is built (and redacted) now, under the
-        environment the judgment ran in (a test's monkeypatched key is still there to be redacted)."""
+        environment the judgment ran in (a test's monkeypatched key is still there to be redacted).
+        `clean`: the judgment's redactor, made under that environment; without it, a brief record
+        built later reads the environment of its time."""
+        self.clean = clean
         self.verdict = verdict
         self.nodeid = nodeid
         self.output = output
@@ -310,6 +326,7 @@ class PendingRecord:
             threshold_given=self.threshold_given,
             requests=self.requests,
             texts=texts,
+            clean=self.clean,
         )
 
 

@@ -5,9 +5,9 @@ carry a score of its own).  A copy is a run of words the prompt also holds: at l
 of a message that fences data (the output, input or reference, and the criteria beside them: the text
 that may carry a planted score), at least `TEXT_GRAM` words of any other message (the instructions: a
 judge's own verdict may share a few words with them, "the student's answer is correct"), or a whole
-data block copied verbatim.  All are found in linear time: the instructions' word runs go into sets
-kept across judgments, and each run of the reply is looked up once (a short reply is searched for
-directly in a short message).
+data block copied verbatim.  All are found in linear time: each message's word runs go into a set,
+and each run of the reply is looked up once.  Most replies copy nothing, and most messages are
+ruled out before any of that (see `_may_copy`): a replay parses every stored reply again.
 """
 
 from __future__ import annotations
@@ -22,62 +22,53 @@ __all__ = ["DATA_GRAM", "TEXT_GRAM", "mask_copies", "only_copies"]
 DATA_GRAM = 6  # words in a copied run of a data block
 TEXT_GRAM = 10  # words in a copied run of the instructions: longer than the phrases a judge reuses
 _MIN_BLOCK = 8  # a data block this long (with a letter) is matched whole, however few its words
-_CACHE_LIMIT = 256
 _WORD = lazy(r"\w+")
 _DATA_BLOCK = lazy(r"<([A-Za-z][A-Za-z0-9_]{0,31})-([0-9a-f]{8,64})>\n(.*?)\n</\1-\2>", re.DOTALL)
 _GAP = lazy(r"[\W_]{0,3}")  # what may lie between two copies that make one
 # A reasoning that is only a placeholder of a format instruction: "<a few sentences: ...>".
 _PLACEHOLDER = lazy(r"<[^<>\n]{2,300}>")
 
-_DIRECT_LIMIT = 200_000  # reply runs x prompt characters below which runs are searched for directly
-
-# Word-run sets of the instructions, which repeat across judgments; a message holding data is unique to
-# its judgment and is not kept.
-_runs: dict[tuple[str, int], frozenset[tuple[str, ...]]] = {}
-_blocks: dict[str, tuple[str, ...]] = {}
+_DIRECT_LIMIT = 200_000  # distinct reply words x message characters below which words are looked for as text
 
 
 def _word_runs(words: list[str], size: int) -> list[tuple[str, ...]]:
     return list(zip(*(words[i:] for i in range(size)), strict=False))
 
 
-def _prompt_runs(text: str, size: int, keep: bool) -> frozenset[tuple[str, ...]]:
-    known = _runs.get((text, size))
-    if known is None:
-        known = frozenset(_word_runs(_WORD.findall(ascii_lower(text)), size))
-        if keep:
-            if len(_runs) >= _CACHE_LIMIT:
-                _runs.clear()
-            _runs[(text, size)] = known
-    return known
+def _data_blocks(text: str) -> list[str]:
+    return [m.group(3) for m in _DATA_BLOCK.finditer(text)] if "</" in text else []
 
 
-def _data_blocks(text: str) -> tuple[str, ...]:
-    known = _blocks.get(text)
-    if known is None:
-        known = tuple(m.group(3) for m in _DATA_BLOCK.finditer(text)) if "</" in text else ()
-        if len(_blocks) >= _CACHE_LIMIT:
-            _blocks.clear()
-        _blocks[text] = known
-    return known
+def _may_copy(words: list[str], message: str, size: int) -> bool:
+    """Could ``message`` (lower-cased) hold ``size`` of the reply's words in a row?
+
+    A copied run is ``size`` words in a row each of which the message holds: a reply with no such
+    stretch copies nothing of it.  Each distinct word is looked for as text (no tokenizing of the
+    message, which is new to each judgment); a large pair takes the word set, in linear time.
+    """
+    distinct = set(words)
+    if len(distinct) * len(message) <= _DIRECT_LIMIT:
+        held = {w for w in distinct if w in message}
+    else:
+        held = distinct.intersection(_WORD.findall(message))
+    stretch = 0
+    for word in words:
+        stretch = stretch + 1 if word in held else 0
+        if stretch >= size:
+            return True
+    return False
 
 
 def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
     """Where ``text`` copies ``prompt``: merged, sorted (start, end) spans.
 
     A message that fences data (the output, input, reference) is searched at the data's run size,
-    whole; any other message (the instructions) at the instructions' size.  When reply and message are
-    short (the usual judgment), each of the reply's runs, as written with spaces folded, is searched for
-    in the message's text, spaces folded: no tokenizing of a prompt that is new to each judgment (its
-    system message carries the case's nonce).  Anything larger goes through a set of the message's runs
-    (linear time), kept across judgments for a message that holds no data.
+    whole; any other message (the instructions) at the instructions' size.
     """
     spans: list[tuple[int, int]] = []
     low = ascii_lower(text)
     words = _WORD.findall(low)
     where: list[tuple[int, int]] = []
-    runs_of: dict[int, list[tuple[str, ...]]] = {}
-    texts_of: dict[int, list[str]] = {}
     for message in prompt:
         blocks = _data_blocks(message)
         for block in blocks:
@@ -91,22 +82,11 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
         size = DATA_GRAM if blocks else TEXT_GRAM
         if len(words) < size:
             continue
-        runs = runs_of.get(size)
-        if runs is None:
-            runs = runs_of[size] = _word_runs(words, size)
-        if len(runs) * len(message) <= _DIRECT_LIMIT:
-            if not where:
-                where = [m.span() for m in _WORD.finditer(low)]
-            texts = texts_of.get(size)
-            if texts is None:
-                texts = texts_of[size] = [
-                    " ".join(low[where[i][0] : where[i + size - 1][1]].split()) for i in range(len(runs))
-                ]
-            folded = " ".join(ascii_lower(message).split())
-            hits = [i for i, run in enumerate(texts) if run in folded]
-        else:
-            known = _prompt_runs(message, size, keep=not blocks)
-            hits = [i for i, run in enumerate(runs) if run in known]
+        message_low = ascii_lower(message)
+        if not _may_copy(words, message_low, size):
+            continue
+        known = frozenset(_word_runs(_WORD.findall(message_low), size))
+        hits = [i for i, run in enumerate(_word_runs(words, size)) if run in known]
         if hits and not where:
             where = [m.span() for m in _WORD.finditer(low)]
         # Consecutive runs make one copy: one span per stretch, not one per run.

@@ -113,7 +113,7 @@ def plan_generations(
                 "the ini file, or LLMJUDGE_GENERATE_MODEL). The model is part of every generation's key."
             )
         recorded = recorded_by(runtime, context, ledger, "generation", lambda m: make(m, base), several=SEVERAL_MODELS)
-        chosen = recorded or NO_MODEL
+        chosen = recorded[0] if recorded is not None else NO_MODEL
     return GenerationPlan(tuple(make(chosen, base)), settings, LiteLLMBackend(), ledger, context, time.monotonic())
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
@@ -23,7 +23,8 @@ from ..backends import LiteLLMBackend
 from ..backends.formats import register_schema
 from ..case import Case
 from ..errors import JudgeError
-from ..keys import KEY_VERSION, KeyTemplate, canonical_json, judgment_key, messages_sha256
+from ..keys import KEY_VERSION, KeyTemplate, canonical_json
+from ..redact import redact, redactor
 from ..rubrics import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from ..structured import format_for, structured_backend
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from ..backends import Backend, CallRequest, CallResult
     from ..runtime import JudgeRuntime, TestContext
     from ..store import Ledger, VerdictIndex
-    from .recorded import Keyed
+    from .recorded import K
 
 
 class Options(NamedTuple):
@@ -61,6 +62,7 @@ class Call(NamedTuple):
     sample: int
     prompt: Prompt
     key: str
+    messages_sha256: str  # stored beside each verdict, checked on replay: made with the key, from one encoding
     send_model: str  # the model sent ("" where a custom backend has none: its id is sent)
     setup: Setup
     step: int = 1  # which of a rubric's steps (see Rubric.next_prompts); its messages, not this, join the key
@@ -69,11 +71,6 @@ class Call(NamedTuple):
     def request(self) -> CallRequest:
         """What a live call sends, made when asked: a replay sends nothing."""
         return self.setup.request(self)
-
-    @property
-    def messages_sha256(self) -> str:
-        """Stored beside each verdict; computed only when one is stored or a replay misses."""
-        return messages_sha256(self.prompt.messages)  # canonical_json writes any mapping as its dict
 
 
 class Setup:
@@ -113,7 +110,7 @@ class Setup:
     def calls(self, ids: Sequence[tuple[str, str]], prompts: Sequence[Prompt]) -> tuple[Call, ...]:
         """Every call of a judgment: each judge (id in the key, model sent), each sample, each prompt."""
         return tuple(
-            Call(model_id, sample, prompt, self.key(model_id, sample, prompt), send_model, self)
+            self.call(model_id, send_model, sample, prompt)
             for model_id, send_model in ids
             for sample in range(self.settings.samples)
             for prompt in prompts
@@ -123,10 +120,20 @@ class Setup:
         self, model_id: str, send_model: str, sample: int, prompts: Sequence[Prompt], step: int
     ) -> list[Call]:
         """The calls of a later step of one judge's sample (its prompts were built from that sample's replies)."""
-        return [
-            Call(model_id, sample, prompt, self.key(model_id, sample, prompt), send_model, self, step)
-            for prompt in prompts
-        ]
+        return [self.call(model_id, send_model, sample, prompt, step) for prompt in prompts]
+
+    def call(self, model_id: str, send_model: str, sample: int, prompt: Prompt, step: int = 1) -> Call:
+        """One call, keyed: who judges and what it is asked; how the call travels (api base, proxy, key)
+        stays out of its key."""
+        if not prompt.params and prompt.schema is None and self.templates is not None:
+            # A prompt without parameters of its own asks for `params`: its keys differ only in the messages.
+            template = self.templates.get((model_id, sample))
+            if template is None:
+                template = self.templates[(model_id, sample)] = KeyTemplate(self._fields(model_id, sample, self.params))
+        else:
+            template = KeyTemplate(self._fields(model_id, sample, self._params(prompt)))
+        key, messages_sha256 = template.keyed(prompt.messages)
+        return Call(model_id, sample, prompt, key, messages_sha256, send_model, self, step)
 
     def asked(self, prompt: Prompt) -> dict[str, Any]:
         """The parameters a call of `prompt` asks for beside the temperature: the prompt's own, and the
@@ -147,18 +154,6 @@ class Setup:
         if not prompt.params and prompt.schema is None:
             return self.params
         return {"temperature": self.params["temperature"], **self.asked(prompt)}
-
-    def key(self, model_id: str, sample: int, prompt: Prompt) -> str:
-        """The call's key: who judges and what it is asked; how the call travels (api base, proxy, key) stays out."""
-        if not prompt.params and prompt.schema is None and self.templates is not None:
-            # A prompt without parameters of its own asks for `params`: its keys differ only in the messages.
-            template = self.templates.get((model_id, sample))
-            if template is None:
-                template = self.templates[(model_id, sample)] = KeyTemplate(self._fields(model_id, sample, self.params))
-            return template.key(prompt.messages)
-        fields = self._fields(model_id, sample, self._params(prompt))
-        fields["messages"] = list(prompt.messages)
-        return judgment_key(fields)
 
     def _fields(self, model_id: str, sample: int, params: Mapping[str, Any]) -> dict[str, Any]:
         # The request options join the key only when set, so a key made without them never changes.
@@ -209,6 +204,7 @@ class Plan:
     context: TestContext | None
     started: float
     threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
+    clean: Callable[[str], str] = redact  # the judgment's redactor: its verdict file's name, its record
     live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
     paid: list[CallResult] = dataclasses.field(default_factory=list)  # those calls, priced: what an error cost
     # model id -> (parameters sent, parameters not sent and why), from its first live call
@@ -258,23 +254,27 @@ def plan(
     setup = _setup_for(settings, rubric, backend, memo, merged)
     rubric = setup.rubric
     prompts = rubric.prompts(case)
-    ledger = runtime.ledger_for(context)
+    # The environment's secrets are read once per judgment, for every text of it a person may see.
+    clean = redactor() if context is not None else redact
+    ledger = runtime.ledger_for(context, clean)
 
     if not settings.model and settings.mode in ("replay", "auto") and isinstance(setup.backend, LiteLLMBackend):
         # No judge configured (CI, or a teammate's clone in auto mode): replay what was recorded,
         # whichever model recorded it.  Only a miss needs a model.
-        model = recorded_by(
+        found = recorded_by(
             runtime, context, ledger, "verdict", lambda m: setup.calls([(m, m)], prompts), several=SEVERAL_JUDGES
         )
-        if model is not None:
+        if found is not None:  # its calls were keyed in finding it
+            model, recorded = found
             settings = settings._replace(model=(model,))
+            calls = tuple(recorded)
         elif settings.mode == "auto":  # a miss must judge live, and nothing names the judge: say how to
             raise JudgeError(NO_JUDGE_MODEL)
         else:  # a miss: against the one model this test recorded with, so the miss names what changed
             models = {e.get("model") for e in (ledger.entries() if ledger is not None else {}).values()}
             only = models.pop() if len(models) == 1 else None
             model = only if isinstance(only, str) else NO_MODEL
-        calls = setup.calls([(model, model)], prompts)
+            calls = setup.calls([(model, model)], prompts)
     else:
         calls = setup.calls(judge_ids(settings, setup.backend), prompts)
     given = (
@@ -284,7 +284,7 @@ def plan(
         or "threshold" in marker
         or settings.sources.get("threshold", "default") != "default"
     )
-    return Plan(case, rubric, settings, aggregate, band, calls, setup.backend, ledger, context, started, given)
+    return Plan(case, rubric, settings, aggregate, band, calls, setup.backend, ledger, context, started, given, clean)
 
 
 def warn_identical_samples(settings: Settings) -> None:
@@ -491,24 +491,25 @@ def recorded_by(
     context: TestContext | None,
     ledger: Ledger | None,
     what: Literal["verdict", "generation"],
-    calls_for: Callable[[str], Iterable[Keyed]],
+    calls_for: Callable[[str], Sequence[K]],
     *,
     several: str,
-) -> str | None:
+) -> tuple[str, Sequence[K]] | None:
     """Replay with no model configured: the model under which `calls_for(model)` has a stored key
-    (a verdict's, or a generation's), from the test's own file, else the rest of the store; None
-    where no model has.  `several` is the error when more than one has (see `recorded_model`)."""
+    (a verdict's, or a generation's), from the test's own file, else the rest of the store, with the
+    calls keyed for it; None where no model has.  `several` is the error when more than one has
+    (see `recorded_model`)."""
     from .recorded import recorded_model  # loaded only here: a run that names its models never asks
 
     generations = what == "generation"
     own = (ledger.generations() if generations else ledger.entries()) if ledger is not None else {}
-    model = recorded_model(own, calls_for, several=several)
-    if model is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
+    found = recorded_model(own, calls_for, several=several)
+    if found is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
         index = stored_elsewhere(runtime)
         firsts = index.generations_by_model() if generations else index.by_model()
         has = (lambda key: index.find_generation(key) is not None) if generations else index.has
-        model = recorded_model({s.key: s.entry for s in firsts.values()}, calls_for, has, several=several)
-    return model
+        found = recorded_model({s.key: s.entry for s in firsts.values()}, calls_for, has, several=several)
+    return found
 
 
 def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:

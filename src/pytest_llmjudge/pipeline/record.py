@@ -26,6 +26,7 @@ def note_verdict(plan: Plan, verdict: Verdict) -> None:
             threshold_given=plan.threshold_given,
             requests=plan.requests,
             whole=context.whole_records,
+            clean=plan.clean,
         )
         context.records.append(pending)
 

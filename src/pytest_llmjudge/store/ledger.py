@@ -30,7 +30,7 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,11 +61,12 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 _KEY = re.compile(r"[0-9a-f]{64}")
 
 
-def ledger_filename(test_name: str) -> str:
+def ledger_filename(test_name: str, clean: Callable[[str], str] | None = None) -> str:
     """A file name for a test (`TestX::test_y[a/b]`), unique even where characters were replaced, and
     with no secret in it (a key used as a parametrize id is redacted; the digest tells such tests apart).
-    A name without ids is the test's own, written in its source: only ids can bring a secret in."""
-    return _filename(test_name, redact(test_name) if "[" in test_name else test_name)
+    A name without ids is the test's own, written in its source: only ids can bring a secret in.
+    `clean`: the judgment's own `redactor`, where one reads the environment for all its texts."""
+    return _filename(test_name, (clean or redact)(test_name) if "[" in test_name else test_name)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -84,25 +85,27 @@ def ledger_path(module_path: Path, test_name: str, *, store_root: Path | None, r
     verdicts move together, as pytest-recording does with cassettes); with `--judge-store DIR`,
     in `DIR/<module path relative to rootdir>/<test>.json`.
     """
-    if store_root is None:
-        return _beside_module(module_path, test_name)
+    return Path(ledger_location(module_path, test_name, store_root=store_root, rootdir=rootdir))
+
+
+def ledger_location(
+    module_path: Path,
+    test_name: str,
+    *,
+    store_root: Path | None,
+    rootdir: Path,
+    clean: Callable[[str], str] | None = None,
+) -> str:
+    """`ledger_path` as a string: what a replay opens, without building a Path per test.  `clean`: the
+    judgment's redactor (see `ledger_filename`)."""
+    name = ledger_filename(test_name, clean)
+    if store_root is None:  # pure path arithmetic (no file system); one folder for every test of a module
+        return _module_folder(module_path) + name
     try:
         relative = module_path.resolve().relative_to(rootdir.resolve())
     except ValueError:
         relative = Path(module_path.name)
-    return store_root.joinpath(relative.with_suffix(""), ledger_filename(test_name))
-
-
-def ledger_location(module_path: Path, test_name: str, *, store_root: Path | None, rootdir: Path) -> str:
-    """`ledger_path` as a string: what a replay opens, without building a Path per test."""
-    if store_root is None:
-        return _module_folder(module_path) + ledger_filename(test_name)
-    return os.fspath(ledger_path(module_path, test_name, store_root=store_root, rootdir=rootdir))
-
-
-def _beside_module(module_path: Path, test_name: str) -> Path:
-    # Pure path arithmetic (no file system); the folder is the same for every test of a module.
-    return Path(_module_folder(module_path) + ledger_filename(test_name))
+    return os.fspath(store_root.joinpath(relative.with_suffix(""), name))
 
 
 @functools.lru_cache(maxsize=1024)
