@@ -165,7 +165,7 @@ def test_temperature():
 def test_a_generation_miss_names_each_field_it_differs_in_and_the_nearest_entry():
     """Given stored generations, a miss names the nearest one and what differs: the system prompt, the
     batch index, other messages, or (nothing else differing) the key scheme."""
-    from pytest_llmjudge.replay_miss import replay_miss
+    from pytest_llmjudge.pipeline.replay_miss import replay_miss
     from pytest_llmjudge.settings import resolve
 
     user = {"role": "user", "content": "Hello"}

@@ -137,7 +137,7 @@ def test_transport_is_not_identity_the_api_base_stays_out_of_the_key(api_base):
 
 
 def test_a_miss_on_an_entry_recorded_before_the_key_change_says_so_not_prompt_template():
-    from pytest_llmjudge.replay_miss import replay_miss
+    from pytest_llmjudge.pipeline.replay_miss import replay_miss
     from pytest_llmjudge.settings import resolve
 
     wanted = {

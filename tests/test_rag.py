@@ -31,7 +31,7 @@ from pytest_llmjudge import (
     criteria,
 )
 from pytest_llmjudge.case import Case, render_case
-from pytest_llmjudge.reask import REASK_MESSAGE
+from pytest_llmjudge.pipeline.reask import REASK_MESSAGE
 from pytest_llmjudge.rubrics import Reply, score_stored
 
 UNREADABLE = "I would rather not say."

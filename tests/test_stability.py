@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from helpers.runtime import own_judges
-from pytest_llmjudge.aggregate import combine_panel, undecided
+from pytest_llmjudge.pipeline.aggregate import combine_panel, undecided
 
 # -- units ------------------------------------------------------------------------------------
 

@@ -16,7 +16,8 @@ import pytest
 from helpers import MODEL
 from helpers.openai_server import OpenAIServer, Reply, refusing, reply_json, response_format_type
 from helpers.verdicts import stored_entries
-from pytest_llmjudge.reask import REASK_MESSAGE
+from pytest_llmjudge.pipeline.reask import REASK_MESSAGE
+from pytest_llmjudge.pipeline.structured import structured_line
 from pytest_llmjudge.rubrics import (
     Case,
     Checklist,
@@ -29,7 +30,6 @@ from pytest_llmjudge.rubrics import (
     Score,
     Template,
 )
-from pytest_llmjudge.structured import structured_line
 
 SUPPORTED = "openai/gpt-4o-mini"  # LiteLLM says this model supports response schemas (MODEL: it does not)
 

@@ -295,7 +295,7 @@ class RunRecorder:
                         details += f"; LiteLLM import {imported:.2f} s, charged to no judgment"
                     terminalreporter.write_line(details)
                 if tally.calls:  # what this run's live calls asked for: a replay sends nothing, says nothing
-                    from .structured import structured_line
+                    from .pipeline.structured import structured_line
 
                     used = structured_line(tally.structured)
                     if used is not None:

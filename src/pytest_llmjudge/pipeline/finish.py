@@ -11,14 +11,14 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..aggregate import combine_panel, undecided
 from ..caller import warn_at_caller
 from ..errors import StoreError, VerdictParseError
 from ..redact import redact
 from ..rubrics import Outcome, Reply, Rubric, read_reply
-from ..structured import structured_of
 from ..verdict import Sample, StoredScoreWarning, Verdict
+from .aggregate import combine_panel, undecided
 from .plan import stored_fields
+from .structured import structured_of
 
 if TYPE_CHECKING:
     from ..parsing import ParsedVerdict

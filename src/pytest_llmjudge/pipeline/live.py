@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 from ..backends import CallRequest, CallResult, LiteLLMBackend, UnsupportedParamError, call_with_retries
 from ..backends.litellm_import import import_litellm
 from ..errors import BackendError, VerdictParseError
-from ..reask import combined, reask_request
 from ..rubrics import Reply
-from ..structured import format_used
 from .finish import parse
 from .generations import failed
 from .lookup import Answer, reply_extra
 from .plan import Call, Plan
+from .reask import combined, reask_request
+from .structured import format_used
 
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime

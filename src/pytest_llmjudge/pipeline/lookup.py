@@ -162,7 +162,7 @@ def _mismatch(call: Call | Generation, entry: Mapping[str, Any]) -> str | None:
 
 
 def _replay_miss(plan: Plan | GenerationPlan, call: Call | Generation) -> JudgeError:
-    from ..replay_miss import replay_miss  # the diagnosis loads only when a replay misses
+    from .replay_miss import replay_miss  # the diagnosis loads only when a replay misses
 
     ledger = plan.ledger
     stored = None if ledger is None else ledger.entries() if isinstance(plan, Plan) else ledger.generations()

@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
-from ..aggregate import AGGREGATES
 from ..backends import LiteLLMBackend
 from ..backends.formats import register_schema
 from ..case import Case
@@ -27,7 +26,8 @@ from ..keys import KEY_VERSION, KeyTemplate, canonical_json
 from ..redact import redact, redactor
 from ..rubrics import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
-from ..structured import format_for, structured_backend
+from .aggregate import AGGREGATES
+from .structured import format_for, structured_backend
 
 if TYPE_CHECKING:
     from ..backends import Backend, CallRequest, CallResult

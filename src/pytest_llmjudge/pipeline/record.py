@@ -57,7 +57,7 @@ def note_error(plan: Plan, exc: BaseException) -> None:
         # Time spent on the judge counts in the run's judging time, whether or not a verdict came of it.
         record["latency_s"] = round(time.monotonic() - plan.started, 4)
     if plan.paid:  # the calls were paid for though no verdict came of them: the summary and budgets count them
-        from ..reask import combined
+        from .reask import combined
 
         paid = functools.reduce(combined, plan.paid)
         record["cost_usd"] = paid.cost_usd

@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from .errors import ReplayMiss
-from .redact import redact
-from .settings import Settings
+from ..errors import ReplayMiss
+from ..redact import redact
+from ..settings import Settings
 
 Entry = Mapping[str, Any]
 Matcher = Callable[[Entry, Entry], "str | None"]
@@ -250,8 +250,8 @@ def replay_miss(
     """
     kind = KINDS[what]
     if what == "generation":
-        from .pipeline.generations import NO_MODEL
-        from .store.ledger import redact_generation
+        from ..store.ledger import redact_generation
+        from .generations import NO_MODEL
 
         wanted = redact_generation(wanted)  # stored entries are redacted: compare like with like
         facts = [("model", str(wanted["model"]))]
