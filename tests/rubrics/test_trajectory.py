@@ -10,7 +10,7 @@ import pytest
 
 from pytest_llmjudge import JudgeError, TrajectoryMismatch, assert_trajectory
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 ORDERS = ("strict", "unordered", "subset", "superset")
 
 

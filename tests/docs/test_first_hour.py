@@ -160,7 +160,7 @@ def test_cli_prune_after_a_failed_run_says_it_prunes_from_the_last_full_runs_man
 
 # -- the README's calibrate example works in a fresh clone ---------------------------------------
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 def committed_examples(destination: Path) -> Path:

@@ -16,7 +16,7 @@ from helpers.openai_server import serve_in_subprocess, stop_subprocess
 from helpers.runtime import own_judges
 from pytest_llmjudge.calibration import CalibrationError, LabelledExample, assert_judge_agrees, run_calibration
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 # The local server's judge obeys SCORE=x: two rows disagree with their human label ("rude" and "late").
 LABELS = [

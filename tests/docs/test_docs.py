@@ -32,7 +32,7 @@ import pytest
 from helpers import MODEL
 from helpers.openai_server import OpenAIServer, reply_json
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 # A judge for the docs' snippets: full marks in whatever form the rubric's prompt asks for.

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 APP = """
 import os
