@@ -140,7 +140,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
                 skipped += 1
     tests = len({ledger.test for ledger in ledgers})
     print(
-        f"{total} stored verdicts in {len(ledgers)} ledger files ({tests} tests), {len(unparseable)} "
+        f"{total} stored verdicts in {len(ledgers)} verdict files ({tests} tests), {len(unparseable)} "
         "unparseable replies" + (f", {skipped} not re-checked (rubric not rebuildable)" if skipped else "")
     )
     for title, counts in (("by model", per_model), ("by test module", per_module), ("by rubric", per_rubric)):
@@ -195,7 +195,7 @@ def cmd_reparse(args: argparse.Namespace) -> int:
     if skipped:
         summary += f", {skipped} skipped (rubric not rebuildable)"
     if args.write:
-        summary += f"; updated {files_written} ledger file{'s' if files_written != 1 else ''}"
+        summary += f"; updated {files_written} verdict file{'s' if files_written != 1 else ''}"
     elif changed:
         summary += "; run with --write to update the stored scores"
     print(summary)
@@ -378,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="llmjudge", description="Inspect and maintain pytest-llmjudge's stored verdicts."
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    paths_help = "files or directories to scan for ledger files (default: .)"
+    paths_help = "files or directories to scan for verdict files (default: .)"
 
     stats = commands.add_parser(
         "stats", help="count stored verdicts per model and test module; find unparseable replies"

@@ -65,7 +65,7 @@ def test_stats_counts_per_model_and_module_and_finds_unparseable_replies(project
     result = cli(project, "stats")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "5 stored verdicts in 4 ledger files (4 tests), 1 unparseable replies"
+    assert lines[0] == "5 stored verdicts in 4 verdict files (4 tests), 1 unparseable replies"
     assert "by model:" in lines and "  fake-judge  5" in lines
     assert "by test module:" in lines and "  test_bot.py    4" in lines and "  test_other.py  1" in lines
     assert any(line.startswith(f"  {refund.relative_to(project)}  key {key[:12]}  no score") for line in lines), lines
@@ -75,7 +75,7 @@ def test_stats_counts_per_model_and_module_and_finds_unparseable_replies(project
         other = subprocess.run(
             [str(script), "stats", "judge_verdicts/test_other"], cwd=project, capture_output=True, text=True
         )
-        assert other.stdout.splitlines()[0] == "1 stored verdicts in 1 ledger files (1 tests), 0 unparseable replies"
+        assert other.stdout.splitlines()[0] == "1 stored verdicts in 1 verdict files (1 tests), 0 unparseable replies"
 
 
 def test_reparse_lists_changed_scores_and_write_updates_them(project):
@@ -96,7 +96,7 @@ def test_reparse_lists_changed_scores_and_write_updates_them(project):
     assert json.loads(tone.read_text())["verdicts"][key]["score"] == 0.1, "no --write: nothing changes"
 
     result = cli(project, "reparse", "--write")
-    assert result.stdout.splitlines()[-1].endswith("; updated 1 ledger file")
+    assert result.stdout.splitlines()[-1].endswith("; updated 1 verdict file")
     assert tone.read_text() == original, "rewritten byte for byte as the plugin writes it"
     again = cli(project, "reparse", "--check")
     assert again.returncode == 0 and "0 scores changed" in again.stdout
@@ -155,7 +155,7 @@ def test_discovery_skips_venvs_and_tool_dirs_and_finds_store_shaped_files(projec
     (project / "store" / "tests" / "t.json").write_text(source.read_text())  # as --judge-store writes them
     (project / "package.json").write_text('{"name": "not a ledger"}')
     first = cli(project, "stats").stdout.splitlines()[0]
-    assert first == "6 stored verdicts in 5 ledger files (4 tests), 0 unparseable replies"
+    assert first == "6 stored verdicts in 5 verdict files (4 tests), 0 unparseable replies"
 
 
 def test_pytest_judge_prune_removes_unused_verdicts_after_a_full_successful_run(pytester, project):
