@@ -232,9 +232,11 @@ def read_regular_file(path: Path | str, limit: int | None = None, *, head: bool 
             raise RefusedFile(f"not a regular file ({_file_kind(info.st_mode)})")
         if info.st_size > limit and not head:
             raise RefusedFile(f"{info.st_size} bytes, over the limit of {limit}")
-        chunks = []
-        size = 0
-        while size <= limit and (chunk := os.read(fd, min(1 << 16, limit + 1 - size))):
+        # One read for a file of the size it says (one byte more tells whether it grew meanwhile);
+        # a file that grew, or says 0 (/proc), is read on to its end or the limit.
+        chunks = [os.read(fd, min(info.st_size, limit) + 1)]
+        size = len(chunks[0])
+        while size > info.st_size and size <= limit and (chunk := os.read(fd, min(1 << 16, limit + 1 - size))):
             size += len(chunk)
             chunks.append(chunk)
         if size > limit and not head:  # it grew while being read
