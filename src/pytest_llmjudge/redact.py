@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
-__all__ = ["redact", "redact_variables", "redactor", "secret_values"]
+__all__ = ["Redactor", "redact", "redact_variables", "redactor", "secret_values"]
 
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 # Also catch key-shaped strings that never came from the environment (a key passed in code).
@@ -67,8 +67,28 @@ def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
     return _blank(text, secret_values(environ))
 
 
-def redactor() -> Callable[[str], str]:
-    """`redact` with the environment read once: for the several texts of one judgment (its verdict
-    file's name, its record)."""
-    values = secret_values()
-    return lambda text: _blank(text, values)
+class Redactor:
+    """`redact` with the environment read once, on first use: for the several texts of one judgment
+    (its verdict file's name, its record).  A judgment that shows and writes nothing (a replay that
+    passes in a quiet run) never reads it; `settle` reads it now, before the environment may change."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self) -> None:
+        self._values: list[str] | None = None
+
+    def settle(self) -> None:
+        """Read the environment's secrets now (if not yet): later texts are redacted under this one."""
+        if self._values is None:
+            self._values = secret_values()
+
+    def __call__(self, text: str) -> str:
+        values = self._values
+        if values is None:
+            values = self._values = secret_values()
+        return _blank(text, values)
+
+
+def redactor() -> Redactor:
+    """A `Redactor`: `redact`, with the environment read once, when a text is first redacted."""
+    return Redactor()

@@ -51,16 +51,16 @@ _RANK = {"passed": 0, "xpassed": 1, "skipped": 1, "xfailed": 1, "failed": 2}
 
 def item_payload(context: TestContext, *, full: bool = True) -> ItemPayload:
     """A test's records (with their drift), drift and used keys, as plain data; empty if it judged nothing.
-    Without `full`, the records are brief (see `PendingRecord`): for a summary that only counts them."""
+    Without `full`, the records are what a summary that only counts them reads (see `PendingRecord.counted`)."""
     payload: ItemPayload = {}
     drift = [d.copy() for d in context.drift]
     if context.records:
-        from .verdict import brief_record, full_record
+        from .verdict import counted_record, full_record
 
         moved = {d.get("key"): d for d in drift}
         records = []
         for entry in context.records:
-            record = full_record(entry) if full else brief_record(entry)
+            record = full_record(entry) if full else counted_record(entry)
             change = moved.get(record.get("key"))
             if change is not None:
                 record["drift"] = _change(change)

@@ -26,6 +26,7 @@ __all__ = [
     "StoredScoreWarning",
     "Verdict",
     "brief_record",
+    "counted_record",
     "error_record",
     "full_record",
     "verdict_record",
@@ -196,6 +197,7 @@ def verdict_record(
     threshold_given: bool = True,
     requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None = None,
     texts: bool = True,
+    named: bool = True,
     clean: Callable[[str], str] | None = None,
 ) -> JudgmentRecord:
     """The report record of a verdict: JSON-safe, redacted.  Without `threshold_given` (a `score` no
@@ -205,11 +207,11 @@ def verdict_record(
     Without `texts`, the record lacks the texts that need redacting (reasoning, samples, output): what
     the summary and the judgment lines read.  Every text a person reads is redacted here, the
     criteria and the node id (a parametrize id) included: every report and line is made from this.
-    `clean`: the judgment's redactor (see `redactor`), else the environment is read now."""
+    Without `named`, it lacks the node id and the criteria too: what the summary counts of a judgment
+    it does not name.  `clean`: the judgment's redactor (see `redactor`), else the environment is read now."""
     clean = clean or redactor()
-    record: JudgmentRecord = {
-        "nodeid": clean(nodeid),
-        "criteria": clean(verdict.criteria),
+    record: JudgmentRecord = {"nodeid": clean(nodeid), "criteria": clean(verdict.criteria)} if named else {}
+    record |= {
         "rubric": verdict.rubric,
         "score": verdict.score,
         "threshold": verdict.threshold if threshold_given else None,
@@ -302,6 +304,9 @@ class PendingRecord:
         self.requests = requests
         self._full: JudgmentRecord | None = self._build(texts=True) if whole else None
         self._brief: JudgmentRecord | None = None
+        settle = getattr(clean, "settle", None)
+        if settle is not None and verdict.latency_s is not None:
+            settle()  # the summary may name a timed judgment (the slowest) after its test's environment is gone
 
     def full(self) -> JudgmentRecord:
         """The record every report reads (built once; a copy each time, so callers may change it)."""
@@ -317,7 +322,15 @@ class PendingRecord:
             self._brief = self._build(texts=False)
         return self._brief.copy()
 
-    def _build(self, *, texts: bool) -> JudgmentRecord:
+    def counted(self) -> JudgmentRecord:
+        """What a run that shows no judgment counts: the brief record, less the node id and criteria of
+        a judgment the summary never names (an untimed one: a replay's), so that none is redacted
+        (a quiet replay that passes reads no environment for its records)."""
+        if self._full is not None or self._brief is not None or self.verdict.latency_s is not None:
+            return self.brief()
+        return self._build(texts=False, named=False)
+
+    def _build(self, *, texts: bool, named: bool = True) -> JudgmentRecord:
         return verdict_record(
             self.verdict,
             nodeid=self.nodeid,
@@ -326,6 +339,7 @@ class PendingRecord:
             threshold_given=self.threshold_given,
             requests=self.requests,
             texts=texts,
+            named=named,
             clean=self.clean,
         )
 
@@ -342,6 +356,11 @@ def full_record(entry: JudgmentRecord | PendingRecord) -> JudgmentRecord:
 def brief_record(entry: JudgmentRecord | PendingRecord) -> JudgmentRecord:
     """A test's record as the summary and the judgment lines read it (a copy; may lack the redacted texts)."""
     return entry.copy() if isinstance(entry, dict) else entry.brief()
+
+
+def counted_record(entry: JudgmentRecord | PendingRecord) -> JudgmentRecord:
+    """A test's record as a run that shows no judgment counts it (see `PendingRecord.counted`)."""
+    return entry.copy() if isinstance(entry, dict) else entry.counted()
 
 
 def error_record(

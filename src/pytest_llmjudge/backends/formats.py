@@ -13,16 +13,18 @@ a refusal fails the call: the user asked for structure, so nothing less is quiet
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import BackendError
 from ..keys import canonical_json
 from ..redact import redact
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "FORMATS",
@@ -146,6 +148,8 @@ class FormatMemory:
                         status=getattr(exc, "status_code", None),
                     ) from None
                 raise
+        import asyncio  # on a live call only: a replay never loads the event loop's modules
+
         loop = asyncio.get_running_loop()
         while True:
             known = self._works.get(key)

@@ -39,14 +39,14 @@ def _data_blocks(text: str) -> list[str]:
     return [m.group(3) for m in _DATA_BLOCK.finditer(text)] if "</" in text else []
 
 
-def _may_copy(words: list[str], message: str, size: int) -> bool:
+def _may_copy(words: list[str], distinct: set[str], message: str, size: int) -> bool:
     """Could ``message`` (lower-cased) hold ``size`` of the reply's words in a row?
 
     A copied run is ``size`` words in a row each of which the message holds: a reply with no such
-    stretch copies nothing of it.  Each distinct word is looked for as text (no tokenizing of the
-    message, which is new to each judgment); a large pair takes the word set, in linear time.
+    stretch copies nothing of it.  Each distinct word (``distinct``: the reply's, made once for every
+    message) is looked for as text (no tokenizing of the message, which is new to each judgment); a
+    large pair takes the word set, in linear time.
     """
-    distinct = set(words)
     if len(distinct) * len(message) <= _DIRECT_LIMIT:
         held = {w for w in distinct if w in message}
     else:
@@ -68,6 +68,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     low = ascii_lower(text)
     words = _WORD.findall(low)
+    distinct = set(words)
     where: list[tuple[int, int]] = []
     for message in prompt:
         blocks = _data_blocks(message)
@@ -83,7 +84,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
         if len(words) < size:
             continue
         message_low = ascii_lower(message)
-        if not _may_copy(words, message_low, size):
+        if not _may_copy(words, distinct, message_low, size):
             continue
         known = frozenset(_word_runs(_WORD.findall(message_low), size))
         hits = [i for i, run in enumerate(_word_runs(words, size)) if run in known]

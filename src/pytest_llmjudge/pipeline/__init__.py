@@ -13,7 +13,6 @@ takes the same stages through `generate` and `agenerate`; its replies are kept, 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -184,6 +183,8 @@ async def _live_all(
     going_live: Sequence[tuple[Plan, list[Call | Generation]]], runtime: JudgeRuntime
 ) -> list[dict[str, Answer] | BaseException]:
     """Every judgment's missing calls of this step, all at once."""
+    import asyncio  # with the first live calls: a replay never waits on any
+
     from .live import call_live
 
     return await asyncio.gather(

@@ -254,7 +254,7 @@ def plan(
     setup = _setup_for(settings, rubric, backend, memo, merged)
     rubric = setup.rubric
     prompts = rubric.prompts(case)
-    # The environment's secrets are read once per judgment, for every text of it a person may see.
+    # The environment's secrets are read at most once per judgment, when a text of it is first redacted.
     clean = redactor() if context is not None else redact
     ledger = runtime.ledger_for(context, clean)
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from ..redact import redact
+from ..redact import MIN_SECRET_LENGTH, redact
 from .atomic import TEMP_DIR, write_atomically
 
 __all__ = [
@@ -65,8 +65,13 @@ def ledger_filename(test_name: str, clean: Callable[[str], str] | None = None) -
     """A file name for a test (`TestX::test_y[a/b]`), unique even where characters were replaced, and
     with no secret in it (a key used as a parametrize id is redacted; the digest tells such tests apart).
     A name without ids is the test's own, written in its source: only ids can bring a secret in.
+    Ids shorter than the shortest secret (`MIN_SECRET_LENGTH`; a key-shaped string is longer) cannot
+    hold one: the environment is not read for them.
     `clean`: the judgment's own `redactor`, where one reads the environment for all its texts."""
-    return _filename(test_name, (clean or redact)(test_name) if "[" in test_name else test_name)
+    ids = test_name.find("[")
+    if ids == -1 or len(test_name) - ids - 2 < MIN_SECRET_LENGTH:
+        return _filename(test_name, test_name)
+    return _filename(test_name, (clean or redact)(test_name))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -232,9 +237,11 @@ def read_regular_file(path: Path | str, limit: int | None = None, *, head: bool 
             raise RefusedFile(f"not a regular file ({_file_kind(info.st_mode)})")
         if info.st_size > limit and not head:
             raise RefusedFile(f"{info.st_size} bytes, over the limit of {limit}")
-        chunks = []
-        size = 0
-        while size <= limit and (chunk := os.read(fd, min(1 << 16, limit + 1 - size))):
+        # One read for a file of the size it says (one byte more tells whether it grew meanwhile);
+        # a file that grew, or says 0 (/proc), is read on to its end or the limit.
+        chunks = [os.read(fd, min(info.st_size, limit) + 1)]
+        size = len(chunks[0])
+        while size > info.st_size and size <= limit and (chunk := os.read(fd, min(1 << 16, limit + 1 - size))):
             size += len(chunk)
             chunks.append(chunk)
         if size > limit and not head:  # it grew while being read
