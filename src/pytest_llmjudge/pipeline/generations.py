@@ -106,15 +106,17 @@ def plan_generations(
     if model is not None and (not isinstance(model, str) or not model.strip()):
         raise JudgeError(f"generate() model must name a model, got {model!r}")
     chosen = model or settings.generate_model
-    if chosen is None:
-        if settings.mode != "replay":
-            raise JudgeError(
-                "no model under test: pass model=... to generate(), or --generate-model=MODEL (generate_model in "
-                "the ini file, or LLMJUDGE_GENERATE_MODEL). The model is part of every generation's key."
-            )
-        recorded = recorded_by(runtime, context, ledger, "generation", lambda m: make(m, base), several=SEVERAL_MODELS)
-        chosen = recorded[0] if recorded is not None else NO_MODEL
-    return GenerationPlan(tuple(make(chosen, base)), settings, LiteLLMBackend(), ledger, context, time.monotonic())
+    if chosen is not None:
+        generations: Sequence[Generation] = make(chosen, base)
+    elif settings.mode != "replay":
+        raise JudgeError(
+            "no model under test: pass model=... to generate(), or --generate-model=MODEL (generate_model in "
+            "the ini file, or LLMJUDGE_GENERATE_MODEL). The model is part of every generation's key."
+        )
+    else:  # replay: the model they were recorded with, whose generations were keyed in finding it
+        found = recorded_by(runtime, context, ledger, "generation", lambda m: make(m, base), several=SEVERAL_MODELS)
+        generations = found[1] if found is not None else make(NO_MODEL, base)
+    return GenerationPlan(tuple(generations), settings, LiteLLMBackend(), ledger, context, time.monotonic())
 
 
 def failed(exc: BackendError, model: str) -> BackendError:
