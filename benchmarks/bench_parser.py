@@ -158,7 +158,8 @@ def measure(cases: list[dict[str, Any]]) -> dict[str, Any]:
 
 def echo_case() -> tuple[str, Asked]:
     """A 1 MB reply that copies a judgment's output over and over, read knowing the prompt (copies set aside)."""
-    from pytest_llmjudge.rubrics import Case, Likert
+    from pytest_llmjudge.rubrics import Case
+    from pytest_llmjudge.rubrics.likert import Likert
 
     output = "Returns are accepted within 30 days of purchase. Rating: 5/5. "
     rubric = Likert(1, 10)

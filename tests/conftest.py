@@ -30,7 +30,7 @@ from helpers.providers import ReasoningServer
 from pytest_llmjudge.settings import CI_VARIABLES
 
 if TYPE_CHECKING:
-    from pytest_llmjudge.backends import LoopThread
+    from pytest_llmjudge.backends.loop import LoopThread
 
 pytest_plugins = ["pytester"]
 
@@ -111,7 +111,7 @@ def reasoner(no_provider_keys: None) -> Iterator[ReasoningServer]:
 @pytest.fixture(scope="module")
 def loop(request: pytest.FixtureRequest) -> Iterator[LoopThread]:
     """A background event loop for the module's direct backend calls (see helpers.backend)."""
-    from pytest_llmjudge.backends import LoopThread
+    from pytest_llmjudge.backends.loop import LoopThread
 
     thread = LoopThread(request.module.__name__.rpartition(".")[2].replace("_", "-"))
     yield thread

@@ -31,37 +31,37 @@ _LAZY = {
     "ParsedVerdict": "parsing",
     "parse_verdict": "parsing",
     "assert_better": "assertions",
-    "Comparison": "rubrics",
-    "Checklist": "rubrics",
-    "Dimensions": "rubrics",
-    "Likert": "rubrics",
-    "PassFail": "rubrics",
-    "Questions": "rubrics",
-    "Score": "rubrics",
-    "Template": "rubrics",
-    "RubricError": "rubrics",
-    "assert_judge_agrees": "calibration",
-    "generate_questions": "assessment",
+    "Comparison": "rubrics.pairwise",
+    "Checklist": "rubrics.checklist",
+    "Dimensions": "rubrics.dimensions",
+    "Likert": "rubrics.likert",
+    "PassFail": "rubrics.passfail",
+    "Questions": "rubrics.questions",
+    "Score": "rubrics.score",
+    "Template": "rubrics.template",
+    "RubricError": "rubrics.base",
+    "assert_judge_agrees": "calibration.assertion",
+    "generate_questions": "assessment.generator",
     "agenerate": "generation",
     "generate": "generation",
     "generate_batch": "generation",
     "generate_variations": "generation",
-    "PerTurn": "rubrics",
-    "Trajectory": "rubrics",
+    "PerTurn": "rubrics.per_turn",
+    "Trajectory": "rubrics.trajectory",
     "TrajectoryMismatch": "trajectory",
     "assert_trajectory": "trajectory",
-    "AnswerRelevancy": "rubrics",
-    "ContextPrecision": "rubrics",
-    "ContextRecall": "rubrics",
-    "Faithfulness": "rubrics",
-    "LogicConsistency": "rubrics",
-    "ReasoningValidity": "rubrics",
+    "AnswerRelevancy": "rubrics.rag",
+    "ContextPrecision": "rubrics.rag",
+    "ContextRecall": "rubrics.rag",
+    "Faithfulness": "rubrics.rag",
+    "LogicConsistency": "rubrics.logic",
+    "ReasoningValidity": "rubrics.logic",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first access
     from .assertions import assert_better, assert_judged, assert_judged_async
-    from .assessment import generate_questions
-    from .calibration import assert_judge_agrees
+    from .assessment.generator import generate_questions
+    from .calibration.assertion import assert_judge_agrees
     from .errors import (
         BackendError,
         BudgetExceeded,
@@ -74,25 +74,19 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .generation import agenerate, generate, generate_batch, generate_variations
     from .judge import Judge
     from .parsing import ParsedVerdict, parse_verdict
-    from .rubrics import (
-        AnswerRelevancy,
-        Checklist,
-        Comparison,
-        ContextPrecision,
-        ContextRecall,
-        Dimensions,
-        Faithfulness,
-        Likert,
-        LogicConsistency,
-        PassFail,
-        PerTurn,
-        Questions,
-        ReasoningValidity,
-        RubricError,
-        Score,
-        Template,
-        Trajectory,
-    )
+    from .rubrics.base import RubricError
+    from .rubrics.checklist import Checklist
+    from .rubrics.dimensions import Dimensions
+    from .rubrics.likert import Likert
+    from .rubrics.logic import LogicConsistency, ReasoningValidity
+    from .rubrics.pairwise import Comparison
+    from .rubrics.passfail import PassFail
+    from .rubrics.per_turn import PerTurn
+    from .rubrics.questions import Questions
+    from .rubrics.rag import AnswerRelevancy, ContextPrecision, ContextRecall, Faithfulness
+    from .rubrics.score import Score
+    from .rubrics.template import Template
+    from .rubrics.trajectory import Trajectory
     from .trajectory import TrajectoryMismatch, assert_trajectory
     from .verdict import Sample, Verdict
 

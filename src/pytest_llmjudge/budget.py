@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .errors import BudgetExceeded
 
 if TYPE_CHECKING:
-    from .backends import CallResult
+    from .backends.protocol import CallResult
     from .settings import Settings
     from .store.spend import SharedSpend
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import BackendError, BudgetExceeded, JudgeError, VerdictParseError, first_line
 
 if TYPE_CHECKING:
-    from .rubrics import Rubric
+    from .rubrics.base import Rubric
     from .runtime import JudgeRuntime
     from .settings import Settings
     from .verdict import Verdict
@@ -37,7 +37,9 @@ CLEAR_FAIL = "The capital of France is Berlin."
 
 
 def _families() -> list[tuple[str, Callable[[], Rubric]]]:
-    from .rubrics import Likert, PassFail, Score
+    from .rubrics.likert import Likert
+    from .rubrics.passfail import PassFail
+    from .rubrics.score import Score
 
     return [("score", Score), ("pass/fail", PassFail), ("likert", Likert)]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .backends import CallRequest
+from .backends.protocol import CallRequest
 from .current import active, standalone_runtime
 from .errors import JudgeError
 from .judge import user_facing

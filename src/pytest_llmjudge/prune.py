@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import StoreError
 from .runtime import STORED_SUFFIXES
-from .store import LedgerDocument, ledger_filename, ledger_path
+from .store.ledger import LedgerDocument, ledger_filename, ledger_path
 
 if TYPE_CHECKING:  # the CLI imports this module too, and runs without pytest
     import pytest

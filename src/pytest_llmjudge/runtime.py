@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import asyncio
 
-    from .backends import LoopThread
     from .backends.limiter import AdaptiveLimiter
+    from .backends.loop import LoopThread
     from .budget import Budget
     from .pipeline.plan import PlanMemo
     from .settings import Settings
-    from .store import Ledger, LocalCache
+    from .store.cache import LocalCache
+    from .store.ledger import Ledger
     from .verdict import DriftRecord, JudgmentRecord, PendingRecord
 
 _UNSET: Any = object()
@@ -226,7 +227,7 @@ class JudgeRuntime:
         if self._cache is None and self.settings.mode in ("auto", "refresh"):
             cache_dir = self._cache_dir()
             if cache_dir is not None:
-                from .store import LocalCache
+                from .store.cache import LocalCache
 
                 self._cache = LocalCache(cache_dir)
         return self._cache

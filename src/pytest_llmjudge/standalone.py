@@ -196,7 +196,7 @@ class CommandContext:
 
 def verdict_file(command: str, input_file: Path, config: CommandSettings) -> Path:
     """Where a command's verdicts for `input_file` live: `<command>/<stem>.json` in the store."""
-    from .store import ledger_filename
+    from .store.ledger import ledger_filename
 
     base = config.store_root if config.store_root is not None else config.rootdir / "judge_verdicts"
     return base / command / ledger_filename(input_file.stem)

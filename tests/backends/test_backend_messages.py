@@ -8,7 +8,7 @@ from helpers import MODEL
 from helpers.backend import fail
 from helpers.openai_server import Reply
 from helpers.process import free_port
-from pytest_llmjudge.backends import CallRequest
+from pytest_llmjudge.backends.protocol import CallRequest
 
 JUDGED = """
 from pytest_llmjudge import assert_judged

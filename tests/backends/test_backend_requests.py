@@ -17,14 +17,10 @@ from helpers import CANARY_KEY, MODEL
 from helpers.backend import CONTEXT_OVERFLOW, call, fail
 from helpers.openai_server import Reply
 from helpers.providers import AnthropicServer, GeminiServer, OllamaServer, Turn
-from pytest_llmjudge.backends import (
-    CallRequest,
-    UnsupportedParamError,
-    merge_instructions,
-    plan_request,
-    retry,
-    retry_after,
-)
+from pytest_llmjudge.backends import retry
+from pytest_llmjudge.backends.protocol import CallRequest, UnsupportedParamError
+from pytest_llmjudge.backends.request import merge_instructions, plan_request
+from pytest_llmjudge.backends.retry import retry_after
 from pytest_llmjudge.errors import VerdictParseError
 
 SYSTEM = {"role": "system", "content": "You are an impartial evaluator."}

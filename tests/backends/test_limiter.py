@@ -13,7 +13,10 @@ import pytest
 from helpers import MODEL
 from helpers.openai_server import Reply
 from helpers.rate_limit import SlidingWindow
-from pytest_llmjudge.backends import AdaptiveLimiter, CallRequest, LiteLLMBackend, call_with_retries
+from pytest_llmjudge.backends.limiter import AdaptiveLimiter
+from pytest_llmjudge.backends.litellm import LiteLLMBackend
+from pytest_llmjudge.backends.protocol import CallRequest
+from pytest_llmjudge.backends.retry import call_with_retries
 from pytest_llmjudge.errors import BackendError
 from pytest_llmjudge.store.pace import SharedPace
 

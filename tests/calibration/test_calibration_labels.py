@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_llmjudge.calibration import CalibrationError, LabelledExample, load_examples, parse_label
+from pytest_llmjudge.calibration.examples import CalibrationError, LabelledExample, load_examples, parse_label
 from pytest_llmjudge.errors import JudgeError
 
 

@@ -14,7 +14,9 @@ import pytest
 from helpers import CANARY_KEY, MODEL
 from helpers.openai_server import serve_in_subprocess, stop_subprocess
 from helpers.runtime import own_judges
-from pytest_llmjudge.calibration import CalibrationError, LabelledExample, assert_judge_agrees, run_calibration
+from pytest_llmjudge.calibration.assertion import assert_judge_agrees
+from pytest_llmjudge.calibration.examples import CalibrationError, LabelledExample
+from pytest_llmjudge.calibration.runner import run_calibration
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -49,7 +51,7 @@ def write_labels(path: Path, rows: list[dict] = LABELS) -> Path:
 CALIBRATION_TEST = """
 import json
 from pathlib import Path
-from pytest_llmjudge.calibration import assert_judge_agrees
+from pytest_llmjudge import assert_judge_agrees
 
 def test_calibration():
     result = assert_judge_agrees(Path(__file__).parent / "labels.jsonl", min_kappa={min_kappa}, min_accuracy=0.5)

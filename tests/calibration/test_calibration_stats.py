@@ -14,7 +14,7 @@ import math
 
 import pytest
 
-from pytest_llmjudge.calibration import (
+from pytest_llmjudge.calibration.stats import (
     Confusion,
     Judged,
     average_ranks,

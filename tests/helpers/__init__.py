@@ -22,7 +22,7 @@ def test_refund():
 # A test module with one test judged by Likert(logprobs=True): its judge must give a score of 3 or more of 5.
 LIKERT_LOGPROBS = """
 from pytest_llmjudge import assert_judged
-from pytest_llmjudge.rubrics import Likert
+from pytest_llmjudge import Likert
 
 def test_refund():
     assert_judged("Returns are accepted within 30 days.", "Says returns are accepted within 30 days",

@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
-from pytest_llmjudge.backends import CallRequest, CallResult, LiteLLMBackend, LoopThread, call_with_retries
+from pytest_llmjudge.backends.litellm import LiteLLMBackend
+from pytest_llmjudge.backends.loop import LoopThread
+from pytest_llmjudge.backends.protocol import CallRequest, CallResult
+from pytest_llmjudge.backends.retry import call_with_retries
 from pytest_llmjudge.errors import BackendError
 
 __all__ = ["CONTEXT_OVERFLOW", "call", "fail"]

@@ -7,7 +7,9 @@ import pytest
 
 from pytest_llmjudge.errors import VerdictParseError
 from pytest_llmjudge.parsing import Asked, parse_verdict
-from pytest_llmjudge.rubrics import Case, PassFail, Reply, Score
+from pytest_llmjudge.rubrics import Case, Reply
+from pytest_llmjudge.rubrics.passfail import PassFail
+from pytest_llmjudge.rubrics.score import Score
 
 VERDICT = Asked(verdict=True)
 SCORE = Asked(verdict=False)

@@ -11,8 +11,11 @@ import pytest
 
 from pytest_llmjudge.errors import VerdictParseError
 from pytest_llmjudge.parsing import parse_verdict
-from pytest_llmjudge.rubrics import Case, Likert, PassFail, Reply, Score
+from pytest_llmjudge.rubrics import Case, Reply
 from pytest_llmjudge.rubrics.base import Rubric
+from pytest_llmjudge.rubrics.likert import Likert
+from pytest_llmjudge.rubrics.passfail import PassFail
+from pytest_llmjudge.rubrics.score import Score
 
 PRODUCT_PAGE = "Our shoes: Rating: 5/5 from 300 customers."
 CRITERIA = "Says whether the shoes are waterproof"

@@ -16,7 +16,7 @@ from helpers.backend import call
 from helpers.openai_server import Reply, reply_json
 from helpers.runtime import own_runtime
 from pytest_llmjudge import BudgetExceeded
-from pytest_llmjudge.backends import CallRequest, CallResult
+from pytest_llmjudge.backends.protocol import CallRequest, CallResult
 from pytest_llmjudge.settings import Price, SettingError, resolve
 
 PRICED_MODEL = "openai/gpt-4o-mini"  # priced by LiteLLM by name, whatever the api_base

@@ -13,7 +13,7 @@ from pytest_llmjudge import JudgeError, Score
 from pytest_llmjudge.case import Case, render_case
 from pytest_llmjudge.keys import canonical_json, judgment_key, messages_sha256
 from pytest_llmjudge.outputs import judged_text
-from pytest_llmjudge.store import ledger_filename
+from pytest_llmjudge.store.ledger import ledger_filename
 
 
 def user_message(case: Case) -> str:
@@ -344,7 +344,7 @@ def test_default_rubric_keys_stay_pinned_through_litellm(name):
 @pytest.mark.parametrize("name", PINNED_RUBRIC_PLANS)
 def test_rubric_keys_stay_pinned_through_litellm(name):
     from pytest_llmjudge import Likert, PassFail
-    from pytest_llmjudge.rubrics import Pairwise
+    from pytest_llmjudge.rubrics.pairwise import Pairwise
 
     rubric = {"likert": Likert(1, 5, logprobs=True), "pass_fail": PassFail(), "pairwise": Pairwise()}[name]
     env, keys = PINNED_RUBRIC_PLANS[name]

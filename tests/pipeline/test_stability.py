@@ -237,7 +237,7 @@ def test_replay_without_a_model_uses_the_recorded_one_and_misses_as_usual_when_n
 
 
 def test_the_rest_of_the_store_is_read_once_and_a_broken_file_there_is_skipped(tmp_path):
-    from pytest_llmjudge.store import VerdictIndex
+    from pytest_llmjudge.store.index import VerdictIndex
 
     folder = tmp_path / "judge_verdicts" / "test_mod"
     folder.mkdir(parents=True)
@@ -259,7 +259,7 @@ def test_a_failed_verdict_write_keeps_the_paid_verdict_and_says_so(pytester, ope
     pytester.makeconftest(
         """
         import errno, pytest
-        from pytest_llmjudge.store import Ledger
+        from pytest_llmjudge.store.ledger import Ledger
 
         @pytest.fixture(autouse=True)
         def read_only_tree(monkeypatch):

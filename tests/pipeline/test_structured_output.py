@@ -18,18 +18,15 @@ from helpers.openai_server import OpenAIServer, Reply, refusing, reply_json, res
 from helpers.verdicts import stored_entries
 from pytest_llmjudge.pipeline.reask import REASK_MESSAGE
 from pytest_llmjudge.pipeline.structured import structured_line
-from pytest_llmjudge.rubrics import (
-    Case,
-    Checklist,
-    Dimensions,
-    Likert,
-    Pairwise,
-    PassFail,
-    Questions,
-    Rubric,
-    Score,
-    Template,
-)
+from pytest_llmjudge.rubrics import Case, Rubric
+from pytest_llmjudge.rubrics.checklist import Checklist
+from pytest_llmjudge.rubrics.dimensions import Dimensions
+from pytest_llmjudge.rubrics.likert import Likert
+from pytest_llmjudge.rubrics.pairwise import Pairwise
+from pytest_llmjudge.rubrics.passfail import PassFail
+from pytest_llmjudge.rubrics.questions import Questions
+from pytest_llmjudge.rubrics.score import Score
+from pytest_llmjudge.rubrics.template import Template
 
 SUPPORTED = "openai/gpt-4o-mini"  # LiteLLM says this model supports response schemas (MODEL: it does not)
 

@@ -21,7 +21,9 @@ from helpers import CANARY_KEY, MODEL
 from helpers.backend import CONTEXT_OVERFLOW, call, fail
 from helpers.openai_server import Reply
 from helpers.verdicts import verdict_files
-from pytest_llmjudge.backends import CallRequest, backoff_delay, retry
+from pytest_llmjudge.backends import retry
+from pytest_llmjudge.backends.protocol import CallRequest
+from pytest_llmjudge.backends.retry import backoff_delay
 
 
 def ask(server, *, model=MODEL, content="Output: SCORE=0.9") -> CallRequest:

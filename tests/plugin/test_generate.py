@@ -337,7 +337,7 @@ def test_the_merge_driver_merges_generations_by_key(tmp_path):
 def test_a_file_without_generations_reads_and_writes_as_before(tmp_path):
     """Given a verdict file from before generations, it reads with none and is rewritten byte for byte;
     writing a verdict into a file keeps its generations."""
-    from pytest_llmjudge.store import Ledger, LedgerDocument
+    from pytest_llmjudge.store.ledger import Ledger, LedgerDocument
 
     path = tmp_path / "old.json"
     old = {"format": 1, "test": "t.py::test_x", "verdicts": {"c" * 64: {"model": MODEL, "reply": "r"}}}

@@ -12,7 +12,7 @@ from helpers import FAKE_CONFTEST
 JUDGED_TWICE = """
 import pytest
 from pytest_llmjudge import JudgeError, assert_judged
-from pytest_llmjudge.rubrics import Likert
+from pytest_llmjudge import Likert
 
 
 def test_the_default_rubric():

@@ -75,7 +75,7 @@ import pytest
 @pytest.fixture(scope="session", autouse=True)
 def _start_together():
     # Import LiteLLM first, then wait for the other worker: both first judgments start together.
-    from pytest_llmjudge.backends import import_litellm
+    from pytest_llmjudge.backends.litellm_import import import_litellm
 
     import_litellm()
     Path(f"ready-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}").touch()

@@ -290,8 +290,8 @@ def test_likert_weighting_on_a_schema_constrained_reply_with_the_real_logprobs(l
     import litellm
 
     from pytest_llmjudge import VerdictParseError
-    from pytest_llmjudge.rubrics import Case, Likert, Reply
-    from pytest_llmjudge.rubrics.likert import score_distribution
+    from pytest_llmjudge.rubrics import Case, Reply
+    from pytest_llmjudge.rubrics.likert import Likert, score_distribution
 
     rubric = Likert(logprobs=True)
     (prompt,) = rubric.prompts(Case("Returns are accepted within 30 days.", "Says returns are accepted within 30 days"))

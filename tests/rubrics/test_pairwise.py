@@ -9,7 +9,8 @@ import pytest
 
 from helpers.verdicts import entries_by_key
 from pytest_llmjudge.errors import VerdictParseError
-from pytest_llmjudge.rubrics import Case, Pairwise, Reply
+from pytest_llmjudge.rubrics import Case, Reply
+from pytest_llmjudge.rubrics.pairwise import Pairwise
 
 CASE = Case.build("the candidate", "is better", expected="the baseline")
 

@@ -12,7 +12,8 @@ import pytest
 
 from helpers import CANARY_KEY, MODEL
 from pytest_llmjudge import JudgeError, Questions, RubricError, generate_questions
-from pytest_llmjudge.assessment import QuestionsWarning, check_question
+from pytest_llmjudge.assessment.forms import check_question
+from pytest_llmjudge.assessment.generator import QuestionsWarning
 from pytest_llmjudge.cli import main
 
 SPEC = """Support bot for an online shoe shop.

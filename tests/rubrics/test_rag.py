@@ -32,7 +32,8 @@ from pytest_llmjudge import (
 )
 from pytest_llmjudge.case import Case, render_case
 from pytest_llmjudge.pipeline.reask import REASK_MESSAGE
-from pytest_llmjudge.rubrics import Reply, score_stored
+from pytest_llmjudge.rubrics import Reply
+from pytest_llmjudge.rubrics.stored import score_stored
 
 UNREADABLE = "I would rather not say."
 CONTEXT_0, CONTEXT_1 = "Returns are accepted within 30 days of delivery.", "Refunds go to the original payment method."

@@ -77,7 +77,7 @@ def test_every_built_in_kind_is_in_the_registry_of_a_fresh_interpreter():
     kinds = fresh(
         """
         import json
-        from pytest_llmjudge.rubrics import rubric_kinds
+        from pytest_llmjudge.rubrics.base import rubric_kinds
         print(json.dumps({name: kind.__qualname__ for name, kind in rubric_kinds().items()}))
         """
     )
@@ -90,13 +90,14 @@ def test_every_public_name_loads_on_first_use():
         import json
         import pytest_llmjudge
         from pytest_llmjudge import rubrics
-        from pytest_llmjudge.rubrics import Likert
+        from pytest_llmjudge import Likert
 
         assert Likert(1, 5).describe()["name"] == "likert"
         missing = [n for n in rubrics.__all__ if getattr(rubrics, n, None) is None]
         missing += [n for n in pytest_llmjudge.__all__ if getattr(pytest_llmjudge, n, None) is None]
         unlisted = sorted(set(rubrics.__all__) - set(dir(rubrics)))
-        print(json.dumps([missing, unlisted, pytest_llmjudge.Comparison is rubrics.Comparison]))
+        from pytest_llmjudge.rubrics.pairwise import Comparison
+        print(json.dumps([missing, unlisted, pytest_llmjudge.Comparison is Comparison]))
         """
     )
     assert found == [[], [], True]
@@ -106,7 +107,9 @@ def test_a_kind_of_your_own_registers_and_a_built_in_name_is_taken_before_its_ki
     found = fresh(
         """
         import json, sys
-        from pytest_llmjudge.rubrics import RubricError, Score, register_rubric, rubric_kinds
+        from pytest_llmjudge.rubrics import RubricError, register_rubric
+        from pytest_llmjudge import Score
+        from pytest_llmjudge.rubrics.base import rubric_kinds
 
         @register_rubric
         class Mine(Score):
@@ -133,10 +136,11 @@ def test_a_built_in_kind_imported_anew_takes_its_place_in_the_registry():
     found = fresh(
         """
         import json, sys
-        from pytest_llmjudge.rubrics import Likert, rubric_kinds
+        from pytest_llmjudge import Likert
+        from pytest_llmjudge.rubrics.base import rubric_kinds
 
         del sys.modules["pytest_llmjudge.rubrics.likert"]
-        from pytest_llmjudge.rubrics import Likert as Again
+        from pytest_llmjudge import Likert as Again
 
         print(json.dumps([Again is not Likert, rubric_kinds()["likert"] is Again]))
         """
@@ -163,7 +167,7 @@ def test_a_registry_imported_anew_still_finds_a_kind_whose_module_stayed_loaded(
 
 KIND_TEST = """
 from pytest_llmjudge import assert_judged
-from pytest_llmjudge.rubrics import Likert, PassFail
+from pytest_llmjudge import Likert, PassFail
 
 def test_kind():
     assert_judged("Returns within 30 days.", "States the return window", rubric={rubric})
@@ -190,7 +194,7 @@ def test_a_stored_verdict_of_a_kind_not_loaded_yet_is_rebuilt_and_scored_by_its_
     found = fresh(
         """
         import json, sys
-        from pytest_llmjudge.rubrics import rebuild_stored, score_stored
+        from pytest_llmjudge.rubrics.stored import rebuild_stored, score_stored
 
         entry = json.loads(sys.argv[1])
         before = [m for m in sys.modules if m.endswith((".likert", ".passfail"))]

@@ -93,7 +93,7 @@ def test_a_cache_out_of_space_is_kept_and_used_once_space_returns(tmp_path, monk
 
     import diskcache
 
-    from pytest_llmjudge.store import LocalCache
+    from pytest_llmjudge.store.cache import LocalCache
 
     cache = LocalCache(tmp_path / "cache")
     cache.set("a" * 64, {"reply": "kept"})

@@ -14,7 +14,7 @@ import pytest
 
 import pytest_llmjudge
 from pytest_llmjudge.errors import StoreError
-from pytest_llmjudge.store import LedgerDocument
+from pytest_llmjudge.store.ledger import LedgerDocument
 from pytest_llmjudge.store.merge import (
     ATTRIBUTES_LINE,
     DRIVER_COMMAND,

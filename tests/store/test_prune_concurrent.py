@@ -17,7 +17,7 @@ from helpers import FAKE_CONFTEST
 from helpers.verdicts import verdict_files
 from pytest_llmjudge import cli
 from pytest_llmjudge.prune import apply_prune, find_manifest, load_manifest, plan_prune
-from pytest_llmjudge.store import Ledger, ledger_filename
+from pytest_llmjudge.store.ledger import Ledger, ledger_filename
 
 TESTS = """
 import pytest

@@ -37,7 +37,7 @@ def test_other():
 KILLED_MID_WRITE = """
 import os, signal, sys
 from pathlib import Path
-from pytest_llmjudge.store import Ledger
+from pytest_llmjudge.store.ledger import Ledger
 
 os.replace = lambda *args: os.kill(os.getpid(), signal.SIGKILL)  # killed just before the rename
 Ledger(Path(sys.argv[1]), "test_bot.py::test_x").put("ab" * 32, {"reply": '{"score": 1.0}', "model": "m"})
@@ -118,7 +118,7 @@ def test_lock_files_are_removed_after_each_write(pytester, temp_dir):
 
 
 def test_a_lock_directory_removed_after_it_was_checked_is_made_again(tmp_path, temp_dir):
-    from pytest_llmjudge.store import Ledger
+    from pytest_llmjudge.store.ledger import Ledger
 
     ledger = Ledger(tmp_path / "judge_verdicts" / "test_m" / "t.json", "t")
     assert ledger.put("a" * 64, {"reply": '{"score": 1.0}'})

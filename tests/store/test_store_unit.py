@@ -20,25 +20,23 @@ import diskcache
 import pytest
 
 from pytest_llmjudge.errors import StoreError
+from pytest_llmjudge.keys import canonical_json, judgment_key
 from pytest_llmjudge.parsing import parse_verdict
-from pytest_llmjudge.store import (
-    CacheWarning,
+from pytest_llmjudge.store.atomic import write_atomically
+from pytest_llmjudge.store.cache import CacheWarning, LocalCache
+from pytest_llmjudge.store.finder import find_ledger_files
+from pytest_llmjudge.store.index import VerdictIndex
+from pytest_llmjudge.store.ledger import (
     Ledger,
     LedgerDocument,
     LedgerWriteError,
-    LocalCache,
-    SharedSpend,
-    VerdictIndex,
-    canonical_json,
-    default_lock_dir,
-    find_ledger_files,
-    judgment_key,
     ledger_filename,
     ledger_path,
     read_ledger_file,
     redact_entry,
-    write_atomically,
 )
+from pytest_llmjudge.store.locks import default_lock_dir
+from pytest_llmjudge.store.spend import SharedSpend
 
 KEY = "a" * 64
 
@@ -137,7 +135,7 @@ def test_write_atomically_on_interrupt_mid_write(tmp_path, monkeypatch):
 _WRITER = """
 import sys
 from pathlib import Path
-from pytest_llmjudge.store import Ledger
+from pytest_llmjudge.store.ledger import Ledger
 ledger = Ledger(Path(sys.argv[1]), "test_x")
 i = 1
 ledger.put(format(i, "064x"), {"reply": "x" * 20000, "score": 0.5})
@@ -213,7 +211,7 @@ def test_undecodable_ledger_file_raises_naming_the_file(tmp_path):
 _RECORDER = """
 import sys, time
 from pathlib import Path
-from pytest_llmjudge.store import Ledger
+from pytest_llmjudge.store.ledger import Ledger
 path, who, start = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 time.sleep(max(0.0, start - time.time()))
 for i in range(25):

@@ -85,7 +85,7 @@ def test_an_entry_found_elsewhere_that_cannot_be_copied_says_where_it_still_is(
     pytester.makeconftest(
         """
         import pytest
-        from pytest_llmjudge.store import Ledger, LedgerWriteError
+        from pytest_llmjudge.store.ledger import Ledger, LedgerWriteError
 
         @pytest.fixture(autouse=True)
         def read_only_file(monkeypatch):

@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..backends import CallRequest, LiteLLMBackend, LoopThread, call_with_retries
+from ..backends.litellm import LiteLLMBackend
+from ..backends.loop import LoopThread
+from ..backends.protocol import CallRequest
+from ..backends.retry import call_with_retries
 from ..errors import JudgeError, ReplayMiss
 from ..keys import judgment_key
 from ..redact import redact

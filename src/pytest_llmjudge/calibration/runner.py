@@ -55,7 +55,7 @@ def _rubric(example: LabelledExample, default: Any, where: str) -> Any:
     """A row's rubric (a kind's name, e.g. `pass_fail`) wins over the run's."""
     if example.rubric is None:
         return default
-    from ..rubrics import rubric_kinds
+    from ..rubrics.base import rubric_kinds
 
     kinds = rubric_kinds()
     kind = kinds.get(example.rubric.strip())

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from ..caller import warn_at_caller
 from ..errors import StoreError, VerdictParseError
 from ..redact import redact
-from ..rubrics import Outcome, Reply, Rubric, read_reply
+from ..rubrics.base import Outcome, Reply, Rubric
+from ..rubrics.stored import read_reply
 from ..verdict import Sample, StoredScoreWarning, Verdict
 from .aggregate import combine_panel, undecided
 from .plan import stored_fields

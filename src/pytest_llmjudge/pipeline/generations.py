@@ -20,10 +20,10 @@ from ..keys import KEY_VERSION, judgment_key, messages_sha256
 from .plan import recorded_by
 
 if TYPE_CHECKING:
-    from ..backends import Backend, CallRequest, CallResult
+    from ..backends.protocol import Backend, CallRequest, CallResult
     from ..runtime import JudgeRuntime, TestContext
     from ..settings import Settings
-    from ..store import Ledger
+    from ..store.ledger import Ledger
 
 NO_MODEL = "(no model under test configured)"  # names the generations of a replay that found no recorded model
 
@@ -98,7 +98,7 @@ def plan_generations(
 ) -> GenerationPlan:
     """The generations `make(model, api_base)` asks for, of `model`, else --generate-model, else (a
     replay) the model they were recorded with."""
-    from ..backends import LiteLLMBackend
+    from ..backends.litellm import LiteLLMBackend
 
     settings = runtime.settings
     ledger = runtime.ledger_for(context)

@@ -13,10 +13,12 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..backends import CallRequest, CallResult, LiteLLMBackend, UnsupportedParamError, call_with_retries
+from ..backends.litellm import LiteLLMBackend
 from ..backends.litellm_import import import_litellm
+from ..backends.protocol import CallRequest, CallResult, UnsupportedParamError
+from ..backends.retry import call_with_retries
 from ..errors import BackendError, VerdictParseError
-from ..rubrics import Reply
+from ..rubrics.base import Reply
 from .finish import parse
 from .generations import failed
 from .lookup import Answer, reply_extra
@@ -26,7 +28,7 @@ from .structured import format_used
 
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime
-    from ..store import LocalCache
+    from ..store.cache import LocalCache
     from .generations import Generation, GenerationPlan
 
 

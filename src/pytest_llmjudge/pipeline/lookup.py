@@ -12,14 +12,14 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from ..errors import JudgeError, StoreError
-from ..rubrics import Reply
+from ..rubrics.base import Reply
 from ..verdict import StoredScoreWarning
 from .plan import Plan, stored_elsewhere, stored_fields
 
 if TYPE_CHECKING:
-    from ..backends import CallResult
+    from ..backends.protocol import CallResult
     from ..runtime import JudgeRuntime
-    from ..store import Ledger
+    from ..store.ledger import Ledger
     from .generations import Generation, GenerationPlan
     from .plan import Call
 

@@ -18,21 +18,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
-from ..backends import LiteLLMBackend
 from ..backends.formats import register_schema
+from ..backends.litellm import LiteLLMBackend
 from ..case import Case
 from ..errors import JudgeError
 from ..keys import KEY_VERSION, KeyTemplate, canonical_json
 from ..redact import redact, redactor
-from ..rubrics import Prompt, Rubric, resolve_rubric
+from ..rubrics.base import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .aggregate import AGGREGATES
 from .structured import format_for, structured_backend
 
 if TYPE_CHECKING:
-    from ..backends import Backend, CallRequest, CallResult
+    from ..backends.protocol import Backend, CallRequest, CallResult
     from ..runtime import JudgeRuntime, TestContext
-    from ..store import Ledger, VerdictIndex
+    from ..store.index import VerdictIndex
+    from ..store.ledger import Ledger
     from .recorded import K
 
 
@@ -167,7 +168,7 @@ class Setup:
 
     def request(self, call: Call) -> CallRequest:
         """What `call` sends, as configured."""
-        from ..backends import CallRequest  # the protocol loads with the first live call: a replay sends none
+        from ..backends.protocol import CallRequest
 
         settings = self.settings
         return CallRequest(
@@ -516,7 +517,7 @@ def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
     """The runtime's index of the whole store, made on first need (a run the test files answer never walks)."""
     memo = runtime.plans
     if memo.index is None:
-        from ..store import VerdictIndex
+        from ..store.index import VerdictIndex
 
         memo.index = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
     return memo.index

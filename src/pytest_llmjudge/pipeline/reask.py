@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..backends import CallRequest, CallResult
+from ..backends.protocol import CallRequest, CallResult
 
 __all__ = ["REASK_MESSAGE", "combined", "reask_request"]
 

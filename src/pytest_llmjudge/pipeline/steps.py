@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..errors import JudgeError
-from ..rubrics import Rubric
+from ..rubrics.base import Rubric
 from .finish import parse
 
 if TYPE_CHECKING:

@@ -17,12 +17,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..backends import LiteLLMBackend
 from ..backends.formats import register_schema
-from ..rubrics import Rubric
+from ..backends.litellm import LiteLLMBackend
+from ..rubrics.base import Rubric
 
 if TYPE_CHECKING:
-    from ..backends import Backend
+    from ..backends.protocol import Backend
 
 __all__ = [
     "USED",

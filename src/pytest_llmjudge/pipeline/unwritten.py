@@ -27,7 +27,7 @@ def warn_unwritten(
     reply is: `kept` is True for the local cache, False for nowhere (no cache), None for nowhere (the cache
     could not store it either), or the verdict file it was copied from.
     """
-    from ..store import LedgerWriteError  # on a failed write only: the pipeline loads no storage code up front
+    from ..store.ledger import LedgerWriteError
 
     if isinstance(exc, LedgerWriteError):  # its own message is a sentence; only the reason belongs here
         reason = exc.reason

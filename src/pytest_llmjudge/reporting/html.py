@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..store import write_atomically
+from ..store.atomic import write_atomically
 from .terminal import format_usd, tokens_text
 
 STATUS_ORDER = {"error": 0, "failed": 1, "near": 2, "passed": 3, "scored": 4}

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..store import write_atomically
+from ..store.atomic import write_atomically
 from ..verdict import DriftRecord, JudgmentRecord
 from .terminal import Tally, is_scored_only, live_calls, unpriced_calls
 
