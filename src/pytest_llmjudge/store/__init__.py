@@ -30,7 +30,6 @@ if TYPE_CHECKING:
         ledger_filename,
         ledger_location,
         ledger_path,
-        read_ledger_file,
         redact_entry,
         redact_value,
     )
@@ -59,7 +58,6 @@ _MODULE_OF = {
     "ledger_filename": ".ledger",
     "ledger_location": ".ledger",
     "ledger_path": ".ledger",
-    "read_ledger_file": ".ledger",
     "redact_entry": ".ledger",
     "redact_value": ".ledger",
     "walk_ledger_files": ".finder",
@@ -90,7 +88,6 @@ __all__ = [
     "ledger_filename",
     "ledger_location",
     "ledger_path",
-    "read_ledger_file",
     "redact_entry",
     "redact_value",
     "walk_ledger_files",
