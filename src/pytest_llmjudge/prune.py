@@ -394,24 +394,19 @@ def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> Prun
             except StoreError as exc:
                 plan.notes.append(f"skipped {exc}")
                 continue
-            stored = len(ledger.entries) + len(ledger.generations)
             # A file written after the run says so by its time (see `_wait_for_file_clocks`).
-            if path.stat().st_mtime >= written:
+            changed = path.stat().st_mtime >= written
+            if changed:
                 plan.notes.append(f"skipped {path}: changed since the run that wrote the manifest")
-                plan.kept += stored
-                continue
-            test = tests.get(ledger.test)
-            if test is not None and test.get("outcome") != "passed":
-                plan.kept += stored
-                continue
+            test = tests.get(ledger.test)  # a test that did not pass keeps every verdict
             used = set(test.get("used") or ()) if test is not None else set()
             removed = sorted(k for k in {*ledger.entries, *ledger.generations} if k not in used)
-            if not removed:
-                plan.kept += stored
-                continue
-            action = PruneAction(ledger, removed, "not used by its test" if test else "its test no longer exists")
-            plan.kept += stored - len(removed)
-            plan.actions.append(action)
+            if changed or (test is not None and test.get("outcome") != "passed"):
+                removed = []
+            plan.kept += len(ledger.entries) + len(ledger.generations) - len(removed)
+            if removed:
+                why = "its test no longer exists" if test is None else "not used by its test"
+                plan.actions.append(PruneAction(ledger, removed, why))
     return plan
 
 
