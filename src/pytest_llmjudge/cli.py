@@ -40,12 +40,12 @@ from .prune import (
     apply_prune,
     combine_manifests,
     find_manifest,
+    last_refusal,
     load_manifest,
     load_manifests,
     plan_prune,
     project_root,
 )
-from .prune_refusal import last_refusal
 from .store import finder as store_finder
 from .store.ledger import LedgerDocument
 

@@ -91,13 +91,9 @@ class KeyTemplate:
             self._head = hashlib.sha256(head.encode("utf-8", "surrogatepass"))
             self._tail = tail.encode("utf-8", "surrogatepass")
 
-    def key(self, messages: Sequence[Mapping[str, Any]]) -> str:
-        """`judgment_key` of the template's fields with these messages."""
-        return self.keyed(messages)[0]
-
     def keyed(self, messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
-        """The key (as `key`) and the messages' `messages_sha256`, from one encoding of the messages:
-        a replay checks each stored entry against the latter."""
+        """`judgment_key` of the template's fields with these messages, and the messages' `messages_sha256`
+        (a replay checks each stored entry against it), from one encoding of the messages."""
         if self._head is None:
             return judgment_key({**self._request, "messages": list(messages)}), messages_sha256(messages)
         encoded = canonical_json(messages).encode("utf-8", "surrogatepass")

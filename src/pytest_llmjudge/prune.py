@@ -6,12 +6,13 @@ each test's outcome, its verdict file and the keys it read or wrote, plus the ve
 the run covered.  `pytest --judge-prune` applies the plan at the end of such a run; `llmjudge
 prune` applies it later from the manifest (`find_manifest`).  Both go through `plan_prune`.
 Recorded generations follow the same rules as verdicts: their keys are in the same used set.
+A run that writes no manifest keeps why (`save_refusal`), so `llmjudge prune`, run later, says the
+real reason rather than "run the whole suite once".
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
@@ -20,16 +21,17 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import StoreError
 from .runtime import STORED_SUFFIXES
-from .store.ledger import LedgerDocument, ledger_filename, ledger_path
+from .store.ledger import LedgerDocument, ledger_filename, ledger_path, read_regular_file
 
 if TYPE_CHECKING:  # the CLI imports this module too, and runs without pytest
     import pytest
 
 MANIFEST_KEY = "llmjudge/used-keys"
+REFUSAL_KEY = "llmjudge/no-manifest"  # why the last run left no manifest (see `save_refusal`)
 SHARDS_KEY = "llmjudge/shards"  # a partial run's manifest: SHARDS_KEY/<shard_name(...)>
 NOT_RUN = "not run"  # a test's outcome in a manifest when it was collected and did not run
 MANIFEST_FORMAT = 1
@@ -99,7 +101,7 @@ def run_manifest(
     inherited from a base class in another module).  Tests collected but not run are listed with the
     outcome "not run": prune keeps every verdict of theirs.
     """
-    root = _resolved(rootdir)
+    root = rootdir.resolve()
     tests: dict[str, Any] = {}
     dirs: set[str] = set()
     module_dirs: set[Path] = set()
@@ -150,12 +152,6 @@ def _rel(path: Path, root: Path) -> str:
     return text.replace(os.sep, "/")
 
 
-@functools.lru_cache(maxsize=8)
-def _resolved(rootdir: Path) -> Path:
-    """rootdir, resolved once: a manifest files every test of a run under it."""
-    return rootdir.resolve()
-
-
 def shard_name(not_run: Iterable[str]) -> str:
     """A partial run's manifest name: the same for every run of one shard (it depends on what did not run)."""
     digest = hashlib.sha256("\n".join(sorted(not_run)).encode("utf-8", "surrogatepass")).hexdigest()
@@ -163,10 +159,8 @@ def shard_name(not_run: Iterable[str]) -> str:
 
 
 def save_manifest(config: pytest.Config, manifest: Mapping[str, Any], *, shard: str | None = None) -> Path | None:
-    """Keep the manifest in pytest's cache (a partial run's under SHARDS_KEY/<shard>); return its file.
-
-    Nothing is kept, and None returned, with the cache provider off.
-    """
+    """Keep the manifest in pytest's cache (a partial run's under SHARDS_KEY/<shard>); return its file
+    (None with the cache provider off)."""
     cache = getattr(config, "cache", None)
     if cache is None:
         return None
@@ -181,12 +175,8 @@ _COARSE_REALTIME = 5  # CLOCK_REALTIME_COARSE; the time module has no name for i
 
 
 def _wait_for_file_clocks() -> None:
-    """Sleep until any file written from now on has a later time than the manifest's "written".
-
-    Prune skips a file whose time is at or after "written" (someone recorded into it since the
-    run): a file written just after the manifest must not look older than it.  One clock tick
-    (4 ms on most Linux kernels), and nothing where files are stamped from the fine clock.
-    """
+    """Sleep until any file written from now on has a later time than the manifest's "written": prune
+    skips a file at or after it (recorded into since the run).  One tick (4 ms on most Linux kernels)."""
     if sys.platform.startswith("linux"):
         try:
             time.sleep(time.clock_getres(_COARSE_REALTIME))
@@ -208,24 +198,54 @@ def manifest_file(cache_dir: Path, key: str = MANIFEST_KEY) -> Path:
     return cache_dir / _CACHE_VALUES / key
 
 
+def _in_cache(cache_dir: str | Path | None, start: Path, key: str) -> Path | None:
+    """The file of `config.cache.set(key, ...)` in `cache_dir`, else in the nearest pytest cache at or above `start`."""
+    here = start.resolve()
+    folders = [Path(cache_dir)] if cache_dir else [folder / PYTEST_CACHE_DIR for folder in (here, *here.parents)]
+    return next((path for folder in folders if (path := manifest_file(folder, key)).is_file()), None)
+
+
 def find_manifest(cache_dir: str | Path | None, start: Path) -> Path:
     """The manifest in `cache_dir`, else in the nearest `.pytest_cache` at or above `start`."""
-    if cache_dir:
-        path = manifest_file(Path(cache_dir))
-        if not path.is_file():
-            raise ManifestError(
-                f"no used-keys manifest at {path}: run the whole test suite once (pytest, cache provider on)"
-            )
+    path = _in_cache(cache_dir, start, MANIFEST_KEY)
+    if path is not None:
         return path
-    here = start.resolve()
-    for folder in (here, *here.parents):
-        path = manifest_file(folder / PYTEST_CACHE_DIR)
-        if path.is_file():
-            return path
+    if cache_dir:
+        raise ManifestError(
+            f"no used-keys manifest at {manifest_file(Path(cache_dir))}: run the whole test suite once "
+            "(pytest, cache provider on)"
+        )
     raise ManifestError(
         f"no used-keys manifest ({manifest_file(Path(PYTEST_CACHE_DIR))}) here or above: run the whole test suite "
         "once (pytest, with the cache provider on), or pass --cache-dir"
     )
+
+
+class Refusal(NamedTuple):
+    """Why the last refused run left no manifest, and when it ended (seconds since the epoch)."""
+
+    reason: str
+    written: float
+
+
+def save_refusal(config: pytest.Config, reason: str) -> None:
+    """Keep why this run wrote no manifest, for `llmjudge prune`, which runs later (nothing with the cache off)."""
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        cache.set(REFUSAL_KEY, {"reason": reason, "written": time.time()})
+
+
+def last_refusal(cache_dir: str | Path | None, start: Path) -> Refusal | None:
+    """The reason the last refused run left, found as `find_manifest` finds a manifest; None without one."""
+    path = _in_cache(cache_dir, start, REFUSAL_KEY)
+    try:  # the cache directory is untrusted: a reason is one line, anything bigger is not one this plugin wrote
+        note: Any = None if path is None else json.loads(read_regular_file(path, 64 * 1024))
+    except (OSError, ValueError):
+        return None
+    reason, written = (note.get("reason"), note.get("written")) if isinstance(note, dict) else (None, None)
+    if not isinstance(reason, str) or isinstance(written, bool) or not isinstance(written, (int, float)):
+        return None
+    return Refusal(" ".join(reason.split())[:500], float(written))
 
 
 def project_root(manifest_path: Path) -> Path:
@@ -239,7 +259,7 @@ def project_root(manifest_path: Path) -> Path:
 def load_manifest(path: Path) -> dict[str, Any]:
     """A manifest file, checked for its format; ManifestError when it is not one."""
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(read_regular_file(path))
     except (OSError, ValueError) as exc:
         raise ManifestError(f"{path}: unreadable used-keys manifest ({exc.__class__.__name__})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
@@ -301,19 +321,30 @@ def combine_manifests(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 @dataclass
 class PruneAction:
-    """One verdict file to rewrite with only `kept` (and `kept_generations`), or to delete when nothing is kept.
+    """One verdict file as planned (`seen`), the keys to remove (verdicts and generations alike), and why.
 
-    `removed` lists the keys removed: verdicts and generations alike.
+    `kept` and `kept_generations` are what stays; the file is deleted when nothing does.
     """
 
-    path: Path
-    test: str
+    seen: LedgerDocument
     removed: list[str]
-    kept: dict[str, dict[str, Any]]
     reason: str
-    kept_generations: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # The file as planned, verdicts and generations: apply removes an entry only while it is unchanged.
-    seen: tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]] = field(default_factory=lambda: ({}, {}))
+
+    @property
+    def kept(self) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.seen.entries.items() if k not in self.removed}
+
+    @property
+    def kept_generations(self) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.seen.generations.items() if k not in self.removed}
+
+    @property
+    def path(self) -> Path:
+        return self.seen.path
+
+    @property
+    def test(self) -> str:
+        return self.seen.test
 
     @property
     def deletes_file(self) -> bool:
@@ -363,32 +394,19 @@ def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> Prun
             except StoreError as exc:
                 plan.notes.append(f"skipped {exc}")
                 continue
-            stored = len(ledger.entries) + len(ledger.generations)
             # A file written after the run says so by its time (see `_wait_for_file_clocks`).
-            if path.stat().st_mtime >= written:
+            changed = path.stat().st_mtime >= written
+            if changed:
                 plan.notes.append(f"skipped {path}: changed since the run that wrote the manifest")
-                plan.kept += stored
-                continue
-            test = tests.get(ledger.test)
-            if test is None:
-                everything = sorted({*ledger.entries, *ledger.generations})
-                action = PruneAction(path, ledger.test, everything, {}, "its test no longer exists")
-                action.seen = (ledger.entries, ledger.generations)
-            elif test.get("outcome") != "passed":
-                plan.kept += stored
-                continue
-            else:
-                used = set(test.get("used") or ())
-                kept = {k: v for k, v in ledger.entries.items() if k in used}
-                generations = {k: v for k, v in ledger.generations.items() if k in used}
-                removed = sorted(k for k in {*ledger.entries, *ledger.generations} if k not in used)
-                if not removed:
-                    plan.kept += stored
-                    continue
-                action = PruneAction(path, ledger.test, removed, kept, "not used by its test", generations)
-                action.seen = (ledger.entries, ledger.generations)
-            plan.kept += len(action.kept) + len(action.kept_generations)
-            plan.actions.append(action)
+            test = tests.get(ledger.test)  # a test that did not pass keeps every verdict
+            used = set(test.get("used") or ()) if test is not None else set()
+            removed = sorted(k for k in {*ledger.entries, *ledger.generations} if k not in used)
+            if changed or (test is not None and test.get("outcome") != "passed"):
+                removed = []
+            plan.kept += len(ledger.entries) + len(ledger.generations) - len(removed)
+            if removed:
+                why = "its test no longer exists" if test is None else "not used by its test"
+                plan.actions.append(PruneAction(ledger, removed, why))
     return plan
 
 
@@ -396,9 +414,8 @@ def apply_prune(plan: PrunePlan, *, lock_dir: Path | None = None) -> None:
     """Rewrite or delete the files the plan names (an emptied verdict directory goes too).
 
     Each file is re-read under the lock its recorders take (`lock_dir`: theirs, when not the
-    default), and only entries unchanged since the plan are removed: what another process recorded
-    meanwhile stays.  A file that cannot be re-read or locked is left as it is, with a note; the
-    actions and the counts are updated to what was done.
+    default), and only entries unchanged since the plan are removed.  A file that cannot be re-read
+    or locked is left as it is, with a note; the actions and counts are updated to what was done.
     """
     from .store.atomic import TEMP_DIR, remove_stale_temps, remove_temp_dir
     from .store.locks import LockTimeout, verdict_file_lock
@@ -423,21 +440,17 @@ def apply_prune(plan: PrunePlan, *, lock_dir: Path | None = None) -> None:
 def _apply(action: PruneAction) -> None:
     """Remove the action's entries that are still as planned, keeping everything else now in the file."""
     now = LedgerDocument.read(action.path)
-    entries, gone = _unchanged_removed(now.entries, action.seen[0], action.removed)
-    generations, gone_generations = _unchanged_removed(now.generations, action.seen[1], action.removed)
-    action.kept, action.kept_generations = entries, generations
-    action.removed = sorted({*gone, *gone_generations})
+    planned, action.seen = action.seen, now
+    # A key goes only while its entry is as planned: what another process recorded meanwhile stays.
+    action.removed = sorted(
+        k
+        for k in action.removed
+        if (k in now.entries and planned.entries.get(k) == now.entries[k])
+        or (k in now.generations and planned.generations.get(k) == now.generations[k])
+    )
     if not action.removed:
         return
     if action.deletes_file:
         action.path.unlink(missing_ok=True)
     else:
-        LedgerDocument(action.path, now.test or action.test, entries, generations).write()
-
-
-def _unchanged_removed(
-    current: Mapping[str, dict[str, Any]], seen: Mapping[str, dict[str, Any]], removed: Iterable[str]
-) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """What stays of `current` and which keys go: those planned for removal whose entry is as planned."""
-    doomed = {k for k in removed if k in current and seen.get(k) == current[k]}
-    return {k: v for k, v in current.items() if k not in doomed}, sorted(doomed)
+        LedgerDocument(action.path, now.test or planned.test, action.kept, action.kept_generations).write()

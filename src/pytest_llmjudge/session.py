@@ -252,7 +252,7 @@ class RunRecorder:
 
         refusal = full_run_refusal(self.config, self.exitstatus, settings.mode, self.outcomes)
         if refusal is not None:
-            from .prune_refusal import save_refusal
+            from .prune import save_refusal
 
             save_refusal(self.config, refusal)  # for `llmjudge prune`, which runs later
             if settings.prune:

@@ -10,7 +10,7 @@ Nothing else describes a judgment to a report.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import Any, TypedDict
 
 from .errors import JudgeError
@@ -108,17 +108,12 @@ class Verdict:
         if per_model:
             lines.append("  panel:     " + ", ".join(f"{m}={s:.2f}" for m, s in per_model.items()))
         if len(self.samples) > 1:
-            lines.append(f"  samples:   {len(self.samples)} ({self._agreement_text()}): " + self._samples_text())
+            agreement = f"agreement {self.agreement:.0%}" if self.agreement is not None else ""
+            spread = f", spread {self.spread:.2f}" if self.spread is not None else ""
+            each = ", ".join(f"{s.model}#{s.sample}={s.score:.2f}" for s in self.samples)
+            lines.append(f"  samples:   {len(self.samples)} ({agreement}{spread}): {each}")
         lines.append(f"  judge:     {self.model} ({self.source}, key {self.key[:12]})")
         return redact("\n".join(lines))
-
-    def _agreement_text(self) -> str:
-        spread = f", spread {self.spread:.2f}" if self.spread is not None else ""
-        agreement = f"agreement {self.agreement:.0%}" if self.agreement is not None else ""
-        return agreement + spread
-
-    def _samples_text(self) -> str:
-        return ", ".join(f"{s.model}#{s.sample}={s.score:.2f}" for s in self.samples)
 
 
 def _indent(text: str) -> str:
@@ -219,12 +214,9 @@ def verdict_record(
         "verdict": verdict.verdict,
         "confidence": verdict.confidence,
     }
-    reasoning = ""
     if texts:
         reasoning = record["reasoning"] = clean(verdict.reasoning)
-    record["model"] = verdict.model
-    record["source"] = verdict.source
-    record["key"] = verdict.key
+    record |= {"model": verdict.model, "source": verdict.source, "key": verdict.key}
     if texts:
         record["samples"] = [
             {
@@ -237,11 +229,13 @@ def verdict_record(
             }
             for s in verdict.samples
         ]
-    record["agreement"] = verdict.agreement
-    record["spread"] = verdict.spread
-    record["undecided"] = verdict.undecided
-    record["cost_usd"] = verdict.cost_usd
-    record["latency_s"] = verdict.latency_s
+    record |= {
+        "agreement": verdict.agreement,
+        "spread": verdict.spread,
+        "undecided": verdict.undecided,
+        "cost_usd": verdict.cost_usd,
+        "latency_s": verdict.latency_s,
+    }
     if texts:
         record["output"] = clean(output[:4000])
     record["live_calls"] = live_calls
@@ -258,54 +252,36 @@ def verdict_record(
     return record
 
 
+@dataclass(slots=True)
 class PendingRecord:
     """A verdict's report record, built when a report needs it.
 
     Most runs only count their judgments (the summary) and show a line per judgment: both read the
     brief record, which leaves out the long texts (reasoning, output) and redacts only the short ones.
     The full record is built for the JSON and HTML reports, `-v`, JUnit properties and the xdist
-    hand-over only.
+    hand-over only.  `whole`: a report will read the whole record, so it is built (and redacted) now,
+    under the environment the judgment ran in (a test's monkeypatched key is still there to be
+    redacted).  `clean`: the judgment's redactor, made under that environment; without it, a brief
+    record built later reads the environment of its time.
     """
 
-    __slots__ = (
-        "_brief",
-        "_full",
-        "clean",
-        "live_calls",
-        "nodeid",
-        "output",
-        "requests",
-        "threshold_given",
-        "verdict",
-    )
+    verdict: Verdict
+    _: KW_ONLY
+    nodeid: str
+    output: str
+    live_calls: int
+    threshold_given: bool
+    requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None
+    whole: InitVar[bool] = True
+    clean: Callable[[str], str] | None = None
+    _full: JudgmentRecord | None = field(default=None, init=False)
+    _brief: JudgmentRecord | None = field(default=None, init=False)
 
-    def __init__(
-        self,
-        verdict: Verdict,
-        *,
-        nodeid: str,
-        output: str,
-        live_calls: int,
-        threshold_given: bool,
-        requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None,
-        whole: bool = True,
-        clean: Callable[[str], str] | None = None,
-    ) -> None:
-        """`whole`: a report will read the whole record, so it is built (and redacted) now, under the
-        environment the judgment ran in (a test's monkeypatched key is still there to be redacted).
-        `clean`: the judgment's redactor, made under that environment; without it, a brief record
-        built later reads the environment of its time."""
-        self.clean = clean
-        self.verdict = verdict
-        self.nodeid = nodeid
-        self.output = output
-        self.live_calls = live_calls
-        self.threshold_given = threshold_given
-        self.requests = requests
-        self._full: JudgmentRecord | None = self._build(texts=True) if whole else None
-        self._brief: JudgmentRecord | None = None
-        settle = getattr(clean, "settle", None)
-        if settle is not None and verdict.latency_s is not None:
+    def __post_init__(self, whole: bool) -> None:
+        if whole:
+            self._full = self._build(texts=True)
+        settle = getattr(self.clean, "settle", None)
+        if settle is not None and self.verdict.latency_s is not None:
             settle()  # the summary may name a timed judgment (the slowest) after its test's environment is gone
 
     def full(self) -> JudgmentRecord:

@@ -399,12 +399,12 @@ def test_a_key_template_gives_the_key_judgment_key_gives(fields):
         ({"content": "x", "role": "user"},),
         [],
     ):
-        assert template.key(messages) == judgment_key({**fields, "messages": [dict(m) for m in messages]})
         # The messages' hash (stored beside a verdict, checked on replay) comes from the same encoding.
-        assert template.keyed(messages) == (template.key(messages), messages_sha256(messages))
+        expected = judgment_key({**fields, "messages": [dict(m) for m in messages]})
+        assert template.keyed(messages) == (expected, messages_sha256(messages))
     # A rubric's read-only messages are keyed as the dicts they hold.
     read_only = (MappingProxyType({"role": "user", "content": "hi"}),)
-    assert template.key(read_only) == judgment_key({**fields, "messages": [{"role": "user", "content": "hi"}]})
+    assert template.keyed(read_only)[0] == judgment_key({**fields, "messages": [{"role": "user", "content": "hi"}]})
 
 
 @pytest.mark.parametrize("instructions", ["Reply with a score.", "Odd \x00nonce\x00 text {braces}", ""])

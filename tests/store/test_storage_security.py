@@ -243,7 +243,9 @@ def test_a_pickle_row_in_the_cache_runs_no_code(pytester, openai_server, live_ar
             "UPDATE Cache SET mode = 4, value = ? WHERE key = ?", (pickle.dumps(_Marker(str(marker))), key)
         )
         assert cursor.rowcount == 1
-    result = pytester.runpytest(*live_args, "--judge-mode=auto", "-W", "always::pytest_llmjudge.store.cache.CacheWarning")
+    result = pytester.runpytest(
+        *live_args, "--judge-mode=auto", "-W", "always::pytest_llmjudge.store.cache.CacheWarning"
+    )
     result.assert_outcomes(passed=1)
     assert not marker.exists(), "the crafted row was unpickled"
     result.stdout.fnmatch_lines(

@@ -32,7 +32,6 @@ from pytest_llmjudge.store.ledger import (
     LedgerWriteError,
     ledger_filename,
     ledger_path,
-    read_ledger_file,
     redact_entry,
 )
 from pytest_llmjudge.store.locks import default_lock_dir
@@ -156,13 +155,13 @@ def test_a_ledger_killed_mid_write_is_old_or_new_never_half(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
-        entries = read_ledger_file(path)  # raises if half-written
+        entries = LedgerDocument.read(path).entries  # raises if half-written
         assert entries and all(e["reply"] == "x" * 20000 for e in entries.values())
     # Stray temporary files of the killed writers do not disturb reading or writing.
     ledger = Ledger(path, "test_x")
     assert ledger.get(format(1, "064x")) is not None
     assert ledger.put(KEY, entry())
-    assert KEY in read_ledger_file(path)
+    assert KEY in LedgerDocument.read(path).entries
 
 
 def test_ledger_rewrites_only_when_something_changed(tmp_path):
@@ -197,7 +196,7 @@ def test_malformed_ledger_files_raise_naming_the_file(tmp_path, text, message):
     path = tmp_path / "test_x.json"
     path.write_text(text)
     with pytest.raises(StoreError) as info:
-        read_ledger_file(path)
+        LedgerDocument.read(path)
     assert str(path) in str(info.value) and message in str(info.value)
 
 
@@ -205,7 +204,7 @@ def test_undecodable_ledger_file_raises_naming_the_file(tmp_path):
     path = tmp_path / "test_x.json"
     path.write_bytes(b'{"format": 1, "verdicts": {}} \xff\xfe')
     with pytest.raises(StoreError, match="test_x.json: cannot read"):
-        read_ledger_file(path)
+        LedgerDocument.read(path)
 
 
 _RECORDER = """
@@ -230,7 +229,7 @@ def test_recorders_writing_one_file_at_once_keep_every_entry(tmp_path):
         subprocess.Popen([sys.executable, "-c", _RECORDER, str(path), who, str(start)]) for who in ("a", "b", "c", "d")
     ]
     assert [proc.wait(60) for proc in procs] == [0, 0, 0, 0]
-    entries = read_ledger_file(path)
+    entries = LedgerDocument.read(path).entries
     assert len(entries) == 100
     assert sorted({e["model"] for e in entries.values()}) == ["a", "b", "c", "d"]
 
@@ -241,7 +240,7 @@ def test_a_write_keeps_entries_another_process_wrote_after_this_one_loaded(tmp_p
     assert mine.get(KEY) is None and theirs.get(KEY) is None  # both loaded the empty file
     assert theirs.put("b" * 64, entry(0.2))
     assert mine.put(KEY, entry(0.9))
-    assert sorted(read_ledger_file(path)) == [KEY, "b" * 64]
+    assert sorted(LedgerDocument.read(path).entries) == [KEY, "b" * 64]
     assert mine.get("b" * 64) == entry(0.2), "the re-read file is what the ledger now serves"
 
 
@@ -291,7 +290,7 @@ def test_secrets_in_the_stored_fields_are_redacted(tmp_path, monkeypatch):
     assert ledger.put(KEY, stored)
     text = path.read_text()
     assert SECRET not in text and "hunter2-correct-horse" not in text
-    saved = read_ledger_file(path)[KEY]
+    saved = LedgerDocument.read(path).entries[KEY]
     assert saved["output"]["list"] == ["[redacted]", 3] and saved["model"] == "openai/m"
     assert saved["criteria"] == "Explains how to log in"
     # The redacted reply parses to the score the real one gave.
@@ -375,7 +374,7 @@ def test_adopt_copies_an_entry_but_never_replaces_one(tmp_path):
     ledger = Ledger(path, "t")
     assert ledger.adopt(KEY, entry(0.9)) is True
     assert ledger.adopt(KEY, entry(0.1)) is False, "the file's own entry wins"
-    assert read_ledger_file(path)[KEY]["score"] == 0.9
+    assert LedgerDocument.read(path).entries[KEY]["score"] == 0.9
     assert KEY in ledger.used
     with pytest.raises(StoreError, match="has no 'reply' text"):
         ledger.adopt("b" * 64, {"score": 0.5})
@@ -424,8 +423,9 @@ def test_the_index_finds_a_key_in_any_verdict_file_and_is_built_once(tmp_path, m
     store = tmp_path / "store"
     _record(store / "tests" / "test_b" / "test_it.json", "b" * 64, model="m2", criteria="c", output=f"o {SECRET}")
     (tmp_path / "tests" / "judge_verdicts" / "test_a" / "broken.json").write_text("{not json")
-    index = VerdictIndex.for_layout(tmp_path, store)
-    assert not index.built
+    with monkeypatch.context() as patched:  # built on first use, not before
+        patched.setattr(LedgerDocument, "read", lambda path: pytest.fail("read before a lookup"))
+        index = VerdictIndex.for_layout(tmp_path, store)
     hit = index.find(KEY)
     assert hit is not None and hit.path == elsewhere and hit.test == "test_it" and hit.entry["model"] == "m1"
     assert index.find("b" * 64).entry["model"] == "m2"
@@ -434,18 +434,13 @@ def test_the_index_finds_a_key_in_any_verdict_file_and_is_built_once(tmp_path, m
     # Built once: later lookups read no file.
     monkeypatch.setattr(LedgerDocument, "read", lambda path: pytest.fail("read again"))
     assert index.find("d" * 64) is None
-    # The same judgment by any model: compared with the real (unredacted) output.
-    models = sorted(s.entry["model"] for s in index.matching({"criteria": "c", "output": f"o {SECRET}"}))
-    assert models == ["m1", "m2"]
-    assert index.matching({"criteria": "c", "output": "other"}) == []
-    assert [s.key for s in index.matching({"criteria": "c", "expected": None, "model": "m2"})] == ["b" * 64]
     index.note(tmp_path / "new.json", "e" * 64, {"reply": "x", "model": "m3"}, test="t::new")
     assert index.find("e" * 64).test == "t::new"
 
 
 def test_an_index_over_missing_roots_is_empty(tmp_path):
     index = VerdictIndex([(tmp_path / "nowhere", True)])
-    assert index.find(KEY) is None and index.matching({}) == [] and index.built
+    assert index.find(KEY) is None and index.by_model() == {}
 
 
 def test_adopting_from_the_index_migrates_an_entry(tmp_path):
@@ -455,7 +450,7 @@ def test_adopting_from_the_index_migrates_an_entry(tmp_path):
     new = Ledger(tmp_path / "judge_verdicts" / "test_m" / "test_new.json", "test_m.py::test_new")
     assert new.get(KEY) is None
     assert new.adopt(hit.key, hit.entry)
-    assert new.get(KEY) == read_ledger_file(old)[KEY]
+    assert new.get(KEY) == LedgerDocument.read(old).entries[KEY]
     assert json.loads(new.path.read_text())["test"] == "test_m.py::test_new"
 
 

@@ -4,60 +4,39 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
-import tempfile
-import threading
 import time
 from pathlib import Path
 
-__all__ = ["TEMP_DIR", "current_umask", "ignored_temp_dir", "remove_stale_temps", "remove_temp_dir", "write_atomically"]
+__all__ = ["TEMP_DIR", "ignored_temp_dir", "remove_stale_temps", "remove_temp_dir", "write_atomically"]
 
-_umask_lock = threading.Lock()
-
-
-def current_umask() -> int:
-    """The process's umask, read without changing it where the system allows (Linux's /proc).
-
-    Elsewhere it is read by setting and restoring it, under a lock, which a thread creating a file
-    at that very moment could notice; files are written only while recording, so that window is rare.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    with _umask_lock:
-        mask = os.umask(0o022)
-        os.umask(mask)
-    return mask
+# What `tempfile.mkstemp` passes, less its 0600 mode: the file is created 0666 less the umask, as
+# `git checkout` makes it, and the system applies the umask (reading it would mean changing it).
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
 def write_atomically(path: Path, text: str, *, temp_dir: Path | None = None) -> None:
     """Replace `path` with `text` so a reader sees the old file or the new one, never half of one.
 
     The text is written to a temporary file first: in `temp_dir` when given (a folder on the same
-    file system, see `ignored_temp_dir`), else beside `path`.  The file gets the permissions a
-    newly created file would (0666 less the umask), as `git checkout` gives it, not the 0600 of the
-    temporary file it is written through.
+    file system, see `ignored_temp_dir`), else beside `path`.
     """
     for attempt in range(3):
         # A prune may remove an emptied folder between the mkdir and the temporary file: make it again.
         path.parent.mkdir(parents=True, exist_ok=True)
+        where = path.parent if temp_dir is None else ignored_temp_dir(temp_dir)
+        tmp = os.path.join(where, f".{path.name}.{secrets.token_hex(6)}.tmp")
         try:
-            where = path.parent if temp_dir is None else ignored_temp_dir(temp_dir)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=where)
+            fd = os.open(tmp, _CREATE, 0o666)
             break
-        except FileNotFoundError:
+        except (FileNotFoundError, FileExistsError):
             if attempt == 2:
                 raise
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
-            if hasattr(os, "fchmod"):
-                os.fchmod(handle.fileno(), 0o666 & ~current_umask())
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:

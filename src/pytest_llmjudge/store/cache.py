@@ -82,7 +82,9 @@ class LocalCache:
                         raise
                     self._cache = open_cache(self.directory)
                 except Exception as exc2:  # noqa: BLE001 - as above
-                    self._disable(exc2)
+                    self._disabled, self._cache = True, None
+                    why = _describe(exc2)
+                    self._notice(f"llmjudge: local cache {self.directory} cannot be used ({why}); going on without it")
         return self._cache
 
     def _notice(self, message: str) -> None:
@@ -115,15 +117,11 @@ class LocalCache:
             "store is not cached, and it is used again once there is room"
         )
 
-    def _disable(self, exc: BaseException) -> None:
-        self._disabled = True
-        self._cache = None
-        self._notice(f"llmjudge: local cache {self.directory} cannot be used ({_describe(exc)}); going on without it")
-
     def _guarded(self, fn: Callable[[Any], _T]) -> _T | None:
         return self._on_thread(lambda: self._guarded_here(fn))
 
     def _guarded_here(self, fn: Callable[[Any], _T]) -> _T | None:
+        """`fn(cache)` on the cache's thread; None when the cache is unusable, busy or full."""
         cache = self._open()
         if cache is None:
             return None
@@ -173,10 +171,8 @@ class LocalCache:
         return stored
 
     def keeps(self, key: str) -> bool:
-        """Whether the reply for `key`, whose verdict file could not be written, is kept here.
-
-        A reply kept nowhere is counted as lost, for the run's summary (`notices`).
-        """
+        """Whether the reply for `key`, whose verdict file could not be written, is kept here (if not, it
+        is counted as lost, for the run's summary)."""
         if key in self._unstored or self._disabled:
             self._lost.add(key)
             return False
@@ -185,22 +181,16 @@ class LocalCache:
     @property
     def notices(self) -> list[str]:
         """What the user should read after the run: the cache set aside or full, and replies kept nowhere."""
-        if not self._lost:
-            return list(self._notices)
         n = len(self._lost)
-        return [
-            *self._notices,
+        lost = (
             f"llmjudge: {n} judged repl{'ies were' if n != 1 else 'y was'} stored nowhere (neither the verdict "
-            f"file nor the local cache could be written): {'they' if n != 1 else 'it'} must be judged again",
-        ]
+            f"file nor the local cache could be written): {'they' if n != 1 else 'it'} must be judged again"
+        )
+        return [*self._notices, lost] if n else list(self._notices)
 
     def acquire(self, key: str, deadline: float) -> HeldLock | None:
-        """Take an inter-process lock on `key` so two xdist workers do not pay for one call twice.
-
-        Blocks (polling) until `deadline` at most, then goes ahead unlocked rather than fail the
-        judgment.  Returns the lock for `release`, or None where it was not taken (the deadline
-        passed, or locking is not possible: on Windows a call may be paid twice).
-        """
+        """Take an inter-process lock on `key` so two xdist workers do not pay for one call twice; polls
+        until `deadline`, then goes ahead unlocked (None; on Windows, always None)."""
         from .locks import TAKES_LOCKS, LockTimeout, take_lock
 
         if not TAKES_LOCKS:

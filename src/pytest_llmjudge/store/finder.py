@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .ledger import read_regular_file
 
-__all__ = ["SKIP_DIRS", "VERDICTS_DIR", "find_ledger_files", "looks_like_ledger", "walk_ledger_files"]
+__all__ = ["SKIP_DIRS", "VERDICTS_DIR", "find_ledger_files", "walk_ledger_files"]
 
 VERDICTS_DIR = "judge_verdicts"
 
@@ -27,7 +27,7 @@ SKIP_DIRS = frozenset({
     ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "site-packages", ".eggs",
 })  # fmt: skip
 
-_LEDGER_SNIFF = re.compile(r'\A\s*\{\s*"format"\s*:\s*\d+\s*,\s*"test"\s*:')
+_LEDGER_SNIFF = re.compile(r'\A\s*\{\s*"format"\s*:\s*\d+\s*,\s*"test"\s*:')  # how a verdict file starts
 
 
 def _skipped(folder: Path, name: str) -> bool:
@@ -37,13 +37,11 @@ def _skipped(folder: Path, name: str) -> bool:
     return (here / "pyvenv.cfg").is_file() or (here / "CACHEDIR.TAG").is_file()
 
 
-def looks_like_ledger(path: Path) -> bool:
-    """Whether the file starts as a verdict file does (`{"format": N, "test": ...`)."""
+def _looks_like_ledger(path: Path) -> bool:
     try:  # a FIFO or a device is never waited on or read
-        head = read_regular_file(path, 512, head=True).decode("utf-8", "replace")
+        return bool(_LEDGER_SNIFF.match(read_regular_file(path, 512, head=True).decode("utf-8", "replace")))
     except OSError:
         return False
-    return bool(_LEDGER_SNIFF.match(head))
 
 
 def walk_ledger_files(root: Path, *, sniff: bool = True) -> Iterable[Path]:
@@ -58,7 +56,7 @@ def walk_ledger_files(root: Path, *, sniff: bool = True) -> Iterable[Path]:
             if not name.endswith(".json") or name.startswith("."):
                 continue
             path = here / name
-            if inside or looks_like_ledger(path):
+            if inside or _looks_like_ledger(path):
                 yield path
 
 

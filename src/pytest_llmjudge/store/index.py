@@ -2,16 +2,13 @@
 
 Keys are content hashes, so an entry with the same key is the same judgment whichever verdict file
 holds it: a judgment made in a session-scoped fixture (filed under whichever test set it up first),
-a renamed test, a moved module.  The index is built once per process, and only when first asked
-(on a miss): one walk of the store (`finder`), each file read once.  Files that cannot be read are
-skipped and listed in `problems`: one broken file elsewhere must not fail this test's lookup.
-Recorded generations (the model under test's replies) are indexed the same way, apart from the
-verdicts: `find_generation`, `generations_by_model`.
+a renamed test, a moved module.  The index is built on the first miss: one walk of the store
+(`finder`), each file read once.  Files that cannot be read are listed in `problems`: one broken file
+elsewhere must not fail this test's lookup.  Recorded generations are indexed apart from the verdicts.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +17,7 @@ from typing import Any
 
 from ..errors import StoreError
 from .finder import walk_ledger_files
-from .ledger import REDACTED_FIELDS, LedgerDocument, redact_value
+from .ledger import LedgerDocument
 
 __all__ = ["StoredVerdict", "VerdictIndex"]
 
@@ -33,16 +30,6 @@ class StoredVerdict:
     test: str
     key: str
     entry: Mapping[str, Any]
-
-
-def _as_stored(field: str, value: Any) -> Any:
-    """`value` as a verdict file holds it: redacted where that field is, and through JSON."""
-    if field in REDACTED_FIELDS:
-        value = redact_value(value)
-    try:
-        return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
-    except (TypeError, ValueError):
-        return value
 
 
 def _first_per_model(stored: Iterable[StoredVerdict]) -> dict[str, StoredVerdict]:
@@ -67,7 +54,6 @@ class VerdictIndex:
         self.roots = list(roots)
         self.problems: list[str] = []  # one line per file that could not be read
         self._by_key: dict[str, StoredVerdict] | None = None
-        self._all: list[StoredVerdict] = []
         self._generations: dict[str, StoredVerdict] = {}  # by key, filled with `_by_key`
         self._lock = threading.Lock()
 
@@ -78,10 +64,6 @@ class VerdictIndex:
         if store_root is not None:
             roots.append((store_root, True))
         return cls(roots)
-
-    @property
-    def built(self) -> bool:
-        return self._by_key is not None
 
     def _build(self) -> dict[str, StoredVerdict]:
         with self._lock:
@@ -102,16 +84,12 @@ class VerdictIndex:
                     except StoreError as exc:
                         self.problems.append(str(exc))
                         continue
-                    for key, entry in sorted(document.entries.items()):
-                        self._add(by_key, StoredVerdict(path, document.test, key, entry))
+                    for key, entry in sorted(document.entries.items()):  # the same key is the same judgment:
+                        by_key.setdefault(key, StoredVerdict(path, document.test, key, entry))  # the first file serves
                     for key, entry in sorted(document.generations.items()):
                         self._generations.setdefault(key, StoredVerdict(path, document.test, key, entry))
             self._by_key = by_key
             return by_key
-
-    def _add(self, by_key: dict[str, StoredVerdict], stored: StoredVerdict) -> None:
-        self._all.append(stored)
-        by_key.setdefault(stored.key, stored)  # the same key is the same judgment: the first file serves
 
     def find(self, key: str) -> StoredVerdict | None:
         """The stored entry for `key` in any verdict file, or None (builds the index on first use)."""
@@ -123,8 +101,7 @@ class VerdictIndex:
 
     def by_model(self) -> dict[str, StoredVerdict]:
         """One stored entry per model that recorded anything (the models a replay could try)."""
-        self._build()
-        return _first_per_model(self._all)
+        return _first_per_model(self._build().values())
 
     def find_generation(self, key: str) -> StoredVerdict | None:
         """The stored generation for `key` in any verdict file, or None (builds the index on first use)."""
@@ -136,24 +113,8 @@ class VerdictIndex:
         self._build()
         return _first_per_model(self._generations.values())
 
-    def matching(self, fields: Mapping[str, Any]) -> list[StoredVerdict]:
-        """Every stored entry whose `fields` all equal the given values (None: the field is absent).
-
-        Pass the judgment's real values (criteria, input, expected, output, rubric, prompt, sample):
-        they are compared as stored, redacted.  Leave out `model` to list the models that judged it.
-        """
-        self._build()
-        wanted = {name: _as_stored(name, value) for name, value in fields.items()}
-        return [s for s in self._all if all(s.entry.get(name) == value for name, value in wanted.items())]
-
     def note(self, path: Path, key: str, entry: Mapping[str, Any], test: str = "") -> None:
         """Keep a built index current after this process wrote `entry` (as stored) into `path`."""
         with self._lock:
             if self._by_key is not None:
-                self._add(self._by_key, StoredVerdict(path, test, key, dict(entry)))
-
-    def clear(self) -> None:
-        """Forget everything; the next lookup walks the store again."""
-        with self._lock:
-            self._by_key, self._all, self._generations = None, [], {}
-            self.problems = []
+                self._by_key.setdefault(key, StoredVerdict(path, test, key, dict(entry)))

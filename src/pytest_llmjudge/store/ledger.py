@@ -4,21 +4,17 @@ The ledger is the source of truth for replay: sorted, with no timestamps or cost
 re-recording an unchanged verdict changes no byte and a review diff shows only what the judge said
 differently.  A file may be hand-edited, so it is parsed as JSON and validated before use.
 
-Several processes may record into one file at once (two terminals, two CI jobs on one runner, a
-model matrix): every write re-reads the file and adds its entry under a cross-process lock, so no
-process's entry is lost.  The lock files (`locks`) live in one private directory of the temp dir,
-never beside the verdict files (nothing to ignore, nothing committed by mistake), and are removed
-after each write.  Processes that do not share a
-temp dir (containers sharing only a bind-mounted tree) do not see each other's locks.
+Several processes may record into one file at once: every write re-reads the file and adds its
+entry under a cross-process lock (`locks`), so no process's entry is lost.  Processes that do not
+share a temp dir (containers sharing only a bind-mounted tree) do not see each other's locks.
 
 What is written is redacted (`redact_entry`): a key-shaped string or a credential from the
-environment inside the output, input, expected answer, criteria, reasoning or judge reply is
-stored as `[redacted]`.  The key was computed from the real content before, so replay is unaffected.
+environment inside the user's texts or the judge's reply is stored as `[redacted]`.  The key was
+computed from the real content before, so replay is unaffected.
 
 Beside "verdicts", a file may hold "generations": replies of the model under test recorded by
-`generate` (a generation is not a verdict, so it has its own section, keyed and validated the same
-way).  The section is written only when it holds something, so files without generations keep
-their bytes, and a file without the section reads as it always did: the format stays 1.
+`generate`, keyed and validated the same way.  The section is written only when it holds
+something, so files without generations keep their bytes: the format stays 1.
 """
 
 from __future__ import annotations
@@ -46,9 +42,9 @@ __all__ = [
     "Ledger",
     "LedgerDocument",
     "LedgerWriteError",
+    "as_written",
     "ledger_filename",
     "ledger_path",
-    "read_ledger_file",
     "redact_entry",
     "redact_generation",
     "redact_value",
@@ -64,10 +60,8 @@ _KEY = re.compile(r"[0-9a-f]{64}")
 def ledger_filename(test_name: str, clean: Callable[[str], str] | None = None) -> str:
     """A file name for a test (`TestX::test_y[a/b]`), unique even where characters were replaced, and
     with no secret in it (a key used as a parametrize id is redacted; the digest tells such tests apart).
-    A name without ids is the test's own, written in its source: only ids can bring a secret in.
-    Ids shorter than the shortest secret (`MIN_SECRET_LENGTH`; a key-shaped string is longer) cannot
-    hold one: the environment is not read for them.
-    `clean`: the judgment's own `redactor`, where one reads the environment for all its texts."""
+    Only ids can bring a secret in, and ids shorter than `MIN_SECRET_LENGTH` cannot hold one: the
+    environment is not read for them.  `clean`: the judgment's own `redactor`."""
     ids = test_name.find("[")
     if ids == -1 or len(test_name) - ids - 2 < MIN_SECRET_LENGTH:
         return _filename(test_name, test_name)
@@ -84,12 +78,9 @@ def _filename(test_name: str, shown: str) -> str:
 
 
 def ledger_path(module_path: Path, test_name: str, *, store_root: Path | None, rootdir: Path) -> Path:
-    """Where one test item's verdicts live.
-
-    By default beside the test module, in `judge_verdicts/<module>/<test>.json` (so a test and its
-    verdicts move together, as pytest-recording does with cassettes); with `--judge-store DIR`,
-    in `DIR/<module path relative to rootdir>/<test>.json`.
-    """
+    """Where one test item's verdicts live: `judge_verdicts/<module>/<test>.json` beside the test module
+    (as pytest-recording keeps cassettes), or with `--judge-store DIR` in
+    `DIR/<module path relative to rootdir>/<test>.json`."""
     return Path(ledger_location(module_path, test_name, store_root=store_root, rootdir=rootdir))
 
 
@@ -101,8 +92,7 @@ def ledger_location(
     rootdir: Path,
     clean: Callable[[str], str] | None = None,
 ) -> str:
-    """`ledger_path` as a string: what a replay opens, without building a Path per test.  `clean`: the
-    judgment's redactor (see `ledger_filename`)."""
+    """`ledger_path` as a string: what a replay opens, without building a Path per test."""
     name = ledger_filename(test_name, clean)
     if store_root is None:  # pure path arithmetic (no file system); one folder for every test of a module
         return _module_folder(module_path) + name
@@ -129,6 +119,11 @@ def _validate_entry(path: Path | str, key: str, entry: object, *, what: str = "v
     return entry
 
 
+def as_written(section: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A section as it is written (and compared): None-valued fields dropped."""
+    return {k: {f: v for f, v in e.items() if v is not None} for k, e in section.items()}
+
+
 @dataclass
 class LedgerDocument:
     """One verdict file as it is on disk: the only code that reads or writes the file format.
@@ -144,53 +139,52 @@ class LedgerDocument:
     @classmethod
     def read(cls, path: Path | str) -> LedgerDocument:
         """Read and validate `path` (a missing file is empty); StoreError names a malformed one."""
-        return cls(Path(path), *_read_document(path))
+        try:
+            text = read_regular_file(path).decode("utf-8")
+        except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty ledger
+            return cls(Path(path), "", {})
+        except RefusedFile as exc:
+            raise StoreError(
+                f"{path}: refused to read the verdict file: {exc}; replace it with a regular file"
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
+        try:
+            data = json.loads(text, object_pairs_hook=_unique_fields)
+        except _DuplicateField as exc:
+            raise StoreError(
+                f"{path}: the field {exc.args[0]!r} appears twice in one object; a verdict file names each field "
+                "once (fix it, or delete it and re-record)"
+            ) from None
+        except RecursionError:  # the C scanner counts its depth: a hostile file ends here, not in a crash
+            raise StoreError(f"{path}: the verdict file nests too deeply to be one; delete it and re-record") from None
+        except ValueError as exc:
+            raise StoreError(
+                f"{path}: the verdict file is not valid JSON ({exc}); fix it, or delete it and re-record"
+            ) from None
+        if not isinstance(data, dict) or not isinstance(data.get("verdicts"), dict):
+            raise StoreError(f"{path}: not a verdict file (expected an object with a 'verdicts' object)")
+        if data.get("format") != LEDGER_FORMAT:
+            raise StoreError(
+                f"{path}: verdict file format {data.get('format')!r}, this plugin reads format {LEDGER_FORMAT}"
+            )
+        generations = data.get("generations", {})  # a file without the section has none
+        if not isinstance(generations, dict):
+            raise StoreError(f"{path}: 'generations' is not a JSON object")
+        return cls(
+            Path(path),
+            str(data.get("test") or ""),
+            {key: _validate_entry(path, key, entry) for key, entry in data["verdicts"].items()},
+            {key: _validate_entry(path, key, entry, what="generation") for key, entry in generations.items()},
+        )
 
     def write(self) -> None:
         """Rewrite atomically in the one layout (sorted, indented), so a diff shows only the change."""
-        clean = {k: {f: v for f, v in e.items() if v is not None} for k, e in self.entries.items()}
-        document: dict[str, Any] = {"format": LEDGER_FORMAT, "test": redact(self.test), "verdicts": clean}
+        document = {"format": LEDGER_FORMAT, "test": redact(self.test), "verdicts": as_written(self.entries)}
         if self.generations:  # absent when empty: a file without generations keeps its bytes
-            document["generations"] = {
-                k: {f: v for f, v in e.items() if v is not None} for k, e in self.generations.items()
-            }
+            document["generations"] = as_written(self.generations)
         text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
         write_atomically(self.path, text, temp_dir=self.path.parent / TEMP_DIR)
-
-
-def _read_document(
-    path: Path | str,
-) -> tuple[str, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """A verdict file's test, verdicts and generations, validated (a missing file is empty)."""
-    try:
-        text = read_regular_file(path).decode("utf-8")
-    except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty ledger
-        return "", {}, {}
-    except RefusedFile as exc:
-        raise StoreError(f"{path}: refused to read the verdict file: {exc}; replace it with a regular file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
-    try:
-        data = json.loads(text, object_pairs_hook=_unique_fields)
-    except _DuplicateField as exc:
-        raise StoreError(
-            f"{path}: the field {exc.args[0]!r} appears twice in one object; a verdict file names each field once "
-            "(fix it, or delete it and re-record)"
-        ) from None
-    except RecursionError:  # the C scanner counts its depth: a hostile file ends here, not in a crash
-        raise StoreError(f"{path}: the verdict file nests too deeply to be one; delete it and re-record") from None
-    except ValueError as exc:
-        raise StoreError(
-            f"{path}: the verdict file is not valid JSON ({exc}); fix it, or delete it and re-record"
-        ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("verdicts"), dict):
-        raise StoreError(f"{path}: not a verdict file (expected an object with a 'verdicts' object)")
-    if data.get("format") != LEDGER_FORMAT:
-        raise StoreError(
-            f"{path}: verdict file format {data.get('format')!r}, this plugin reads format {LEDGER_FORMAT}"
-        )
-    entries = {key: _validate_entry(path, key, entry) for key, entry in data["verdicts"].items()}
-    return str(data.get("test") or ""), entries, _read_generations(path, data)
 
 
 class _DuplicateField(ValueError):
@@ -218,23 +212,21 @@ MAX_FILE_BYTES = 64 << 20
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 # A FIFO opened for reading blocks until a writer comes: open without waiting, then refuse it.
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory"}  # fmt: skip
 
 
 def read_regular_file(path: Path | str, limit: int | None = None, *, head: bool = False) -> bytes:
-    """The bytes of `path`, a regular file of at most `limit` bytes; `RefusedFile` says why not.
-
-    A FIFO, a device (a symlink to /dev/zero) or a larger file is refused without waiting on it or
-    reading it whole; with `head`, a larger file gives its first `limit` bytes instead.  The os calls
-    alone: a replay reads a file per test, and `open` builds a file object and a buffered reader for
-    each (more than half the cost of reading a verdict file).  `limit` defaults to `MAX_FILE_BYTES`.
-    """
-    if limit is None:
-        limit = MAX_FILE_BYTES
+    """The bytes of `path`, a regular file of at most `limit` (default `MAX_FILE_BYTES`) bytes; `RefusedFile`
+    says why not.  A FIFO, a device or a larger file is refused without waiting on it or reading it
+    whole; with `head`, a larger file gives its first `limit` bytes.  The os calls alone: `open`'s file
+    object and buffered reader cost more than half of a replay's read."""
+    limit = MAX_FILE_BYTES if limit is None else limit
     fd = os.open(path, os.O_RDONLY | _BINARY | _NONBLOCK)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise RefusedFile(f"not a regular file ({_file_kind(info.st_mode)})")
+            raise RefusedFile(f"not a regular file ({_KINDS.get(stat.S_IFMT(info.st_mode), 'not a regular file')})")
         if info.st_size > limit and not head:
             raise RefusedFile(f"{info.st_size} bytes, over the limit of {limit}")
         # One read for a file of the size it says (one byte more tells whether it grew meanwhile);
@@ -251,36 +243,13 @@ def read_regular_file(path: Path | str, limit: int | None = None, *, head: bool 
     return b"".join(chunks)[:limit]
 
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))  # fmt: skip
-
-
-def _file_kind(mode: int) -> str:
-    for test, name in _KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def _read_generations(path: Path | str, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The "generations" section, validated as verdicts are (a file without it has none)."""
-    section = data.get("generations")
-    if section is None:
-        return {}
-    if not isinstance(section, dict):
-        raise StoreError(f"{path}: 'generations' is not a JSON object")
-    return {key: _validate_entry(path, key, entry, what="generation") for key, entry in section.items()}
-
-
-def read_ledger_file(path: Path | str) -> dict[str, dict[str, Any]]:
-    """Read and validate one ledger file; raise StoreError naming the file when it is malformed."""
-    return _read_document(path)[1]
-
-
 # The fields of an entry that can hold the user's data or the judge's words about it.  The others
 # (model, rubric, prompt name, sample, messages_sha256, score, verdict, confidence, logprobs) are
 # the plugin's own values and stay as they are.
 REDACTED_FIELDS = ("criteria", "input", "expected", "output", "reasoning", "reply")
+# A generation's: the messages sent, the parameters (a provider extra) and the reply.  Transport
+# settings (api_key, api_base, headers) are never part of a generation's record in the first place.
+GENERATION_REDACTED_FIELDS = ("messages", "params", "reply")
 
 
 def redact_value(value: Any) -> Any:
@@ -294,32 +263,23 @@ def redact_value(value: Any) -> Any:
     return value
 
 
-# A generation's fields that can hold the user's data or the model's words: the messages sent (the
-# prompt, the system prompt), the parameters (a provider extra) and the reply.  Transport settings
-# (api_key, api_base, headers) are never part of a generation's record in the first place.
-GENERATION_REDACTED_FIELDS = ("messages", "params", "reply")
-
-
-def redact_generation(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """A generation as it is stored: None-valued fields dropped, `GENERATION_REDACTED_FIELDS` redacted."""
-    return {k: (redact_value(v) if k in GENERATION_REDACTED_FIELDS else v) for k, v in entry.items() if v is not None}
-
-
-def redact_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """`entry` as it is stored: None-valued fields dropped, the `REDACTED_FIELDS` redacted.
+def redact_entry(entry: Mapping[str, Any], fields: tuple[str, ...] = REDACTED_FIELDS) -> dict[str, Any]:
+    """`entry` as it is stored: None-valued fields dropped, `fields` redacted.
 
     Redacting is idempotent, so a stored entry redacts to itself.  A secret inside the judge's reply
     becomes `[redacted]` (no quote, brace or digit), so the reply parses to the same score.
     """
-    return {k: (redact_value(v) if k in REDACTED_FIELDS else v) for k, v in entry.items() if v is not None}
+    return {k: (redact_value(v) if k in fields else v) for k, v in entry.items() if v is not None}
+
+
+def redact_generation(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A generation as it is stored: `redact_entry` of its `GENERATION_REDACTED_FIELDS`."""
+    return redact_entry(entry, GENERATION_REDACTED_FIELDS)
 
 
 class LedgerWriteError(StoreError):
-    """A verdict file could not be written (read-only tree, a file in the way, ...).
-
-    `path` is the verdict file, `key` the entry's key, `reason` the operating system's words.  The
-    message says no more: where the reply is kept, and so what to tell the user, is the caller's to know.
-    """
+    """A verdict file could not be written (read-only tree, a file in the way, ...): `path`, `key`, and
+    `reason` (the operating system's words).  Where the reply is kept instead is the caller's to say."""
 
     def __init__(self, path: Path, key: str, reason: str) -> None:
         self.path = path
@@ -328,17 +288,12 @@ class LedgerWriteError(StoreError):
         super().__init__(f"cannot write the verdict file {path} ({reason}); key {key[:12]} was not stored there")
 
 
-def _describe_os_error(exc: OSError) -> str:
-    where = f": {exc.filename}" if exc.filename else ""
-    return f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
-
-
 class Ledger:
     """The committed verdicts of one test item, loaded on first use and rewritten when changed.
 
-    Writes (`put`, `adopt`) re-read the file under a cross-process lock and add to what is there,
-    so recorders running at once keep every entry.  `release` frees the loaded entries of a test
-    that finished, keeping `used` for prune.
+    Writes (`put`, `adopt`, `put_generation`) re-read the file under a cross-process lock and add to
+    what is there, so recorders running at once keep every entry.  `release` frees the loaded
+    entries of a test that finished, keeping `used` for prune.
     """
 
     def __init__(self, path: Path | str, nodeid: str, *, lock_dir: Path | None = None) -> None:
@@ -346,8 +301,7 @@ class Ledger:
         self._path = path if isinstance(path, Path) else None
         self.nodeid = nodeid
         self.lock_dir = lock_dir  # None: default_lock_dir()
-        self._entries: dict[str, dict[str, Any]] | None = None
-        self._generations: dict[str, dict[str, Any]] | None = None  # loaded with `_entries`
+        self._document: LedgerDocument | None = None  # read on first need
         self._lock = threading.Lock()  # score_many may record from several threads
         self.used: set[str] = set()  # keys this run read or wrote, verdicts and generations (for prune)
 
@@ -358,95 +312,73 @@ class Ledger:
             self._path = Path(self.location)
         return self._path
 
-    def _loaded(self, generations: bool) -> dict[str, dict[str, Any]]:
-        """The verdicts (or the generations), read on first need: one read of the file fills both
-        sections, and a section already loaded is kept as it is."""
-        section = self._generations if generations else self._entries
-        if section is None:
-            _, entries, found = _read_document(self.location)
-            if self._entries is None:
-                self._entries = entries
-            if self._generations is None:
-                self._generations = found
-            section = found if generations else entries
-        return section
+    def _section(self, generations: bool) -> dict[str, dict[str, Any]]:
+        """The loaded verdicts (or generations); call with `_lock` held."""
+        if self._document is None:
+            self._document = LedgerDocument.read(self.location)
+        return self._document.generations if generations else self._document.entries
 
-    def _get(self, key: str, *, generations: bool) -> dict[str, Any] | None:
+    def _get(self, key: str, generations: bool) -> dict[str, Any] | None:
         with self._lock:
-            entry = self._loaded(generations).get(key)
+            entry = self._section(generations).get(key)
             if entry is not None:
                 self.used.add(key)
             return entry
 
-    def _copy(self, *, generations: bool) -> dict[str, dict[str, Any]]:
+    def _copy(self, generations: bool) -> dict[str, dict[str, Any]]:
         with self._lock:
-            return dict(self._loaded(generations))
+            return dict(self._section(generations))
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored entry for `key`, or None; a hit is remembered as used."""
-        return self._get(key, generations=False)
+        return self._get(key, False)
 
     def entries(self) -> dict[str, dict[str, Any]]:
         """A copy of every stored entry, by key."""
-        return self._copy(generations=False)
+        return self._copy(False)
+
+    def generation(self, key: str) -> dict[str, Any] | None:
+        """The stored generation for `key`, or None; a hit is remembered as used."""
+        return self._get(key, True)
+
+    def generations(self) -> dict[str, dict[str, Any]]:
+        """A copy of every stored generation, by key."""
+        return self._copy(True)
 
     def put(self, key: str, entry: Mapping[str, Any]) -> bool:
-        """Store `entry` (redacted) under `key`, replacing what the file held for it; return whether
-        the file changed.  Entries other processes wrote meanwhile are kept.
-
-        Raises `LedgerWriteError` (a `StoreError`) when the file cannot be written, and
-        `StoreError` when the file on disk is malformed (it is never overwritten then).
-        """
+        """Store `entry` (redacted) under `key`, replacing what the file held for it (entries other processes
+        wrote meanwhile are kept); return whether the file changed.  `LedgerWriteError` when the file cannot
+        be written, `StoreError` when it is malformed (it is never overwritten then)."""
         return self._write(key, redact_entry(entry), replace=True)
 
     def adopt(self, key: str, entry: Mapping[str, Any]) -> bool:
-        """Copy an entry found in another verdict file (same key, so the same judgment) into this one.
-
-        Never replaces an entry this file already holds for `key`.  Returns whether the file
-        changed; raises as `put` does, and `StoreError` when `entry` has no reply text.
-        """
+        """Copy an entry found in another verdict file (same key, so the same judgment) into this one,
+        never replacing one it holds; as `put`, and `StoreError` when `entry` has no reply text."""
         _validate_entry(self.path, key, entry)
         return self._write(key, redact_entry(entry), replace=False)
+
+    def put_generation(self, key: str, entry: Mapping[str, Any], *, replace: bool = True) -> bool:
+        """Store a generation (redacted) under `key`, as `put` does (`replace=False`: as `adopt` does)."""
+        _validate_entry(self.path, key, entry, what="generation")
+        return self._write(key, redact_generation(entry), replace=replace, generations=True)
 
     def release(self) -> None:
         """Forget the loaded entries (the test finished); `used` is kept, and a later `get` re-reads."""
         with self._lock:
-            self._entries = None
-            self._generations = None
+            self._document = None
 
-    # -- generations: the replies of the model under test, in their own section ---------------
-
-    def generation(self, key: str) -> dict[str, Any] | None:
-        """The stored generation for `key`, or None; a hit is remembered as used."""
-        return self._get(key, generations=True)
-
-    def generations(self) -> dict[str, dict[str, Any]]:
-        """A copy of every stored generation, by key."""
-        return self._copy(generations=True)
-
-    def put_generation(self, key: str, entry: Mapping[str, Any], *, replace: bool = True) -> bool:
-        """Store a generation (redacted) under `key`; raises and keeps other processes' entries as `put` does.
-
-        `replace=False` never replaces a generation the file already holds (a copy from another file).
-        """
-        _validate_entry(self.path, key, entry, what="generation")
-        return self._write(key, redact_generation(entry), replace=replace, section="generations")
-
-    def _write(self, key: str, clean: dict[str, Any], *, replace: bool, section: str = "verdicts") -> bool:
-        generations = section == "generations"
+    def _write(self, key: str, clean: dict[str, Any], *, replace: bool, generations: bool = False) -> bool:
         with self._lock:
             self.used.add(key)
-            loaded = self._generations if generations else self._entries
-            if loaded is not None:
-                known = loaded.get(key)
+            if self._document is not None:
+                known = self._section(generations).get(key)
                 if known == clean or (known is not None and not replace):
                     return False
             from .locks import LockTimeout, verdict_file_lock  # only when recording
 
             try:
                 with verdict_file_lock(self.path, self.lock_dir):
-                    document = LedgerDocument.read(self.path)
-                    self._entries, self._generations = document.entries, document.generations
+                    document = self._document = LedgerDocument.read(self.path)  # what others wrote is kept
                     on_disk = document.generations if generations else document.entries
                     current = on_disk.get(key)
                     if current == clean or (current is not None and not replace):
@@ -458,4 +390,6 @@ class Ledger:
             except LockTimeout as exc:
                 raise LedgerWriteError(self.path, key, f"another process held its lock {exc} for too long") from None
             except OSError as exc:
-                raise LedgerWriteError(self.path, key, _describe_os_error(exc)) from None
+                where = f": {exc.filename}" if exc.filename else ""
+                reason = f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
+                raise LedgerWriteError(self.path, key, reason) from None

@@ -1,15 +1,12 @@
 """The cross-process lock of a verdict file: held while it is re-read and rewritten, then removed.
 
-Lock files live in one directory of the temp dir, private to the user (`lock_dir`), named by a
-hash of the verdict file's resolved path, never beside the verdict files.  Each is removed by its
-holder before it lets go, so the directory does not grow with every file ever written.  That is
-safe because a waiter that wins the lock checks it still holds the file at that name (same inode),
-and starts again when the holder removed it meanwhile.
+Lock files live in one private directory of the temp dir (`lock_dir`), named by a hash of the
+verdict file's path, never beside the verdict files.  The holder removes its lock file before it
+lets go; a waiter that wins the lock checks it still holds the file at that name (same inode).
 
 The directory is trusted only when it is a real directory of this user that no one else can write
-to: in the shared temp dir anyone can create that name first (a plain file, a symlink, or a
-directory open to all).  Otherwise the locks move to the user's own cache directory, with a
-`LockDirWarning` naming what was refused.
+to (in the shared temp dir anyone can create that name first); otherwise the locks move to the
+user's cache directory, with a `LockDirWarning` naming what was refused.
 """
 
 from __future__ import annotations
@@ -92,10 +89,8 @@ def _distrust(folder: Path) -> str | None:
 
 
 def lock_dir(wanted: Path | None = None) -> Path:
-    """The lock directory to use for `wanted` (default: `default_lock_dir()`), checked once per process.
-
-    Raises OSError when neither it nor the fallback can be used.
-    """
+    """The lock directory to use for `wanted` (default: `default_lock_dir()`), checked once per process;
+    OSError when neither it nor the fallback can be used."""
     folder = default_lock_dir() if wanted is None else wanted
     with _checked_lock:
         used = _checked.get(folder)
@@ -136,8 +131,7 @@ class HeldLock:
         self._fd: int | None = fd
 
     def release(self) -> None:
-        """Remove the lock file while still holding it, then let go: a waiter that wins the old file
-        sees it is gone and starts again (`take_lock`).  Releasing twice does nothing."""
+        """Remove the lock file while still holding it, then let go; releasing twice does nothing."""
         fd, self._fd = self._fd, None
         if fd is None:
             return
@@ -147,10 +141,8 @@ class HeldLock:
 
 
 def take_lock(where: Path, deadline: float) -> HeldLock:
-    """Lock the file at `where` (created when missing), polling until `deadline` (time.monotonic).
-
-    Raises `LockTimeout` at the deadline, OSError when the file cannot be made; needs `fcntl`.
-    """
+    """Lock the file at `where` (created when missing), polling until `deadline` (time.monotonic);
+    `LockTimeout` at the deadline, OSError when the file cannot be made.  Needs `fcntl`."""
     assert fcntl is not None, "take_lock needs fcntl"
     pause = _POLL_S
     while True:
@@ -175,10 +167,8 @@ def take_lock(where: Path, deadline: float) -> HeldLock:
 
 @contextlib.contextmanager
 def verdict_file_lock(path: Path, wanted: Path | None = None, timeout: float = LOCK_TIMEOUT_S) -> Iterator[Path]:
-    """Hold the cross-process lock of verdict file `path`; yields the lock file.
-
-    Raises `LockTimeout` after `timeout` seconds, OSError when no lock file can be made.
-    """
+    """Hold the cross-process lock of verdict file `path`, yielding the lock file; `LockTimeout` after
+    `timeout` seconds, OSError when no lock file can be made."""
     where = lock_path(path, wanted)
     if fcntl is None:
         from filelock import FileLock, Timeout
@@ -218,13 +208,6 @@ def _sweep(folder: Path) -> None:
         return
     with contextlib.suppress(OSError), os.scandir(folder) as found:
         for each in found:
-            if not each.name.endswith(".lock"):
-                continue
-            with contextlib.suppress(OSError):
-                fd = os.open(each.path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    if _same_file(fd, Path(each.path)):
-                        os.unlink(each.path)
-                finally:
-                    os.close(fd)
+            if each.name.endswith(".lock"):
+                with contextlib.suppress(OSError, LockTimeout):
+                    take_lock(Path(each.path), deadline=0.0).release()  # held: LockTimeout at once

@@ -1,34 +1,23 @@
 """A git merge driver for verdict files: `llmjudge merge %O %A %B`.
 
-Two branches that recorded verdicts for the same tests (say, one per judge model) change the same
-files in the same places, so git's line merge conflicts in nearly every file, and
+Two branches that recorded verdicts for the same tests change the same lines, and
 `git merge-file --union` writes invalid JSON.  Verdict files merge by key instead: a key is a
-content hash of the judgment, so the same key on both branches is the same judgment.
+content hash of the judgment, so the same key on both branches is the same judgment.  Per key,
+verdicts and recorded generations alike, with the common ancestor (%O) telling a deletion from an
+addition:
 
-Per key, with the common ancestor (%O) telling a deletion from an addition:
-
-* present on one side only: kept if that side added it; deleted if the other side deleted it and
-  this side left it as it was in the ancestor.  Changed on one side and deleted on the other: the
-  changed entry is kept (a verdict is never lost in a merge; `llmjudge prune` removes stale ones).
-* the same entry on both sides, or changed on one side only: that entry.
-* changed on both sides with the same `reply`: the judge said the same thing, and the sides differ
-  only in what was derived from it (score, verdict, confidence, reasoning re-parsed by another
-  parser version) or in other stored details.  Entries are taken whole, never mixed field by
-  field, so the derived fields always belong together: **ours** (%A, the branch being merged
-  into) is kept, with a note on stderr; `llmjudge reparse` recomputes the derived fields either way.
-* different `reply` texts where both sides changed it (or both added the key): a true conflict.
-  The driver writes nothing, so %A stays as ours, describes each conflict on stderr (test, key
-  prefix, the first line of both replies) and exits 1; git then marks the file conflicted.
-
-Recorded generations (the "generations" section: replies of the model under test) merge by the
-same rules, apart from the verdicts; a conflict there is the same key with a different model reply.
+* changed (added, modified, deleted) on one side only, or the same on both: that side's entry.
+  Changed on one side and deleted on the other: the changed entry (`llmjudge prune` removes stale ones).
+* changed on both sides with the same `reply`: the sides differ only in what was derived from it
+  (re-parsed by another parser version) or in other details.  Entries are taken whole, never mixed
+  field by field: **ours** (%A) is kept, with a note on stderr.
+* different replies where both sides changed it (or both added the key): a true conflict.  Nothing
+  is written, so %A stays as ours; each conflict is described on stderr (test, key prefix, the
+  first line of both replies) and the driver exits 1, so git marks the file conflicted.
 
 The `test` field is taken from ours (theirs' when ours has none).  An empty or missing file is an
-empty ledger: git passes an empty ancestor for a file both branches added.  A file that is not a
-verdict file exits 2 with a one-line message, and git marks the file conflicted.
-
-Install it with `install(repo)` (see `install_instructions()`): a `.gitattributes` line, which is
-committed, and two `git config` settings, which every clone needs once.
+empty ledger (git passes an empty ancestor for a file both branches added).  A file that is not a
+verdict file exits 2 with a one-line message.
 """
 
 from __future__ import annotations
@@ -42,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from .ledger import LedgerDocument
+from .ledger import LedgerDocument, as_written
 
 __all__ = [
     "ATTRIBUTES_LINE",
@@ -119,51 +108,29 @@ def _read(path: Path) -> LedgerDocument:
     return LedgerDocument.read(path)
 
 
-def _normal(entry: Entry | None) -> Entry | None:
-    """An entry as it would be written (None-valued fields dropped), for comparison."""
-    return None if entry is None else {k: v for k, v in entry.items() if v is not None}
-
-
 def _merge_key(
-    key: str,
-    base: Entry | None,
-    ours: Entry | None,
-    theirs: Entry | None,
-    result: MergeResult,
-    section: str = "verdicts",
+    result: MergeResult, section: str, key: str, base: Entry | None, ours: Entry | None, theirs: Entry | None
 ) -> None:
     merged = result.generations if section == "generations" else result.entries
-    what = "generation" if section == "generations" else "entry"
-    if ours == theirs:  # same entry, or deleted on both sides
-        if ours is not None:
-            merged[key] = ours
-        return
-    if ours == base:  # only theirs changed it (added, modified or deleted)
-        if theirs is not None:
-            merged[key] = theirs
-        return
-    if theirs == base:  # only ours changed it
-        if ours is not None:
-            merged[key] = ours
-        return
-    if ours is None or theirs is None:  # changed on one side, deleted on the other: keep the change
+    if ours == theirs or theirs == base:  # the same on both sides (or deleted on both), or only ours changed it
+        kept = ours
+    elif ours == base:  # only theirs changed it (added, modified or deleted)
+        kept = theirs
+    elif ours is None or theirs is None:  # changed on one side, deleted on the other: keep the change
         kept, side = (theirs, "theirs") if ours is None else (ours, "ours")
-        assert kept is not None
-        merged[key] = kept
+        what = "generation" if section == "generations" else "entry"
         result.notes.append(f"key {key[:12]}: changed on {side}, deleted on the other branch; kept the changed {what}")
-        return
-    ours_reply, theirs_reply = ours["reply"], theirs["reply"]
-    base_reply = None if base is None else base.get("reply")
-    if ours_reply == theirs_reply:
-        merged[key] = ours
+    elif ours["reply"] == theirs["reply"]:
+        kept = ours
         result.notes.append(f"key {key[:12]}: same reply, other fields differ on both branches; kept ours")
-    elif theirs_reply == base_reply:  # ours re-recorded the reply; theirs' fields belong to the old one
-        merged[key] = ours
-    elif ours_reply == base_reply:
-        merged[key] = theirs
-    else:
-        result.conflicts.append(Conflict(key, ours_reply, theirs_reply, section))
-        merged[key] = ours
+    elif ours["reply"] == (base_reply := (base or {}).get("reply")):
+        kept = theirs
+    else:  # theirs kept the ancestor's reply (its fields belong to the old one), or a true conflict
+        if theirs["reply"] != base_reply:
+            result.conflicts.append(Conflict(key, ours["reply"], theirs["reply"], section))
+        kept = ours
+    if kept is not None:
+        merged[key] = kept
 
 
 def merge_ledgers(base: Path, ours: Path, theirs: Path, *, write: bool = True) -> MergeResult:
@@ -174,22 +141,16 @@ def merge_ledgers(base: Path, ours: Path, theirs: Path, *, write: bool = True) -
     through `LedgerDocument`, as git's merge-driver contract requires; with conflicts nothing is
     written.  Raises `StoreError` when a file is not a verdict file.
     """
-    base_doc, ours_doc, theirs_doc = _read(base), _read(ours), _read(theirs)
+    docs = _read(base), _read(ours), _read(theirs)
+    base_doc, ours_doc, theirs_doc = docs
     result = MergeResult(ours_doc.test or theirs_doc.test or base_doc.test, {})
     if ours_doc.test and theirs_doc.test and ours_doc.test != theirs_doc.test:
         result.notes.append(f"the test is named {ours_doc.test!r} on ours, {theirs_doc.test!r} on theirs; kept ours")
-    for key in sorted(set(base_doc.entries) | set(ours_doc.entries) | set(theirs_doc.entries)):
-        _merge_key(
-            key,
-            _normal(base_doc.entries.get(key)),
-            _normal(ours_doc.entries.get(key)),
-            _normal(theirs_doc.entries.get(key)),
-            result,
-        )
-    sides = (base_doc.generations, ours_doc.generations, theirs_doc.generations)
-    for key in sorted(set().union(*sides)):
-        base_entry, ours_entry, theirs_entry = (_normal(side.get(key)) for side in sides)
-        _merge_key(key, base_entry, ours_entry, theirs_entry, result, "generations")
+    for section in ("verdicts", "generations"):
+        # Compared as written (None-valued fields dropped).
+        sides = [as_written(doc.generations if section == "generations" else doc.entries) for doc in docs]
+        for key in sorted(set().union(*sides)):
+            _merge_key(result, section, key, *(side.get(key) for side in sides))
     if write and result.clean:
         LedgerDocument(ours, result.test, result.entries, result.generations).write()
     return result
@@ -223,10 +184,7 @@ def main(argv: Sequence[str]) -> int:
 
 def install_instructions(store: str | None = None) -> str:
     """How to install the merge driver by hand (what `install` does)."""
-    patterns = [ATTRIBUTES_LINE]
-    if store is not None:
-        patterns.append(_store_line(store))
-    lines = "\n".join(f"    {p}" for p in patterns)
+    lines = "\n".join(f"    {p}" for p in _attribute_lines(store))
     return (
         "Merge verdict files by key instead of by line, so branches that recorded verdicts for the same\n"
         "tests merge without conflicts:\n"
@@ -247,9 +205,12 @@ def install_instructions(store: str | None = None) -> str:
     )
 
 
-def _store_line(store: str) -> str:
+def _attribute_lines(store: str | None) -> list[str]:
+    """The `.gitattributes` lines: the default layout's, and one for a `--judge-store` directory."""
+    if store is None:
+        return [ATTRIBUTES_LINE]
     folder = store.replace("\\", "/").strip("/")
-    return f"{folder}/**/*.json merge={DRIVER_NAME}" if folder not in ("", ".") else f"**/*.json merge={DRIVER_NAME}"
+    return [ATTRIBUTES_LINE, f"{'' if folder in ('', '.') else folder + '/'}**/*.json merge={DRIVER_NAME}"]
 
 
 def install(repo: Path, *, store: str | None = None, command: str = DRIVER_COMMAND) -> list[str]:
@@ -260,11 +221,10 @@ def install(repo: Path, *, store: str | None = None, command: str = DRIVER_COMMA
     driver command (for example to run the driver with a particular Python).  Returns the lines
     added to `.gitattributes`.  Raises `subprocess.CalledProcessError` when `git config` fails.
     """
-    wanted = [ATTRIBUTES_LINE] + ([_store_line(store)] if store is not None else [])
     attributes = repo / ".gitattributes"
     text = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
     present = {line.strip() for line in text.splitlines()}
-    added = [line for line in wanted if line not in present]
+    added = [line for line in _attribute_lines(store) if line not in present]
     if added:
         prefix = text if not text or text.endswith("\n") else text + "\n"
         attributes.write_text(prefix + "".join(f"{line}\n" for line in added), encoding="utf-8")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_atomically
-from .spend import locked, prune_old, run_file
+from .spend import locked, number, prune_old, read_object, run_file
 
 __all__ = ["SharedPace"]
 
@@ -53,12 +53,7 @@ class SharedPace:
         sharing is an optimisation, never a reason for a call to fail)."""
         try:
             with locked(self.path):
-                try:
-                    document = json.loads(self.path.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    document = {}
-                if not isinstance(document, dict):
-                    document = {}
+                document = read_object(self.path)
                 state = document.get(self.route)
                 if not isinstance(state, dict):
                     state = document[self.route] = {}
@@ -76,10 +71,10 @@ class SharedPace:
         and, once a pace is known, until the next moment of it (which it takes)."""
 
         def take(state: dict[str, Any], now: float) -> float:
-            start = max(now, _number(state.get("paused_until")))
-            gap = _number(state.get("gap"))
+            start = max(now, number(state.get("paused_until")))
+            gap = number(state.get("gap"))
             if gap > 0:
-                start = max(start, _number(state.get("next")))
+                start = max(start, number(state.get("next")))
                 state["next"] = start + gap
             return start - now
 
@@ -101,15 +96,15 @@ class SharedPace:
 
         def learn(state: dict[str, Any], now: float) -> float:
             if retry_after is not None and retry_after > 0:
-                state["paused_until"] = max(_number(state.get("paused_until")), now + retry_after)
+                state["paused_until"] = max(number(state.get("paused_until")), now + retry_after)
             # A wait of a second or less is a per-second limit; a longer one, a per-minute limit.
             window = 1.0 if retry_after is None or retry_after <= 1.0 else HISTORY_S
             recent = sum(1 for t in _numbers(state.get("ok")) if t > now - window)
             learned = MARGIN * window / max(1, recent)
-            gap = _number(state.get("gap"))
+            gap = number(state.get("gap"))
             if gap <= 0:
                 state["gap"] = learned
-            elif now - _number(state.get("learned_at")) > window:  # still refused at this pace: slow down
+            elif now - number(state.get("learned_at")) > window:  # still refused at this pace: slow down
                 state["gap"] = max(learned, gap * 1.2)
             else:
                 return 0.0
@@ -117,10 +112,6 @@ class SharedPace:
             return 0.0
 
         self._update(learn)
-
-
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def _numbers(value: Any) -> list[float]:

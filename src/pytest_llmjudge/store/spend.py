@@ -10,10 +10,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from .atomic import write_atomically
 
-__all__ = ["SharedSpend", "locked", "prune_old", "run_file"]
+__all__ = ["SharedSpend", "locked", "number", "prune_old", "read_object", "run_file"]
 
 
 def run_file(
@@ -47,6 +48,20 @@ def prune_old(path: Path, max_age_s: float = 86400.0) -> None:
                 old.with_suffix(".lock").unlink(missing_ok=True)
 
 
+def read_object(path: Path) -> dict[str, Any]:
+    """The JSON object a run file holds; empty when it is missing or not one (sharing is best effort)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def number(value: Any) -> float:
+    """`value` when it is a number (not a bool), else 0."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold `path`'s lock file (beside it) exclusively: one worker at a time reads and writes `path`."""
@@ -62,13 +77,10 @@ def locked(path: Path) -> Iterator[None]:
 
 
 class SharedSpend:
-    """The dollars and tokens one run spent, shared by its xdist workers through a small file under a lock.
+    """The dollars and tokens one run spent: in the run's file (`run_file`) inside xdist, else in memory.
 
-    The file is keyed by xdist's test-run id (`PYTEST_XDIST_TESTRUNUID`, the same in every worker
-    of one run), so each run starts from zero; outside xdist the count stays in memory.  It lives
-    beside the local cache (`<cache dir>.spend/`), or in the temp dir without one.  Calls already in
-    flight when a budget (--judge-budget, --judge-budget-tokens) is reached still finish, so a run can
-    overshoot by at most --judge-concurrency calls per worker.
+    Calls already in flight when a budget (--judge-budget, --judge-budget-tokens) is reached still
+    finish, so a run can overshoot by at most --judge-concurrency calls per worker.
     """
 
     def __init__(self, path: Path | None) -> None:
@@ -85,15 +97,11 @@ class SharedSpend:
 
     @staticmethod
     def _read(path: Path) -> tuple[float, int]:
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-            usd, tokens = document.get("spent_usd", 0.0), document.get("tokens", 0)
-        except (OSError, ValueError, AttributeError):
-            return 0.0, 0
-        return (
-            float(usd) if isinstance(usd, (int, float)) else 0.0,
-            tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else 0,
-        )
+        document = read_object(path)
+        tokens = document.get("tokens")
+        return number(document.get("spent_usd")), tokens if isinstance(tokens, int) and not isinstance(
+            tokens, bool
+        ) else 0
 
     def _totals(self) -> tuple[float, int]:
         if self.path is None:
