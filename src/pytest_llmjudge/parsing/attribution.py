@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .json_scan import Span
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 from .prepare import ECHO_PLACEHOLDER
 from .quotes import LazyQuotes
 
@@ -127,4 +127,4 @@ class Skip:
         return not self(m.start())
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

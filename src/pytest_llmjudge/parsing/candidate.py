@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any
 
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 
 # Only used with fullmatch on strings of at most 64 characters.
 _NUMERIC_STRING = lazy(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
@@ -116,10 +116,7 @@ def inside_word(text: str, start: int) -> bool:
 
 def found_from_value(m: re.Match[str]) -> Found | None:
     """The candidate a matched `VALUE` states: a number, a fraction or a percent."""
-    try:
-        num = float(m.group("num"))
-    except (TypeError, ValueError):
-        return None
+    num = float(m.group("num"))  # VALUE's digits always read as a float
     den: float | None = None
     if m.group("den"):
         den = float(m.group("den"))
@@ -166,4 +163,45 @@ def unclamped(found: Found, scale: tuple[float, float]) -> float | None:
     return None if math.isnan(value) else value
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+# Words in the clause before a score mention that make it not the judge's score.
+NEGATION = lazy(
+    r"(?<![A-Za-z])(?:not|never|nor|cannot|instead|rather|than|unless|except|reference|example|e\.g)"
+    r"(?![A-Za-z])|n't",
+)
+_REFERENCE = lazy(r"(?<![A-Za-z])(?:reference|example|e\.g)(?![A-Za-z])")
+_CLAUSE_END = lazy(r"[.!?;\n](?!\d)")
+_FIELD_CLAUSE_END = lazy(r"[.!?;,:\n](?!\d)")
+
+# Right after a score, on its line: a retraction ("No,", "Actually,", "wait,") that leads to another
+# number ("The score is 5. No, it is 6."): the judge takes the score back, so it is not the answer.
+_RETRACTION = lazy(
+    r"[ \t*_.;,!)\]\-\u2013\u2014]{0,6}(?:no|nope|actually|wait|correction|sorry|i[ \t]mean)[ \t]{0,2}"
+    r"[,:!\-\u2013\u2014][^\n.!?]{0,40}?(?<![A-Za-z0-9_.])\d"
+)
+
+
+def retracted_after(low: str, end: int) -> bool:
+    """Does the judge take back the score that ends at ``end`` for another number?"""
+    return _RETRACTION.match(low, end) is not None
+
+
+def negated_before(text: str, start: int, field: bool = False) -> bool:
+    """A negation or reference word earlier in the same clause.
+
+    Prose looks sentence-wide, 60 characters back ("does not fully align with the criteria for a
+    score of 5"); a ``Score:`` ``field`` only at the few words right before it ("Reference (Score 5)"),
+    so "No issues, Score: 5" stays a score.
+    """
+    window = text[max(0, start - (24 if field else 60)) : start]
+    cut = sentence = 0
+    for m in _CLAUSE_END.finditer(window):
+        sentence = m.end()
+    for m in _FIELD_CLAUSE_END.finditer(window) if field else ():
+        cut = m.end()
+    if NEGATION.search(window, cut if field else sentence) is not None:
+        return True
+    # "For example, Score: 1 means ...": a reference word reaches across commas.
+    return _REFERENCE.search(window, sentence) is not None
+
+
+install(globals())  # first uses swap the compiled patterns in (see patterns)

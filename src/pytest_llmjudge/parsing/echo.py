@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 from .prepare import ECHO_PLACEHOLDER, ascii_lower
 
 __all__ = ["DATA_GRAM", "TEXT_GRAM", "mask_copies", "only_copies"]
@@ -138,4 +138,4 @@ def only_copies(reasoning: str) -> bool:
     return not any(c.isalnum() for c in stripped.replace(marker, ""))
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import VerdictParseError
 from .asked import Asked
 from .attribution import Skip
-from .candidate import Found, fits_scale, normalize, unclamped
+from .candidate import Found, fits_scale, normalize, retracted_after, unclamped
 from .echo import copied_spans, mask_copies, only_copies
 from .json_fields import REASON_FIELDS, fields_of, reasoning_in
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
@@ -24,7 +24,6 @@ from .labels import bracket_list, confidence_word, marker_score, marker_verdict
 from .prepare import ECHO_PLACEHOLDER, ascii_lower, blank_spans, prepare, thinking_unclosed
 from .prose import bare_first, bare_last, prose_score
 from .quotes import LazyQuotes
-from .search import retracted_after
 
 __all__ = ["ParsedVerdict", "own_text", "parse_json_object", "parse_verdict", "reasoning_from"]
 

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 from .prepare import strip_fences
 
 _REPAIR_MAX_CHARS = 64 * 1024  # json_repair is slow and superlinear: hand it little
@@ -173,4 +173,4 @@ def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
     return value, True
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

@@ -14,7 +14,7 @@ from .attribution import attributed_to_output, example_cued, quote_hugged
 from .candidate import Found, normalize
 from .json_fields import read_mapping, read_value
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, load_whole, scan_objects
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 from .prepare import ascii_lower
 from .quotes import Quotes
 
@@ -210,4 +210,4 @@ def _fenced_whole(text: str, span: Span, lead: int, tail: int) -> bool:
     return before in ("", "```", "```json", "```JSON") and after in ("", "```")
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

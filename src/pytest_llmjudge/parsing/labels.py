@@ -11,10 +11,9 @@ import re
 
 from ..errors import VerdictParseError
 from .attribution import Skip
-from .candidate import VALUE, Found, fits_scale, found_from_value, normalize, value_after
-from .lazy_patterns import install, lazy
+from .candidate import VALUE, Found, fits_scale, found_from_value, negated_before, normalize, value_after
+from .patterns import MAX_FIRST_SCAN, WORD_CHARS, gated, install, last, lazy, matches
 from .prepare import DIGIT, ascii_lower
-from .search import FIELD_CLAUSE_END, MAX_FIRST_SCAN, WORD_CHARS, gated, last, matches, negated_before
 
 CONFIDENCE_WORDS = {
     "high": "high",
@@ -33,77 +32,62 @@ _SEP = r"[ \t]{0,3}(?:[*_]{1,2})?[ \t]{0,3}"
 # Prometheus's [RESULT] marker, translated by a non-English judge ("[결과] 3"), or without its brackets on its
 # own line ("RESULT 3").
 _RESULT_TAG = gated(
-    lazy(
-        r"(?:\[\s{0,3}(?:result|결과|結果|结果)\s{0,3}\]|(?m:^)[ \t*#]{0,4}result(?=[ \t]{1,3}[-+(]?\d))"
-        + _SEP
-        + r"[:\-]?"
-        + _SEP
-        + r"(?:(?:score|result|rating)[ \t]{0,2}(?:of|is|[:=])?[ \t]{0,3})?"
-        + VALUE,
-    ),
+    r"(?:\[\s{0,3}(?:result|결과|結果|结果)\s{0,3}\]|(?m:^)[ \t*#]{0,4}result(?=[ \t]{1,3}[-+(]?\d))"
+    + _SEP
+    + r"[:\-]?"
+    + _SEP
+    + r"(?:(?:score|result|rating)[ \t]{0,2}(?:of|is|[:=])?[ \t]{0,3})?"
+    + VALUE,
     ("result", "결과", "結果", "结果"),
 )
 _RATING_BRACKETS = gated(
-    lazy(
-        r"(?:rating[ \t]{0,3}(?:[:=：]|of|is)?|score[ \t]{0,3}[:=：])" + _SEP + r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]",
-    ),
+    r"(?:rating[ \t]{0,3}(?:[:=：]|of|is)?|score[ \t]{0,3}[:=：])" + _SEP + r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]",
     ("[[",),
     word_start=True,
 )
 _GRADE = gated(
-    lazy(
-        r"grade[ \t]{0,3}[:=]"
-        + _SEP
-        + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])"
-        + r"|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
-    ),
+    r"grade[ \t]{0,3}[:=]"
+    + _SEP
+    + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])"
+    + r"|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
     ("grade",),
     word_start=True,
 )
-_DOUBLE_BRACKETS = gated(lazy(r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]"), ("[[",))
+_DOUBLE_BRACKETS = gated(r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]", ("[[",))
 # Score labels of judges writing in other languages: Korean, Japanese, Chinese, German, Spanish, Italian.
 _FOREIGN = (
     "점수", "평점", "평가", "スコア", "評価", "点数", "评分", "分数", "得分",
     "bewertung", "punktzahl", "puntuación", "calificación", "punteggio", "valutazione",
 )  # fmt: skip
 _FIELD = gated(
-    lazy(
-        r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?"
-        r"(?:score|rating|result|grade|points|overall|conclusion|"
-        + "|".join(_FOREIGN)
-        + r")(?![A-Za-z_])"
-        + _SEP
-        + r"(?:\([^()\n]{0,24}\)"
-        + _SEP
-        + r")?[:=：]"
-        + _SEP
-        + VALUE,  # "Score (1-10): 7"
-    ),
+    r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?"
+    r"(?:score|rating|result|grade|points|overall|conclusion|"
+    + "|".join(_FOREIGN)
+    + r")(?![A-Za-z_])"
+    + _SEP
+    + r"(?:\([^()\n]{0,24}\)"
+    + _SEP
+    + r")?[:=：]"
+    + _SEP
+    + VALUE,
     ("score", "rating", "result", "grade", "points", "overall", "conclusion", *_FOREIGN),
     word_start=True,
 )
 # French "Note : 8/10": "note" is also an English word ("Note: 2 claims are wrong"), so its value must end
 # the line.
-_NOTE_FIELD = gated(
-    lazy(r"note" + _SEP + r"[:=]" + _SEP + VALUE + r"(?=[ \t*_.]{0,3}(?:\n|$))"),
-    ("note",),
-    word_start=True,
-)
+_NOTE_FIELD = gated(r"note" + _SEP + r"[:=]" + _SEP + VALUE + r"(?=[ \t*_.]{0,3}(?:\n|$))", ("note",), word_start=True)
 _BRACKET_FIELD = gated(
-    lazy(r"[(\[][ \t]{0,2}(?:score|rating)[ \t]{0,2}[:=]?[ \t]{0,2}" + VALUE + r"[ \t]{0,2}[)\]]"),
-    ("score", "rating"),
+    r"[(\[][ \t]{0,2}(?:score|rating)[ \t]{0,2}[:=]?[ \t]{0,2}" + VALUE + r"[ \t]{0,2}[)\]]", ("score", "rating")
 )
-_LONE_BRACKET = gated(lazy(r"^[ \t]{0,8}\[[ \t]{0,3}" + VALUE + r"[ \t]{0,3}\][ \t]{0,8}$", re.MULTILINE), ("[",))
+_LONE_BRACKET = gated(r"^[ \t]{0,8}\[[ \t]{0,3}" + VALUE + r"[ \t]{0,3}\][ \t]{0,8}$", ("[",), re.MULTILINE)
 _CONFIDENCE = gated(
-    lazy(
-        r"confidence(?:[ \t]{1,3}(?:level|score|rating))?"
-        + _SEP
-        + r"(?:[:=]|is)?"
-        + _SEP
-        + r"(?:(?P<word>very[ \t]{1,3}high|high|medium|moderate|low|very[ \t]{1,3}low)(?![A-Za-z])|"
-        + VALUE
-        + ")",
-    ),
+    r"confidence(?:[ \t]{1,3}(?:level|score|rating))?"
+    + _SEP
+    + r"(?:[:=]|is)?"
+    + _SEP
+    + r"(?:(?P<word>very[ \t]{1,3}high|high|medium|moderate|low|very[ \t]{1,3}low)(?![A-Za-z])|"
+    + VALUE
+    + ")",
     ("confidence",),
     word_start=True,
 )
@@ -117,30 +101,23 @@ _PLAIN_BEFORE = frozenset(["the", "my", "a", "an", "your", "its", "this", "our",
 _LAST_WORD = lazy(r"([a-z]{1,30})[ \t*_#:>\-]{0,8}$")
 # "Final score:" with the value alone on the next line (or the one after a blank line).
 _FIELD_NEXT_LINE = gated(
-    lazy(
-        r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?(?:score|rating|grade|points|overall|conclusion)(?![A-Za-z_])"
-        + _SEP
-        + r"[:=：][ \t*_]{0,6}\n(?:[ \t]{0,8}\n)?[ \t*_#>`]{0,6}"
-        + VALUE
-        + r"[ \t*_`]{0,6}(?=\n|$)",
-    ),
+    r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?(?:score|rating|grade|points|overall|conclusion)(?![A-Za-z_])"
+    + _SEP
+    + r"[:=：][ \t*_]{0,6}\n(?:[ \t]{0,8}\n)?[ \t*_#>`]{0,6}"
+    + VALUE
+    + r"[ \t*_`]{0,6}(?=\n|$)",
     ("score", "rating", "grade", "points", "overall", "conclusion"),
     word_start=True,
 )
 # XML-like score tags of other judge frameworks: <score>4</score>, <final_score>7/10</final_score>.
 _SCORE_TAG = gated(
-    lazy(
-        r"<(?P<tag>(?:[a-z][a-z0-9]{0,20}[_ -])?(?:score|rating|grade|points))>\s{0,8}(?:[*_]{1,2})?"
-        + VALUE
-        + r"(?:[*_]{1,2})?\s{0,8}</(?P=tag)>",
-    ),
+    r"<(?P<tag>(?:[a-z][a-z0-9]{0,20}[_ -])?(?:score|rating|grade|points))>\s{0,8}(?:[*_]{1,2})?"
+    + VALUE
+    + r"(?:[*_]{1,2})?\s{0,8}</(?P=tag)>",
     ("score>", "rating>", "grade>", "points>"),
 )
 # Any tag holding only a number: it counts when the rubric's schema names it (a tag named after the rubric).
-_NAMED_TAG = gated(
-    lazy(r"<(?P<tag>[a-z][a-z0-9_-]{0,30})>\s{0,8}" + VALUE + r"\s{0,8}</(?P=tag)>"),
-    ("</",),
-)
+_NAMED_TAG = gated(r"<(?P<tag>[a-z][a-z0-9_-]{0,30})>\s{0,8}" + VALUE + r"\s{0,8}</(?P=tag)>", ("</",))
 
 FINAL, PLAIN, SUB = 0, 1, 2
 
@@ -179,7 +156,7 @@ def _collect(
             break
         if fields is not None and m.group("tag").replace("-", "_") not in fields:
             continue
-        if not value_after(low, m) or (neg and negated_before(low, m.start(), 24, FIELD_CLAUSE_END)):
+        if not value_after(low, m) or (neg and negated_before(low, m.start(), field=True)):
             continue
         if skip(m.start()):
             continue
@@ -218,8 +195,7 @@ def _agreeing(
 
 # Several numbers in one rating bracket: "Rating: [[5, 1, 3]]", "[[8.5], [8.2], [7.8]]" (one per item rated).
 _BRACKET_LIST = gated(
-    lazy(r"\[\[[ \t]{0,3}[-+]?\d{1,15}(?:\.\d{1,12})?[ \t]{0,3}(?:\][ \t]{0,3})?,[ \t]{0,3}\[?[ \t]{0,3}[-+]?\d"),
-    ("[[",),
+    r"\[\[[ \t]{0,3}[-+]?\d{1,15}(?:\.\d{1,12})?[ \t]{0,3}(?:\][ \t]{0,3})?,[ \t]{0,3}\[?[ \t]{0,3}[-+]?\d", ("[[",)
 )
 
 
@@ -241,7 +217,7 @@ def marker_score(
     """
     has_digit = DIGIT.search(low) is not None
     if has_digit:
-        m = last(_RESULT_TAG, low, lambda c: skip.accept(c) and _fits(c, scale))
+        m = last(_RESULT_TAG, low, lambda c: value_after(low, c) and skip.accept(c) and _fits(c, scale))
         if m is not None:
             f = found_from_value(m)
             if f is not None:
@@ -301,15 +277,13 @@ def _grade(g: re.Match[str] | None) -> tuple[Found, tuple[int, int]] | None:
     return Found(fixed=fixed, verdict=verdict), g.span()
 
 
-_ANSWER_TAG = gated(lazy(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>"), ("<answer>",))
+_ANSWER_TAG = gated(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>", ("<answer>",))
 _VERDICT_LABEL = gated(
-    lazy(
-        r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|outcome|answer|result)"
-        + _SEP
-        + r"[:=：]"
-        + _SEP
-        + r"(?P<v>pass|fail|partial)(?:ed)?(?![A-Za-z])",
-    ),
+    r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|outcome|answer|result)"
+    + _SEP
+    + r"[:=：]"
+    + _SEP
+    + r"(?P<v>pass|fail|partial)(?:ed)?(?![A-Za-z])",
     ("pass", "fail", "partial"),
     word_start=True,
 )
@@ -327,19 +301,17 @@ _FINAL_WORD_LINE = lazy(
 # "Answer: Yes", "Verdict: N": a yes/no value that ends its line or its tag, or is followed by its reason
 # ("Judgement: No because ...", "Verdict: no, the proof omits steps").  "Answer: no idea" is no verdict.
 _YES_NO_LABEL = gated(
-    lazy(
-        r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|answer|meets[ \t]criteria)"
-        + _SEP
-        + r"[:=：]"
-        + _SEP
-        + r"(?:(?P<v>yes|no|y|n)[ \t*_.!]{0,4}(?=\n|$|</)"
-        + r"|(?P<w>yes|no)(?:[ \t*_]{0,4}[,;:\-\u2013\u2014][ \t]|[ \t]{1,2}(?:because|since|as)(?![A-Za-z])))",
-    ),
+    r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|answer|meets[ \t]criteria)"
+    + _SEP
+    + r"[:=：]"
+    + _SEP
+    + r"(?:(?P<v>yes|no|y|n)[ \t*_.!]{0,4}(?=\n|$|</)"
+    + r"|(?P<w>yes|no)(?:[ \t*_]{0,4}[,;:\-\u2013\u2014][ \t]|[ \t]{1,2}(?:because|since|as)(?![A-Za-z])))",
     ("verdict", "decision", "judgment", "judgement", "answer", "meets"),
     word_start=True,
 )
 # A verdict in double brackets, as criteria graders ask for it: "[[YES]]", "[[NO]]", "[[PASS]]".
-_BRACKET_VERDICT = gated(lazy(r"\[\[[ \t]{0,3}(?P<v>yes|no|pass|fail)[ \t]{0,3}\]\]"), ("[[",))
+_BRACKET_VERDICT = gated(r"\[\[[ \t]{0,3}(?P<v>yes|no|pass|fail)[ \t]{0,3}\]\]", ("[[",))
 _FINAL_VERDICTS = {"y": "pass", "yes": "pass", "correct": "pass", "n": "fail", "no": "fail", "incorrect": "fail"}
 
 
@@ -369,25 +341,21 @@ _WORD_VERDICTS = {
 }  # fmt: skip
 _WORDS = r"(?P<v>correct|incorrect|right|wrong|valid|invalid|true|false|yes|no|acceptable|unacceptable)(?![A-Za-z])"
 _WORD_LABEL = gated(
-    lazy(
-        r"(?:(?:final|overall)[ \t]{1,3})?"
-        r"(?:verdict|decision|judge?ment|answer|result|evaluation|assessment|conclusion)"
-        + _SEP
-        + r"[:=：]"
-        + r"[ \t*_\"'`]{0,6}\n?[ \t*_\"'`]{0,6}"
-        + _WORDS,
-    ),
+    r"(?:(?:final|overall)[ \t]{1,3})?"
+    r"(?:verdict|decision|judge?ment|answer|result|evaluation|assessment|conclusion)"
+    + _SEP
+    + r"[:=：]"
+    + r"[ \t*_\"'`]{0,6}\n?[ \t*_\"'`]{0,6}"
+    + _WORDS,
     ("verdict", "decision", "judgment", "judgement", "answer", "result", "evaluation", "assessment", "conclusion"),
     word_start=True,
 )
 _WORD_LINE = lazy(r"^[ \t*_#>`\"'.\-]{0,8}" + _WORDS + r"[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
 # "The student's answer is correct.", "This response is incorrect": the sentence's own verdict on the output.
 _WORD_SENTENCE = gated(
-    lazy(
-        r"(?:the|this|your)[ \t]{1,3}(?:[a-z']{1,12}[ \t]{1,3}){0,2}?(?:answer|response|output|solution|submission)"
-        r"[ \t]{1,3}is[ \t]{1,3}(?:(?:fully|entirely|completely|mathematically|factually)[ \t]{1,3})?"
-        r"(?P<v>correct|incorrect|right|wrong|valid|invalid)(?=[ \t]{0,2}(?:[.!;,:\n]|$|because|since|as[ \t]))"
-    ),
+    r"(?:the|this|your)[ \t]{1,3}(?:[a-z']{1,12}[ \t]{1,3}){0,2}?(?:answer|response|output|solution|submission)"
+    r"[ \t]{1,3}is[ \t]{1,3}(?:(?:fully|entirely|completely|mathematically|factually)[ \t]{1,3})?"
+    r"(?P<v>correct|incorrect|right|wrong|valid|invalid)(?=[ \t]{0,2}(?:[.!;,:\n]|$|because|since|as[ \t]))",
     (" is ",),
     word_start=True,
 )
@@ -490,4 +458,4 @@ def confidence_word(text: str, spans: list[tuple[int, int]]) -> str | None:
     return word
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 
 _ZERO_WIDTH = lazy("[\u200b\u200c\u200d\u2060\ufeff]")
 _DATA_OPEN = lazy(r"<([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
@@ -136,4 +136,4 @@ def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from ..errors import VerdictParseError
 from .attribution import Skip, attributed_before
-from .candidate import VALUE, Found, found_from_value, inside_word, range_follows, value_after
-from .lazy_patterns import install, lazy
+from .candidate import NEGATION, VALUE, Found, found_from_value, inside_word, negated_before, range_follows, value_after
+from .patterns import gated, install, lazy, matches
 from .prepare import DIGIT
-from .search import NEGATION, gated, matches, negated_before
 
 _MAX_PROSE_CANDIDATES = 200  # rating-verb matches examined per reply
 
@@ -21,11 +20,9 @@ def _words(text: str) -> frozenset[str]:
 
 
 _RATING_VERB = gated(
-    lazy(
-        r"(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned|gets|receives|merits"
-        r"|award|awarded|deserves?|earns?|earned|earning"
-        r"|(?:should|would|must|will)[ \t]{1,3}be(?=[ \t]{1,3}an?[ \t]))(?![A-Za-z])(?=[^\d\n.;!?]{0,60}\d)",
-    ),
+    r"(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned|gets|receives|merits"
+    r"|award|awarded|deserves?|earns?|earned|earning"
+    r"|(?:should|would|must|will)[ \t]{1,3}be(?=[ \t]{1,3}an?[ \t]))(?![A-Za-z])(?=[^\d\n.;!?]{0,60}\d)",
     ("rat", "scor", "grad", "giv", "assign", "award", "deserv", "earn", "gets", "receives", "merits", " be "),
     word_start=True,
 )
@@ -180,4 +177,4 @@ def bare_last(text: str) -> tuple[Found, tuple[int, int]] | None:
     return (f, (nl + 1, len(stripped))) if f is not None else None
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from .json_scan import Span, scan_objects
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 
 _QUOTE_LIMIT = 2000  # a double quote closes within this many characters, or it is stray
 _SQUOTE_LIMIT = 500  # single quotes double as apostrophes: a shorter reach
@@ -120,4 +120,4 @@ class LazyQuotes:
         return self.get().inside(pos)
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)
