@@ -38,7 +38,7 @@ class Found:
     """One candidate answer, before normalization."""
 
     # A plain class, not a dataclass: see json_scan.Span.
-    __slots__ = ("bad_score", "confidence", "den", "fixed", "partial", "pct", "raw", "reasoning", "verdict")
+    __slots__ = ("bad_score", "confidence", "den", "fixed", "pct", "raw", "reasoning", "verdict")
 
     def __init__(
         self,
@@ -54,7 +54,6 @@ class Found:
         self.den = den  # denominator of a fraction or 100 for a percent
         self.fixed = fixed  # a normalized score given directly (grade P = 0.5)
         self.verdict = verdict  # "pass" / "fail"
-        self.partial = False  # PARTIAL verdict: neither pass nor fail
         self.confidence = confidence
         self.reasoning: str | None = None
         self.bad_score = False  # a score field was present but not a number

@@ -14,16 +14,14 @@ from typing import Any
 
 from ..errors import VerdictParseError
 from .asked import Asked
-from .attribution import Skip
 from .candidate import Found, fits_scale, normalize, retracted_after, unclamped
 from .echo import copied_spans, mask_copies, only_copies
-from .json_fields import REASON_FIELDS, fields_of, reasoning_in
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
-from .json_verdict import json_stage
+from .json_verdict import REASON_FIELDS, fields_of, json_stage, reasoning_in
 from .labels import bracket_list, confidence_word, marker_score, marker_verdict
 from .prepare import ECHO_PLACEHOLDER, ascii_lower, blank_spans, prepare, thinking_unclosed
 from .prose import bare_first, bare_last, prose_score
-from .quotes import LazyQuotes
+from .quotes import Skip
 
 __all__ = ["ParsedVerdict", "own_text", "parse_json_object", "parse_verdict", "reasoning_from"]
 
@@ -201,7 +199,7 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
             confidence_word(ascii_lower(text), conf_spans)
             masked = blank_spans(text, sorted(conf_spans + list(js.spans)))
             masked_low = ascii_lower(masked)
-            skip = Skip(LazyQuotes(text, js.objects, js.quotes), masked_low)
+            skip = Skip(text, masked_low, js.objects, js.quotes)
             other = marker_score(masked, masked_low, skip, scale)
             if other is None:
                 other = _fit(prose_score(masked_low, skip), scale)
@@ -236,7 +234,7 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
     confidence = confidence_word(ascii_lower(text), conf_spans)
     scan = blank_spans(text, conf_spans)
     low = ascii_lower(scan)
-    skip = Skip(LazyQuotes(text, js.objects, js.quotes), low)
+    skip = Skip(text, low, js.objects, js.quotes)
     verdict, partial, vspan, strong = marker_verdict(scan, low, skip, asked.verdict if asked else None)
 
     named = tuple(f for f in asked.fields if f not in REASON_FIELDS) if asked else ()

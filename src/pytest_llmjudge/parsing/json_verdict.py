@@ -1,22 +1,168 @@
-"""The JSON stages of the funnel: a whole-reply object, a repaired one, or objects found in prose.
+"""JSON verdicts: reading an object's fields, and choosing the judge's own object among those in a reply.
 
-A whole-reply object decides alone.  Among objects in prose the first with a score wins, unless it is
-quoted or attributed to the graded output: then the first own object wins, and a disagreeing quoted
-object before it (or an attributed one of the same shape) makes the reply an error rather than a guess.
+Field names are compared lower-cased with spaces and hyphens as underscores; when the top level has no
+score, the first nested object with one counts (per-model sections).  A whole-reply object decides
+alone.  Among objects in prose the first with a score wins, unless it is quoted or attributed to the
+graded output: then the first own object wins, and a disagreeing quoted object before it (or an
+attributed one of the same shape) makes the reply an error rather than a guess.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import VerdictParseError
-from .attribution import attributed_to_output, example_cued, quote_hugged
-from .candidate import Found, normalize
-from .json_fields import read_mapping, read_value
+from .candidate import Found, normalize, number_from_json
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, load_whole, scan_objects
+from .labels import CONFIDENCE_WORDS, GRADE_LETTERS, WORD_VERDICTS, YES_NO
 from .patterns import install, lazy
 from .prepare import ascii_lower
-from .quotes import Quotes
+from .quotes import Quotes, attributed_to_output, example_cued, quote_hugged
+
+_SCORE_FIELDS = (
+    "score", "rating", "overall_score", "final_score", "total_score", "overall_rating", "final_rating", "grade",
+    "result", "points",
+)  # fmt: skip
+_VERDICT_FIELDS = (
+    "pass", "passed", "verdict", "result", "decision", "outcome", "judgment", "judgement", "grade", "status",
+)  # fmt: skip
+# A JSON boolean under a name that asks "did it pass / is it correct / is the criterion met"
+# (`eval_passed`, `is_correct`, `criteria_met`, a rubric item's `answer`) is a pass/fail verdict.
+# Only these affirmative names: `is_toxic: true` or `hallucination: true` mean the opposite.
+_BOOLEAN_VERDICT_WORDS = frozenset([
+    "pass", "passed", "passes", "passing", "correct", "success", "successful", "succeeded", "met", "meets",
+    "satisfied", "answer", "verdict", "valid",
+])  # fmt: skip
+REASON_FIELDS = (
+    "reasoning", "reason", "explanation", "rationale", "feedback", "justification", "reasons", "critique",
+    "analysis", "comment", "comments", "evaluation",
+)  # fmt: skip
+_TRUE_WORDS = {"true", "pass", "passed", "success", "succeeded"}
+_FALSE_WORDS = {"false", "fail", "failed", "failure"}
+
+
+def _text_value(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return "\n".join(v.strip() for v in value)
+    return None
+
+
+def reasoning_in(fields: Mapping[str, Any]) -> str | None:
+    """The first reasoning field that holds text (a string or a list of strings), or None."""
+    for name in REASON_FIELDS:
+        if name in fields:
+            text = _text_value(fields[name])
+            if text is not None:
+                return text
+    return None
+
+
+def fields_of(obj: Mapping[Any, Any]) -> dict[str, Any]:
+    """The object's string-named fields, names lower-cased with spaces and hyphens as underscores
+    (the first of two fields that normalize alike wins)."""
+    fields: dict[str, Any] = {}
+    for k, v in obj.items():
+        if isinstance(k, str):
+            fields.setdefault(k.strip().lower().replace(" ", "_").replace("-", "_"), v)
+    return fields
+
+
+def _boolean_verdict_fields(fields: Mapping[str, Any]) -> list[str]:
+    """Names of boolean fields that state a pass/fail verdict: the last word of the name says so."""
+    return [
+        name
+        for name, value in fields.items()
+        if isinstance(value, bool) and name not in _VERDICT_FIELDS and name.rsplit("_", 1)[-1] in _BOOLEAN_VERDICT_WORDS
+    ]
+
+
+def _yes_no(word: str) -> str | None:
+    """'yes' / 'no' (or Y / N), alone or leading a sentence ("No, this is off-topic."), as a verdict."""
+    head = word
+    for i, c in enumerate(word):
+        if not c.isalpha():
+            if c not in ",.;:!-— ":
+                return None
+            head = word[:i]
+            break
+    return YES_NO.get(head)
+
+
+def read_mapping(d: dict[Any, Any], depth: int = 0, verdict: bool | None = None) -> Found:
+    """Read score / verdict / reasoning / confidence from a JSON object.
+
+    ``verdict``: whether a pass/fail verdict was asked (None: unknown).  Where it was, verdict words
+    (``"correct"``, ``"valid"``) and a boolean score (``{"score": true}``) are verdicts.  A ``value`` field
+    holds the score, or a Y/N verdict unless a score was asked, when no other field does.
+    """
+    fields = fields_of(d)
+    found = Found()
+    for name in (*_SCORE_FIELDS, "value"):
+        if name not in fields:
+            continue
+        value = fields[name]
+        num = number_from_json(value)
+        if num is not None:
+            found.raw, found.den = num
+            break
+        if name in ("grade", "result", "value") and isinstance(value, str):
+            continue  # a letter or a word: read below as a verdict
+        if name == "score" and isinstance(value, bool) and verdict:
+            found.verdict = "pass" if value else "fail"  # openevals' {"score": true}, where a verdict was asked
+            continue
+        if name in ("score", "rating") and value is not None:
+            found.bad_score = True
+    verdict_fields = (*_VERDICT_FIELDS, *_boolean_verdict_fields(fields), *(("value",) if verdict is not False else ()))
+    for name in verdict_fields if found.verdict is None else ():
+        if name not in fields:
+            continue
+        value = fields[name]
+        if isinstance(value, bool):
+            found.verdict = "pass" if value else "fail"
+            break
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if name == "grade" and word in GRADE_LETTERS:
+                fixed, found.verdict = GRADE_LETTERS[word]
+                if found.raw is None:
+                    found.fixed = fixed
+                break
+            # Verdict words such as "correct" count only where a pass/fail verdict was asked.
+            said = "pass" if word in _TRUE_WORDS else "fail" if word in _FALSE_WORDS else None
+            found.verdict = said or (WORD_VERDICTS.get(word) if verdict else None)
+            if found.verdict is not None or word == "partial":  # partial: neither pass nor fail
+                break
+            yes_no = _yes_no(word) if name != "grade" and verdict is not False else None
+            if yes_no is not None:
+                found.verdict = yes_no
+                break
+    found.reasoning = reasoning_in(fields)
+    conf = fields.get("confidence")
+    if isinstance(conf, str):
+        found.confidence = CONFIDENCE_WORDS.get(" ".join(conf.lower().split()))
+    if not found.usable and depth < 4:
+        # No score at the top: the first nested object with one (per-model sections).
+        for v in d.values():
+            if isinstance(v, dict):
+                inner = read_mapping(v, depth + 1, verdict)
+                if inner.usable:
+                    return inner
+                found.bad_score = found.bad_score or inner.bad_score
+    return found
+
+
+def read_value(value: Any, verdict: bool | None = None) -> list[Found]:
+    """The candidates of a JSON value: an object, or the objects in a list."""
+    if isinstance(value, dict):
+        return [read_mapping(value, 0, verdict)]
+    if isinstance(value, list):
+        return [read_mapping(v, 0, verdict) for v in value[:MAX_JSON_CANDIDATES] if isinstance(v, dict)]
+    return []
+
 
 _KEYWORDS = lazy(r"score|rating|pass|verdict|grade|result|fail|answer|correct|success|satisf|met")  # lowered
 

@@ -10,21 +10,20 @@ from __future__ import annotations
 import re
 
 from ..errors import VerdictParseError
-from .attribution import Skip
 from .candidate import VALUE, Found, fits_scale, found_from_value, negated_before, normalize, value_after
 from .patterns import MAX_FIRST_SCAN, WORD_CHARS, gated, install, last, lazy, matches
 from .prepare import DIGIT, ascii_lower
+from .quotes import Skip
 
 CONFIDENCE_WORDS = {
-    "high": "high",
-    "very high": "high",
-    "medium": "medium",
-    "moderate": "medium",
-    "low": "low",
-    "very low": "low",
-}
-# inspect_ai grades: C/Correct pass, I/Incorrect fail (P is 0.5 with no verdict).
-GRADE_LETTERS = {"c": (1.0, "pass"), "correct": (1.0, "pass"), "i": (0.0, "fail"), "incorrect": (0.0, "fail")}
+    "high": "high", "very high": "high", "medium": "medium", "moderate": "medium", "low": "low", "very low": "low",
+}  # fmt: skip
+# inspect_ai grades: C/Correct pass, I/Incorrect fail, P/Partial 0.5 with no verdict.
+GRADE_LETTERS: dict[str, tuple[float, str | None]] = {
+    "c": (1.0, "pass"), "correct": (1.0, "pass"), "i": (0.0, "fail"), "incorrect": (0.0, "fail"), "p": (0.5, None),
+}  # fmt: skip
+# A yes/no answer to the rubric's question "does the output meet the criteria?" (see the docs).
+YES_NO = {"y": "pass", "yes": "pass", "n": "fail", "no": "fail"}
 
 # No re.IGNORECASE: it makes sre several times slower.  Label patterns are lower-case
 # and run on ascii_lower(text), which keeps every position of the original.
@@ -270,10 +269,7 @@ def _fits(m: re.Match[str], scale: tuple[float, float]) -> bool:
 def _grade(g: re.Match[str] | None) -> tuple[Found, tuple[int, int]] | None:
     if g is None:
         return None
-    word = g.group("g").lower()
-    if word.startswith("p"):
-        return Found(fixed=0.5), g.span()
-    fixed, verdict = GRADE_LETTERS[word]
+    fixed, verdict = GRADE_LETTERS.get(g.group("g").lower(), (0.5, None))  # not found: partial(ly correct)
     return Found(fixed=fixed, verdict=verdict), g.span()
 
 
@@ -312,7 +308,6 @@ _YES_NO_LABEL = gated(
 )
 # A verdict in double brackets, as criteria graders ask for it: "[[YES]]", "[[NO]]", "[[PASS]]".
 _BRACKET_VERDICT = gated(r"\[\[[ \t]{0,3}(?P<v>yes|no|pass|fail)[ \t]{0,3}\]\]", ("[[",))
-_FINAL_VERDICTS = {"y": "pass", "yes": "pass", "correct": "pass", "n": "fail", "no": "fail", "incorrect": "fail"}
 
 
 def final_word_verdict(text: str) -> tuple[str, tuple[int, int]] | None:
@@ -330,15 +325,16 @@ def final_word_verdict(text: str) -> tuple[str, tuple[int, int]] | None:
     if m is None:
         return None
     shift = start - (start > 0)
-    return _FINAL_VERDICTS[m.group("v").lower()], (shift + m.start("v"), shift + m.end("v"))
+    return _VERDICT_OF[m.group("v").lower()], (shift + m.start("v"), shift + m.end("v"))
 
 
 # Verdict words that answer "does the output meet the criteria?": they count only where a pass/fail verdict
 # was asked (`Asked.verdict`), in a label, alone on a line, or as the verdict of a sentence.
-_WORD_VERDICTS = {
+WORD_VERDICTS = {
     "correct": "pass", "right": "pass", "valid": "pass", "true": "pass", "yes": "pass", "acceptable": "pass",
     "incorrect": "fail", "wrong": "fail", "invalid": "fail", "false": "fail", "no": "fail", "unacceptable": "fail",
 }  # fmt: skip
+_VERDICT_OF = {**WORD_VERDICTS, **YES_NO}
 _WORDS = r"(?P<v>correct|incorrect|right|wrong|valid|invalid|true|false|yes|no|acceptable|unacceptable)(?![A-Za-z])"
 _WORD_LABEL = gated(
     r"(?:(?:final|overall)[ \t]{1,3})?"
@@ -366,11 +362,11 @@ def _word_verdict(low: str, skip: Skip) -> tuple[str, tuple[int, int], bool] | N
     its line, else sentence verdicts (which must agree)."""
     m = last(_WORD_LABEL, low, skip.accept) or last(_WORD_LINE, low, skip.accept)
     if m is not None:
-        return _WORD_VERDICTS[m.group("v")], m.span(), True
+        return WORD_VERDICTS[m.group("v")], m.span(), True
     said = [m for count, m in enumerate(matches(_WORD_SENTENCE, low)) if count < MAX_FIRST_SCAN and not skip(m.start())]
     if not said:
         return None
-    verdicts = {_WORD_VERDICTS[m.group("v")] for m in said}
+    verdicts = {WORD_VERDICTS[m.group("v")] for m in said}
     if len(verdicts) > 1:
         raise VerdictParseError(
             "the reply calls the output both correct and incorrect, and no label says which it means"
@@ -393,7 +389,7 @@ def marker_verdict(
         m = last(pattern, low, skip.accept)
         if m is not None:
             word = (m.group("v") or m.group("w")).lower()
-            v = _FINAL_VERDICTS.get(word, word)
+            v = _VERDICT_OF.get(word, word)
             if v == "partial":
                 return None, True, m.span(), True
             if verdict is False and word not in ("pass", "fail"):

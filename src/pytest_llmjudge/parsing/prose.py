@@ -7,10 +7,10 @@ number counts when it is the whole reply or its first line, or the last line aft
 from __future__ import annotations
 
 from ..errors import VerdictParseError
-from .attribution import Skip, attributed_before
 from .candidate import NEGATION, VALUE, Found, found_from_value, inside_word, negated_before, range_follows, value_after
 from .patterns import gated, install, lazy, matches
 from .prepare import DIGIT
+from .quotes import Skip, attributed_before
 
 _MAX_PROSE_CANDIDATES = 200  # rating-verb matches examined per reply
 
@@ -65,7 +65,7 @@ def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
             break
         verb_end = m.end()  # the lookarounds after the verb are zero-width
         verb = text[m.start() : verb_end]
-        if negated_before(text, m.start()) or skip.quotes.inside(m.start()) or attributed_before(text, m.start()):
+        if negated_before(text, m.start()) or skip.quoted(m.start()) or attributed_before(text, m.start()):
             continue  # "the output includes a rating of 5/5": the output's rating, not the judge's
         pos = verb_end
         words = 0
