@@ -7,7 +7,6 @@ judge was asked.  `funnel` runs the stages; each other module holds one mechanis
 
 from __future__ import annotations
 
-from .asked import Asked
-from .funnel import ParsedVerdict, parse_json_object, parse_verdict, reasoning_from
+from .funnel import Asked, ParsedVerdict, parse_json_object, parse_verdict, reasoning_from
 
 __all__ = ["Asked", "ParsedVerdict", "parse_json_object", "parse_verdict", "reasoning_from"]

@@ -26,12 +26,7 @@ VALUE = (
 )
 # "Score: 1-10", "from 1 to 10", "a 3 or 4", "0.0 (poor) to 1.0 (good)": a range or alternatives after a
 # number, with at most one short parenthetical (what the range end means) between.
-RANGE_AFTER = lazy(r"(?:[ \t]{0,2}\([^()\n]{0,80}\))?[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}[-+]?\.?\d")
-
-
-def range_follows(text: str, end: int) -> bool:
-    """Is the number ending at ``end`` the first end of a range or of alternatives ("0.0 (poor) to 1.0")?"""
-    return RANGE_AFTER.match(text, end) is not None
+_RANGE_AFTER = lazy(r"(?:[ \t]{0,2}\([^()\n]{0,80}\))?[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}[-+]?\.?\d")
 
 
 class Found:
@@ -97,7 +92,7 @@ def value_after(text: str, m: re.Match[str]) -> bool:
     # ASCII only: "4th", "3D" are not numbers, but a CJK word may follow a score directly ("[[1]]です", "8点").
     if (c.isascii() and c.isalnum()) or c == "_":
         return False
-    if not m.group("den") and not m.group("pct") and range_follows(text, end):
+    if not m.group("den") and not m.group("pct") and _RANGE_AFTER.match(text, end) is not None:
         return False  # "Score: 1-10", "score 1 to 5": the scale, not a score
     return not (c == "." and end + 1 < len(text) and text[end + 1].isdigit())  # "1.5.2"
 

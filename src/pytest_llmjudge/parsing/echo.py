@@ -17,8 +17,6 @@ import re
 from .patterns import install, lazy
 from .prepare import ECHO_PLACEHOLDER, ascii_lower
 
-__all__ = ["DATA_GRAM", "TEXT_GRAM", "mask_copies", "only_copies"]
-
 DATA_GRAM = 6  # words in a copied run of a data block
 TEXT_GRAM = 10  # words in a copied run of the instructions: longer than the phrases a judge reuses
 _MIN_BLOCK = 8  # a data block this long (with a letter) is matched whole, however few its words
@@ -110,21 +108,6 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
         else:
             merged.append((s, e))
     return merged
-
-
-def mask_copies(text: str, prompt: tuple[str, ...]) -> str:
-    """``text`` with every copy of the prompt replaced by the echo placeholder."""
-    spans = copied_spans(text, prompt)
-    if not spans:
-        return text
-    parts: list[str] = []
-    pos = 0
-    for s, e in spans:
-        parts.append(text[pos:s])
-        parts.append(ECHO_PLACEHOLDER)
-        pos = e
-    parts.append(text[pos:])
-    return "".join(parts)
 
 
 def only_copies(reasoning: str) -> bool:

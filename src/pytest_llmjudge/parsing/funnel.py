@@ -1,4 +1,9 @@
-"""The funnel: a judge's reply in, a `ParsedVerdict` out, or a `VerdictParseError` that says why.
+"""The funnel: a judge's reply and what it was asked (`Asked`) in, a `ParsedVerdict` out, or a
+`VerdictParseError` that says why.
+
+`Asked` lets the parser read a reply knowing its question: text the judge copies from the prompt is
+never its verdict, verdict words (yes/no, correct/incorrect...) count only where a verdict was asked,
+and a score off the asked scale is an error rather than clamped.
 
 Stages run from strict to lenient and the first that yields a score or a verdict decides: json,
 json-repair, json-fragment, labelled, bare-number, prose (then a lone number after "thinking" lines).
@@ -8,22 +13,19 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import VerdictParseError
-from .asked import Asked
 from .candidate import Found, fits_scale, normalize, retracted_after, unclamped
-from .echo import copied_spans, mask_copies, only_copies
+from .echo import copied_spans, only_copies
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
 from .json_verdict import REASON_FIELDS, fields_of, json_stage, reasoning_in
 from .labels import bracket_list, confidence_word, marker_score, marker_verdict
 from .prepare import ECHO_PLACEHOLDER, ascii_lower, blank_spans, prepare, thinking_unclosed
 from .prose import bare_first, bare_last, prose_score
 from .quotes import Skip
-
-__all__ = ["ParsedVerdict", "own_text", "parse_json_object", "parse_verdict", "reasoning_from"]
 
 NOTHING_OWN = (
     "the judge's reply holds nothing of its own once what it copied from the prompt"
@@ -50,6 +52,27 @@ class ParsedVerdict:
     strategy: str
 
 
+class Asked:
+    """What a judge call asked for.
+
+    ``prompt``: the texts of the messages sent (system and user), whose copies in a reply are data.
+    ``verdict``: True when a pass/fail verdict was asked, False when a score was, None when unknown
+    (then the parser accepts the vocabulary its corpus rules accept).  ``fields``: the field names
+    of the reply schema (a score field named otherwise is read under its name).
+    """
+
+    __slots__ = ("fields", "prompt", "verdict")
+
+    def __init__(self, prompt: Iterable[str] = (), *, verdict: bool | None = None, fields: Iterable[str] = ()) -> None:
+        self.prompt = tuple(t for t in prompt if isinstance(t, str) and t)
+        self.verdict = verdict
+        self.fields = tuple(f.strip().lower().replace(" ", "_").replace("-", "_") for f in fields if isinstance(f, str))
+
+    def __repr__(self) -> str:
+        sizes = [len(t) for t in self.prompt]
+        return f"Asked(prompt={sizes} chars, verdict={self.verdict!r}, fields={self.fields!r})"
+
+
 def reasoning_from(obj: Mapping[Any, Any], asked: Asked | None = None) -> str:
     """The judge's reasoning in a JSON object: one list of field names for every rubric ("" if none).
 
@@ -57,7 +80,7 @@ def reasoning_from(obj: Mapping[Any, Any], asked: Asked | None = None) -> str:
     copies of the prompt, is no judgment: `VerdictParseError`.
     """
     reasoning = reasoning_in(fields_of(obj)) or ""
-    _own_reasoning(mask_copies(reasoning, asked.prompt) if asked is not None and reasoning else reasoning)
+    _own_reasoning(_masked(reasoning, asked) if reasoning else reasoning)
     return reasoning
 
 
@@ -71,11 +94,16 @@ def own_text(text: str, asked: Asked | None) -> str:
 
     Raises `VerdictParseError` when nothing of the judge's own is left.
     """
-    text = prepare(text)
-    if asked is not None and asked.prompt:
-        text = mask_copies(text, asked.prompt)
+    text = _masked(prepare(text), asked)
     _check_own(text)
     return text
+
+
+def _masked(text: str, asked: Asked | None) -> str:
+    """``text`` with every copy of the prompt in ``asked`` replaced by the echo placeholder."""
+    if asked is None or not asked.prompt:
+        return text
+    return blank_spans(text, copied_spans(text, asked.prompt), ECHO_PLACEHOLDER)
 
 
 def _check_own(text: str) -> None:
@@ -87,18 +115,14 @@ def _check_scale(scale: Any) -> tuple[float, float]:
     """The (min, max) scale as floats, or ValueError when it is not a finite, increasing pair."""
     try:
         lo, hi = scale
-    except (TypeError, ValueError):
-        raise ValueError("scale must be a (min, max) pair of numbers") from None
-    # int and float are the common case: skip the slow ABC check for them.
-    plain = type(lo) in (int, float) and type(hi) in (int, float)
-    if not plain and (
-        isinstance(lo, bool) or isinstance(hi, bool) or not all(isinstance(x, numbers.Real) for x in (lo, hi))
-    ):
-        raise ValueError("scale must be a (min, max) pair of numbers")
-    try:
+        # int and float are the common case: skip the slow ABC check for them.  A bool is no bound.
+        if (type(lo) not in (int, float) or type(hi) not in (int, float)) and any(
+            isinstance(x, bool) or not isinstance(x, numbers.Real) for x in (lo, hi)
+        ):
+            raise TypeError
         lo_f, hi_f = float(lo), float(hi)
     except (OverflowError, TypeError, ValueError):
-        raise ValueError("scale bounds must be finite numbers") from None
+        raise ValueError("scale must be a (min, max) pair of finite numbers") from None
     if not (math.isfinite(lo_f) and math.isfinite(hi_f)):
         raise ValueError("scale bounds must be finite")
     if not lo_f < hi_f:
@@ -186,6 +210,8 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
     if thinking_unclosed(original):
         raise VerdictParseError("the reply's thinking block is never closed: it was cut off before its answer")
     text = own_text(original, asked)
+    conf_spans: list[tuple[int, int]] = []
+    confidence = confidence_word(ascii_lower(text), conf_spans)
 
     # 1-3. JSON: whole reply, repaired, then fragments.
     budget = RepairBudget()
@@ -195,8 +221,6 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
         if js.quoted:
             # Quoted or attributed objects only: they count when the judge's own
             # labelled score (or prose rating) elsewhere agrees, never alone.
-            conf_spans: list[tuple[int, int]] = []
-            confidence_word(ascii_lower(text), conf_spans)
             masked = blank_spans(text, sorted(conf_spans + list(js.spans)))
             masked_low = ascii_lower(masked)
             skip = Skip(text, masked_low, js.objects, js.quotes)
@@ -216,12 +240,8 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
         if found.reasoning is not None:
             _own_reasoning(found.reasoning)  # the text is masked already
         if found.reasoning is None:
-            if js.whole or js.span is None:
-                found.reasoning = ""
-            else:
-                found.reasoning = _without(text, *js.spans)
-        if found.confidence is None:
-            found.confidence = confidence_word(ascii_lower(text), [])
+            found.reasoning = "" if js.whole else _without(text, *js.spans)
+        found.confidence = found.confidence or confidence
         return _result(found, scale, found.reasoning, js.strategy, asked)
     if js.whole:
         if js.bad_score:
@@ -230,8 +250,6 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
         raise VerdictParseError(f"the JSON reply has no score, rating or pass/fail field{hint}")
 
     # 4-6. Markers, labelled fields, bare numbers, prose.
-    conf_spans = []
-    confidence = confidence_word(ascii_lower(text), conf_spans)
     scan = blank_spans(text, conf_spans)
     low = ascii_lower(scan)
     skip = Skip(text, low, js.objects, js.quotes)

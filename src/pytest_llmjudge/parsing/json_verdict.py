@@ -177,7 +177,6 @@ class JsonOutcome:
         "objects",
         "quoted",
         "quotes",
-        "span",
         "spans",
         "strategy",
         "truncated",
@@ -187,7 +186,6 @@ class JsonOutcome:
     def __init__(self) -> None:
         self.found: Found | None = None
         self.strategy = ""
-        self.span: Span | None = None
         self.quoted = False  # the chosen object is quoted or attributed content
         self.whole = False  # the reply was one JSON value: it decides alone
         self.bad_score = False
@@ -341,7 +339,7 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget, verd
     if chosen is None:
         return out
     out.spans = tuple((s.start, s.end) for s in spans)
-    out.found, out.quoted, out.span, out.quotes = chosen.found, not chosen.own, chosen.span, quotes
+    out.found, out.quoted, out.quotes = chosen.found, not chosen.own, quotes
     if single_whole:
         out.whole = True
     else:

@@ -120,8 +120,8 @@ def strip_fences(body: str) -> str:
     return body.strip()
 
 
-def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
-    """Blank out spans with spaces (same length: positions stay valid)."""
+def blank_spans(text: str, spans: list[tuple[int, int]], fill: str | None = None) -> str:
+    """Replace sorted spans by ``fill``; by default blank them with spaces (same length: positions stay valid)."""
     if not spans:
         return text
     parts: list[str] = []
@@ -130,7 +130,7 @@ def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
         if s < pos:
             continue
         parts.append(text[pos:s])
-        parts.append(" " * (e - s))
+        parts.append(" " * (e - s) if fill is None else fill)
         pos = e
     parts.append(text[pos:])
     return "".join(parts)

@@ -7,7 +7,7 @@ number counts when it is the whole reply or its first line, or the last line aft
 from __future__ import annotations
 
 from ..errors import VerdictParseError
-from .candidate import NEGATION, VALUE, Found, found_from_value, inside_word, negated_before, range_follows, value_after
+from .candidate import NEGATION, VALUE, Found, found_from_value, inside_word, negated_before, value_after
 from .patterns import gated, install, lazy, matches
 from .prepare import DIGIT
 from .quotes import Skip, attributed_before
@@ -63,44 +63,16 @@ def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
     for count, m in enumerate(matches(_RATING_VERB, text)):
         if count >= _MAX_PROSE_CANDIDATES:
             break
-        verb_end = m.end()  # the lookarounds after the verb are zero-width
-        verb = text[m.start() : verb_end]
         if negated_before(text, m.start()) or skip.quoted(m.start()) or attributed_before(text, m.start()):
             continue  # "the output includes a rating of 5/5": the output's rating, not the judge's
-        pos = verb_end
-        words = 0
-        ok = True
-        start = 0  # where the number after the verb starts
-        while True:
-            t = _TOKEN.match(text, pos, min(len(text), pos + 80))
-            if t is None:
-                ok = False
-                break
-            if t.group("num") is not None:
-                start = t.start("num")
-                break
-            if t.group("word") is not None:
-                w = t.group("word").lower().replace("\u2019", "'")
-                if NEGATION.fullmatch(w) or w.endswith("n't") or w in _STOP_WORDS:
-                    ok = False
-                    break
-                words += 1
-                if words > 6:
-                    ok = False
-                    break
-            elif t.group("punct") not in (":", '"', "*", "(", "'", "=", "\u201c"):
-                ok = False
-                break
-            pos = t.end()
-        if not ok:
-            continue
-        if verb in _OBJECT_VERBS and words == 0:
-            continue  # "gives 3 examples": a count, not a rating
+        after = _number_after(text, m.end())  # the lookarounds after the verb are zero-width
+        if after is None or (after[1] == 0 and text[m.start() : m.end()] in _OBJECT_VERBS):
+            continue  # no number, or "gives 3 examples": a count, not a rating
+        start = after[0]
         v = _PROSE_VALUE.match(text, start)
+        # value_after also rules out a range or alternatives: "from 1 to 10", "a 3 or 4".
         if v is None or not value_after(text, v) or inside_word(text, start):
             continue
-        if not v.group("den") and not v.group("pct") and range_follows(text, v.end()):
-            continue  # "from 1 to 10", "a 3 or 4": a range or alternatives
         if _DEFINING.match(text, v.end()):
             continue
         nxt = _NEXT_WORD.match(text, v.end())
@@ -112,13 +84,30 @@ def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
     if not found:
         return None
     first = found[0][0]
-    for f, _ in found[1:]:
-        if (f.raw, f.den) != (first.raw, first.den):
-            raise VerdictParseError(
-                "the reply states several different ratings in prose and no labelled score;"
-                " cannot tell which one rates the graded output"
-            )
+    if any((f.raw, f.den) != (first.raw, first.den) for f, _ in found[1:]):
+        raise VerdictParseError(
+            "the reply states several different ratings in prose and no labelled score;"
+            " cannot tell which one rates the graded output"
+        )
     return found[0]
+
+
+def _number_after(text: str, pos: int) -> tuple[int, int] | None:
+    """Where the number after a rating verb starts, and how many words come before it; None when a
+    negation, a stop word, a seventh word or other punctuation comes first."""
+    words = 0
+    while (t := _TOKEN.match(text, pos, min(len(text), pos + 80))) is not None:
+        if t.group("num") is not None:
+            return t.start("num"), words
+        if t.group("word") is not None:
+            w = t.group("word").lower().replace("\u2019", "'")
+            words += 1
+            if NEGATION.fullmatch(w) or w.endswith("n't") or w in _STOP_WORDS or words > 6:
+                return None
+        elif t.group("punct") not in (":", '"', "*", "(", "'", "=", "\u201c"):
+            return None
+        pos = t.end()
+    return None
 
 
 _BARE = lazy(
