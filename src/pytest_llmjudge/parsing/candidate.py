@@ -160,7 +160,7 @@ def unclamped(found: Found, scale: tuple[float, float]) -> float | None:
 # Words in the clause before a score mention that make it not the judge's score.
 NEGATION = lazy(
     r"(?<![A-Za-z])(?:not|never|nor|cannot|instead|rather|than|unless|except|reference|example|e\.g)"
-    r"(?![A-Za-z])|n't",
+    r"(?![A-Za-z])|n't"
 )
 _REFERENCE = lazy(r"(?<![A-Za-z])(?:reference|example|e\.g)(?![A-Za-z])")
 _CLAUSE_END = lazy(r"[.!?;\n](?!\d)")

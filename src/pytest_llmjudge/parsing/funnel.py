@@ -223,7 +223,7 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
             # labelled score (or prose rating) elsewhere agrees, never alone.
             masked = blank_spans(text, sorted(conf_spans + list(js.spans)))
             masked_low = ascii_lower(masked)
-            skip = Skip(text, masked_low, js.objects, js.quotes)
+            skip = Skip(text, masked_low, js.objects)
             other = marker_score(masked, masked_low, skip, scale)
             if other is None:
                 other = _fit(prose_score(masked_low, skip), scale)
@@ -252,7 +252,7 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
     # 4-6. Markers, labelled fields, bare numbers, prose.
     scan = blank_spans(text, conf_spans)
     low = ascii_lower(scan)
-    skip = Skip(text, low, js.objects, js.quotes)
+    skip = Skip(text, low, js.objects)
     verdict, partial, vspan, strong = marker_verdict(scan, low, skip, asked.verdict if asked else None)
 
     named = tuple(f for f in asked.fields if f not in REASON_FIELDS) if asked else ()

@@ -171,17 +171,7 @@ class JsonOutcome:
     """What the JSON stages found: the chosen candidate and what the later stages need to know."""
 
     # Plain classes, not dataclasses: see json_scan.Span.
-    __slots__ = (
-        "bad_score",
-        "found",
-        "objects",
-        "quoted",
-        "quotes",
-        "spans",
-        "strategy",
-        "truncated",
-        "whole",
-    )
+    __slots__ = ("bad_score", "found", "objects", "quoted", "spans", "strategy", "truncated", "whole")
 
     def __init__(self) -> None:
         self.found: Found | None = None
@@ -192,7 +182,6 @@ class JsonOutcome:
         self.truncated = False
         self.spans: tuple[tuple[int, int], ...] = ()  # every object found in the prose
         self.objects: list[Span] | None = None  # the scan's object spans, for quote pairing
-        self.quotes: Quotes | None = None  # built when an object needed it
 
 
 class Candidate:
@@ -200,7 +189,7 @@ class Candidate:
 
     __slots__ = ("attributed", "found", "quoted", "span")
 
-    def __init__(self, found: Found, quoted: bool = False, attributed: bool = False, span: Span | None = None) -> None:
+    def __init__(self, found: Found, span: Span, quoted: bool = False, attributed: bool = False) -> None:
         self.found = found
         self.quoted = quoted  # inside quotation marks, hugged by one, or an example
         self.attributed = attributed  # introduced as what the graded output says
@@ -267,11 +256,7 @@ _ARRAY_GAP = lazy(r"\s{0,64},\s{0,64}")
 def _check_array_siblings(text: str, cands: list[Candidate], scale: tuple[float, float]) -> None:
     """Objects in prose that sit side by side in one array (``{...}, {...}``) are siblings too."""
     for a, b in itertools.pairwise(cands):
-        if a.span is None or b.span is None or a.span is b.span:
-            continue
-        if _ARRAY_GAP.fullmatch(text, a.span.end, b.span.start) and _decision(a.found, scale) != _decision(
-            b.found, scale
-        ):
+        if a.span is not b.span and _ARRAY_GAP.fullmatch(text, a.span.end, b.span.start):
             _check_siblings([a, b], scale)
 
 
@@ -286,7 +271,7 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget, verd
     out = JsonOutcome()
     value = load_whole(text)
     if value is not None:
-        whole_cands = [Candidate(f) for f in read_value(value, verdict) if f.usable]
+        whole_cands = [Candidate(f, Span(0, len(text))) for f in read_value(value, verdict) if f.usable]
         if isinstance(value, list):
             _check_siblings(whole_cands, scale)
         chosen = _choose(whole_cands, scale)
@@ -302,8 +287,6 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget, verd
     if not spans:
         return out
     low = ascii_lower(text)
-    lead = len(text) - len(text.lstrip())
-    tail = len(text.rstrip())
     cands: list[Candidate] = []
     quotes: Quotes | None = None
     examined = 0
@@ -318,7 +301,7 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget, verd
         read = read_value(value, verdict)
         out.bad_score = out.bad_score or any(f.bad_score for f in read)
         found_list = [f for f in read if f.usable]
-        is_whole = len(spans) == 1 and _fenced_whole(text, span, lead, tail)
+        is_whole = len(spans) == 1 and _fenced_whole(text, span)
         if is_whole and isinstance(value, dict) and not found_list:
             out.whole = True  # the reply is one (repaired) object without a score
             return out
@@ -333,13 +316,13 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget, verd
                 quotes = Quotes(text, spans)
             quoted = quotes.inside(span.start) or quote_hugged(text, span) or example_cued(text, span.start)
             attributed = attributed_to_output(low, span)
-        cands.extend(Candidate(f, quoted, attributed, span) for f in found_list)
+        cands.extend(Candidate(f, span, quoted, attributed) for f in found_list)
     _check_array_siblings(text, cands, scale)
     chosen = _choose(cands, scale)
     if chosen is None:
         return out
     out.spans = tuple((s.start, s.end) for s in spans)
-    out.found, out.quoted, out.quotes = chosen.found, not chosen.own, quotes
+    out.found, out.quoted = chosen.found, not chosen.own
     if single_whole:
         out.whole = True
     else:
@@ -347,10 +330,10 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget, verd
     return out
 
 
-def _fenced_whole(text: str, span: Span, lead: int, tail: int) -> bool:
+def _fenced_whole(text: str, span: Span) -> bool:
     """Does the span cover the whole reply, apart from whitespace and code fences?"""
-    before = text[lead : span.start].strip()
-    after = text[span.end : tail].strip()
+    before = text[: span.start].strip()
+    after = text[span.end :].strip()
     return before in ("", "```", "```json", "```JSON") and after in ("", "```")
 
 

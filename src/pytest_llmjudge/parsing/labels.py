@@ -436,11 +436,9 @@ def marker_verdict(
             if t.re is _BARE_VERDICT and skip(t.start("v")):
                 continue  # 'the output says "PASS"': quoted, not the judge's word
             return t.group("v").lower(), False, t.span(), False
-        else:
+        else:  # no break: the window holds every candidate it needs
             if start == 0 or len(tokens) > MAX_FIRST_SCAN:
                 return None, False, None, False
-        if start == 0:
-            return None, False, None, False
         size *= 8
 
 

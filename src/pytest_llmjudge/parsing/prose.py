@@ -113,7 +113,7 @@ def _number_after(text: str, pos: int) -> tuple[int, int] | None:
 _BARE = lazy(
     r"[*_`\"'\s]{0,6}(?P<num>[-+]?(?:\d{1,15}(?:\.\d{1,12})?|\.\d{1,12}))"
     r"(?:\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?))?(?P<pct>\s{0,2}%)?"
-    r"(?:\s{0,2}points?)?[*_`\"'\s]{0,6}",
+    r"(?:\s{0,2}points?)?[*_`\"'\s]{0,6}"
 )
 
 

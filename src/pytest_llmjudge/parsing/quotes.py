@@ -207,11 +207,11 @@ class Skip:
     """Marks that are quoted content: inside quotation marks, or right after an attribution verb
     ("the output claims Score: 10/10").  Quotes are paired on first need: most replies never need it."""
 
-    def __init__(self, text: str, low: str, objects: list[Span] | None, quotes: Quotes | None = None) -> None:
+    def __init__(self, text: str, low: str, objects: list[Span] | None) -> None:
         self.text = text
         self.low = low
         self.objects = objects  # the JSON objects' spans, when already scanned
-        self._quotes = quotes
+        self._quotes: Quotes | None = None
 
     def quoted(self, pos: int) -> bool:
         if self._quotes is None:
