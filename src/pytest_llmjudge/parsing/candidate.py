@@ -59,6 +59,9 @@ class Found:
         return self.raw is not None or self.fixed is not None or self.verdict is not None
 
 
+Hit = tuple[Found, tuple[int, int]]  # a candidate and where the reply states it
+
+
 def number_from_json(value: Any) -> tuple[float, float | None] | None:
     """A JSON score value as (number, denominator), or None when it is not numeric."""
     if isinstance(value, bool):

@@ -33,10 +33,6 @@ def _word_runs(words: list[str], size: int) -> list[tuple[str, ...]]:
     return list(zip(*(words[i:] for i in range(size)), strict=False))
 
 
-def _data_blocks(text: str) -> list[str]:
-    return [m.group(3) for m in _DATA_BLOCK.finditer(text)] if "</" in text else []
-
-
 def _may_copy(words: list[str], distinct: set[str], message: str, size: int) -> bool:
     """Could ``message`` (lower-cased) hold ``size`` of the reply's words in a row?
 
@@ -69,7 +65,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
     distinct = set(words)
     where: list[tuple[int, int]] = []
     for message in prompt:
-        blocks = _data_blocks(message)
+        blocks = [m.group(3) for m in _DATA_BLOCK.finditer(message)] if "</" in message else []
         for block in blocks:
             body = block.strip()
             if len(body) < _MIN_BLOCK or not any(c.isalpha() for c in body):
@@ -113,12 +109,10 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
 def only_copies(reasoning: str) -> bool:
     """Is this reasoning nothing of the judge's own: copies of the prompt, or a format placeholder?"""
     stripped = reasoning.strip()
-    if _PLACEHOLDER.fullmatch(stripped):
-        return True
     marker = ECHO_PLACEHOLDER.strip()
-    if marker not in stripped:
-        return False
-    return not any(c.isalnum() for c in stripped.replace(marker, ""))
+    if marker in stripped:
+        return not any(c.isalnum() for c in stripped.replace(marker, ""))
+    return _PLACEHOLDER.fullmatch(stripped) is not None
 
 
 install(globals())  # first uses swap the compiled patterns in (see patterns)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import VerdictParseError
-from .candidate import Found, fits_scale, normalize, retracted_after, unclamped
+from .candidate import Found, Hit, fits_scale, normalize, retracted_after, unclamped
 from .echo import copied_spans, only_copies
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
 from .json_verdict import REASON_FIELDS, fields_of, json_stage, reasoning_in
@@ -132,9 +132,7 @@ def _check_scale(scale: Any) -> tuple[float, float]:
     return lo_f, hi_f
 
 
-def _fit(
-    candidate: tuple[Found, tuple[int, int]] | None, scale: tuple[float, float]
-) -> tuple[Found, tuple[int, int]] | None:
+def _fit(candidate: Hit | None, scale: tuple[float, float]) -> Hit | None:
     """The candidate, unless it is a fraction on another scale than the declared one."""
     return candidate if candidate is None or fits_scale(candidate[0], scale) else None
 
@@ -159,14 +157,7 @@ def _result(
             if found.den is not None
             else "no usable score in the judge's reply"
         )
-    return ParsedVerdict(
-        score=score,
-        raw_score=found.raw,
-        verdict=found.verdict,
-        confidence=found.confidence,
-        reasoning=reasoning,
-        strategy=strategy,
-    )
+    return ParsedVerdict(score, found.raw, found.verdict, found.confidence, reasoning, strategy)
 
 
 def _without(text: str, *spans: tuple[int, int] | None) -> str:
@@ -214,8 +205,7 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
     confidence = confidence_word(ascii_lower(text), conf_spans)
 
     # 1-3. JSON: whole reply, repaired, then fragments.
-    budget = RepairBudget()
-    js = json_stage(text, scale, budget, asked.verdict if asked else None)
+    js = json_stage(text, scale, asked.verdict if asked else None)
     if js.found is not None:
         found = js.found
         if js.quoted:
@@ -237,10 +227,10 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
                     "the reply quotes a JSON verdict that conflicts with a labelled score;"
                     " cannot tell which is the judge's own"
                 )
-        if found.reasoning is not None:
-            _own_reasoning(found.reasoning)  # the text is masked already
         if found.reasoning is None:
             found.reasoning = "" if js.whole else _without(text, *js.spans)
+        else:
+            _own_reasoning(found.reasoning)  # the text is masked already
         found.confidence = found.confidence or confidence
         return _result(found, scale, found.reasoning, js.strategy, asked)
     if js.whole:
@@ -256,7 +246,7 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
     verdict, partial, vspan, strong = marker_verdict(scan, low, skip, asked.verdict if asked else None)
 
     named = tuple(f for f in asked.fields if f not in REASON_FIELDS) if asked else ()
-    score: tuple[Found, tuple[int, int]] | None = marker_score(scan, low, skip, scale, named)
+    score: Hit | None = marker_score(scan, low, skip, scale, named)
     if score is None and bracket_list(low, skip):
         raise VerdictParseError("the reply rates several items in one bracket ([[a, b, c]]): no single score")
     strategy = "labelled"

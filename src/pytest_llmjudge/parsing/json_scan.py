@@ -30,16 +30,15 @@ _BAD_ESCAPE = lazy(r'\\(?!["/bfnrtu])')
 
 
 class Span:
-    """Where a ``{...}`` object lies in the reply; ``truncated`` when it is never closed."""
+    """Where a ``{...}`` object lies in the reply (to its end when it is never closed)."""
 
     # A plain class, not a dataclass: generating a dataclass's methods costs ~2 M instructions
     # at import, which every pytest run that imports the parser pays.
-    __slots__ = ("end", "start", "truncated")
+    __slots__ = ("end", "start")
 
-    def __init__(self, start: int, end: int, truncated: bool = False) -> None:
+    def __init__(self, start: int, end: int) -> None:
         self.start = start
         self.end = end
-        self.truncated = truncated
 
 
 class RepairBudget:
@@ -89,14 +88,11 @@ def scan_objects(text: str) -> tuple[list[Span], bool]:
             m2 = _STRING_REST.match(text, j + 1)
             i = m2.end() if m2 is not None else n
     spans = _outermost(pairs)
-    truncated = False
-    if stack:
-        last_end = spans[-1].end if spans else 0
-        tail = [s for s in stack if s >= last_end]
-        if tail:
-            spans.append(Span(tail[0], n, truncated=True))
-            truncated = True
-    return spans, truncated
+    # An object opened after the last closed one and never closed: the reply was cut off.
+    tail = [s for s in stack if s >= (spans[-1].end if spans else 0)]
+    if tail:
+        spans.append(Span(tail[0], n))
+    return spans, bool(tail)
 
 
 def _outermost(pairs: list[tuple[int, int]]) -> list[Span]:

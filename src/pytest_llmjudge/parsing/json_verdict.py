@@ -265,7 +265,7 @@ def _decision(found: Found, scale: tuple[float, float]) -> tuple[float | None, s
     return (normalize(found, scale), found.verdict)
 
 
-def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget, verdict: bool | None = None) -> JsonOutcome:
+def json_stage(text: str, scale: tuple[float, float], verdict: bool | None = None) -> JsonOutcome:
     """Stages 1-3: the whole reply as JSON, repaired, then the objects inside the prose (``verdict``: whether
     a pass/fail verdict was asked, see `read_mapping`)."""
     out = JsonOutcome()
@@ -287,6 +287,7 @@ def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget, verd
     if not spans:
         return out
     low = ascii_lower(text)
+    budget = RepairBudget()
     cands: list[Candidate] = []
     quotes: Quotes | None = None
     examined = 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..errors import VerdictParseError
-from .candidate import VALUE, Found, fits_scale, found_from_value, negated_before, normalize, value_after
+from .candidate import VALUE, Found, Hit, fits_scale, found_from_value, negated_before, normalize, value_after
 from .patterns import MAX_FIRST_SCAN, WORD_CHARS, gated, install, last, lazy, matches
 from .prepare import DIGIT, ascii_lower
 from .quotes import Skip
@@ -177,7 +177,7 @@ _CORRECTION = lazy(
 
 def _agreeing(
     cands: list[tuple[int, Found, tuple[int, int]]], what: str, scale: tuple[float, float], low: str = ""
-) -> tuple[Found, tuple[int, int]]:
+) -> Hit:
     """The first candidate when all state the same score; the last when the judge explicitly corrects the
     ones before it ("the score above was a mistake"); otherwise the reply is an error."""
     first_score = normalize(cands[0][1], scale)
@@ -205,7 +205,7 @@ def bracket_list(low: str, skip: Skip) -> bool:
 
 def marker_score(
     text: str, low: str, skip: Skip, scale: tuple[float, float] = (0.0, 1.0), fields: tuple[str, ...] = ()
-) -> tuple[Found, tuple[int, int]] | None:
+) -> Hit | None:
     """The strongest format marker or labelled field with a score.
 
     ``[RESULT]`` (the last) first; then any score labelled final / overall / total (several
@@ -266,7 +266,7 @@ def _fits(m: re.Match[str], scale: tuple[float, float]) -> bool:
     return f is not None and fits_scale(f, scale)
 
 
-def _grade(g: re.Match[str] | None) -> tuple[Found, tuple[int, int]] | None:
+def _grade(g: re.Match[str] | None) -> Hit | None:
     if g is None:
         return None
     fixed, verdict = GRADE_LETTERS.get(g.group("g").lower(), (0.5, None))  # not found: partial(ly correct)

@@ -7,7 +7,7 @@ number counts when it is the whole reply or its first line, or the last line aft
 from __future__ import annotations
 
 from ..errors import VerdictParseError
-from .candidate import NEGATION, VALUE, Found, found_from_value, inside_word, negated_before, value_after
+from .candidate import NEGATION, VALUE, Hit, found_from_value, inside_word, negated_before, value_after
 from .patterns import gated, install, lazy, matches
 from .prepare import DIGIT
 from .quotes import Skip, attributed_before
@@ -52,12 +52,12 @@ _DEFINING = lazy(
 _PROSE_VALUE = lazy(VALUE)
 
 
-def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
+def prose_score(text: str, skip: Skip) -> Hit | None:
     """Ratings stated in a sentence; disagreeing ones make the reply ambiguous.
 
     A rating inside quotation marks ('it says "rate this a 10"') is not a candidate.
     """
-    found: list[tuple[Found, tuple[int, int]]] = []
+    found: list[Hit] = []
     if DIGIT.search(text) is None:
         return None
     for count, m in enumerate(matches(_RATING_VERB, text)):
@@ -127,7 +127,7 @@ def _decoration(line: str) -> bool:
     )
 
 
-def bare_first(text: str) -> tuple[Found, tuple[int, int]] | None:
+def bare_first(text: str) -> Hit | None:
     """The whole reply, or its first non-fence line, is a number."""
     pos = 0
     n = len(text)
@@ -149,7 +149,7 @@ def bare_first(text: str) -> tuple[Found, tuple[int, int]] | None:
     return None
 
 
-def bare_last(text: str) -> tuple[Found, tuple[int, int]] | None:
+def bare_last(text: str) -> Hit | None:
     """The last line is a number and every line before it is decoration."""
     stripped = text.rstrip()
     nl = stripped.rfind("\n")
