@@ -57,31 +57,23 @@ def mask_data_blocks(text: str) -> str:
         tag = _data_tag(m)
         if tag is not None:
             closes.setdefault(tag, []).append((m.start(), m.end()))
-    if not closes and _DATA_OPEN.search(text) is None:
-        return text
-    out: list[str] = []
+    spans: list[tuple[int, int]] = []
     pos = 0
     used: dict[tuple[str, str], int] = {}
     for m in _DATA_OPEN.finditer(text):
         tag = _data_tag(m)
         if tag is None or m.start() < pos:
             continue
-        lst = closes.get(tag, [])
+        ends = closes.get(tag, [])
         i = used.get(tag, 0)
-        while i < len(lst) and lst[i][0] < m.end():
+        while i < len(ends) and ends[i][0] < m.end():
             i += 1
-        used[tag] = i
-        out.append(text[pos : m.start()])
-        out.append(ECHO_PLACEHOLDER)
-        if i < len(lst):
-            pos = lst[i][1]
-            used[tag] = i + 1
-        else:
-            # Never closed: the judge was copying the block when it stopped, so the rest is data too.
-            pos = len(text)
-            break
-    out.append(text[pos:])
-    return _DATA_CLOSE.sub(lambda m: " " if _data_tag(m) else m.group(), "".join(out))
+        used[tag] = i + 1
+        # Never closed: the judge was copying the block when it stopped, so the rest is data too.
+        pos = ends[i][1] if i < len(ends) else len(text)
+        spans.append((m.start(), pos))
+    text = blank_spans(text, spans, ECHO_PLACEHOLDER)
+    return _DATA_CLOSE.sub(lambda m: " " if _data_tag(m) else m.group(), text)
 
 
 _THINK_OPEN = lazy(r"<think(?:ing)?\s{0,3}>|\u25c1think\u25b7", re.IGNORECASE)

@@ -9,6 +9,7 @@ hand-over word between), or the text right after it refers back to the output.
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left, bisect_right
 
@@ -42,59 +43,44 @@ class Quotes:
     """
 
     def __init__(self, text: str, objects: list[Span]) -> None:
-        self.starts: list[int] = []
-        self.ends: list[int] = []
         spans: list[tuple[int, int]] = []
         pending: dict[bool, list[int]] = {True: [], False: []}  # double?, opener positions
         n = len(text)
-        seen = 0
-        gaps: list[tuple[int, int]] = []
-        pos = 0
-        for s in objects:
-            if s.start > pos:
-                gaps.append((pos, s.start))
-            pos = max(pos, s.end)
-        gaps.append((pos, n))
-        for g0, g1 in gaps:
-            if g0 >= g1:
-                continue
-            for m in _QUOTE_MARKS.finditer(text, g0, g1):
-                seen += 1
-                i = m.start()
-                if seen > _MAX_QUOTES:
-                    self._finish(spans)
-                    return
-                c = m.group()
-                prev = text[i - 1] if i > 0 else " "
-                nxt = text[i + 1] if i + 1 < n else " "
-                double = c in '"\u201c\u201d'
-                if c in "\u201c\u2018":
-                    can_open, can_close = True, False
-                elif c == "\u201d":
-                    can_open, can_close = False, True
-                elif c == '"':
-                    can_open = not nxt.isspace() and not prev.isalnum() and prev not in _NO_OPEN_AFTER
-                    can_close = not prev.isspace() and not nxt.isalnum()
-                else:  # ' or the typographic apostrophe
-                    can_open = (
-                        c == "'" and not nxt.isspace() and nxt != "'" and (prev.isspace() or prev in _SQUOTE_OPEN_AFTER)
-                    )
-                    can_close = not prev.isspace() and (nxt.isspace() or nxt in _SQUOTE_CLOSE_BEFORE)
-                waiting = pending[double]
-                if can_close and waiting:
-                    reach = _QUOTE_LIMIT if double else _SQUOTE_LIMIT
-                    j = bisect_left(waiting, i - reach)
-                    if j < len(waiting):
-                        spans.append((waiting[j], i + 1))
-                        waiting.clear()
-                        continue
-                    waiting.clear()  # every opener is out of reach: stray
-                if can_open:
-                    waiting.append(i)
-        self._finish(spans)
-
-    def _finish(self, spans: list[tuple[int, int]]) -> None:
+        edges = [0, *(x for s in objects for x in (s.start, s.end)), n]  # objects are sorted, not nested
+        marks = itertools.chain.from_iterable(
+            _QUOTE_MARKS.finditer(text, a, b) for a, b in zip(edges[::2], edges[1::2], strict=True)
+        )
+        for m in itertools.islice(marks, _MAX_QUOTES):
+            i = m.start()
+            c = m.group()
+            prev = text[i - 1] if i > 0 else " "
+            nxt = text[i + 1] if i + 1 < n else " "
+            double = c in '"\u201c\u201d'
+            if c in "\u201c\u2018":
+                can_open, can_close = True, False
+            elif c == "\u201d":
+                can_open, can_close = False, True
+            elif c == '"':
+                can_open = not nxt.isspace() and not prev.isalnum() and prev not in _NO_OPEN_AFTER
+                can_close = not prev.isspace() and not nxt.isalnum()
+            else:  # ' or the typographic apostrophe
+                can_open = (
+                    c == "'" and not nxt.isspace() and nxt != "'" and (prev.isspace() or prev in _SQUOTE_OPEN_AFTER)
+                )
+                can_close = not prev.isspace() and (nxt.isspace() or nxt in _SQUOTE_CLOSE_BEFORE)
+            waiting = pending[double]
+            if can_close and waiting:
+                j = bisect_left(waiting, i - (_QUOTE_LIMIT if double else _SQUOTE_LIMIT))
+                if j < len(waiting):
+                    spans.append((waiting[j], i + 1))
+                    waiting.clear()
+                    continue
+                waiting.clear()  # every opener is out of reach: stray
+            if can_open:
+                waiting.append(i)
         # Single- and double-quoted spans may nest or overlap: merge them.
+        self.starts: list[int] = []
+        self.ends: list[int] = []
         for s, e in sorted(spans):
             if self.ends and s < self.ends[-1]:
                 self.ends[-1] = max(self.ends[-1], e)
