@@ -28,6 +28,13 @@ YES_NO = {"y": "pass", "yes": "pass", "n": "fail", "no": "fail"}
 # No re.IGNORECASE: it makes sre several times slower.  Label patterns are lower-case
 # and run on ascii_lower(text), which keeps every position of the original.
 _SEP = r"[ \t]{0,3}(?:[*_]{1,2})?[ \t]{0,3}"
+
+
+def _verdict_label(names: str) -> str:
+    """A verdict label ("Verdict:", "Final decision ="), then the separator before its value."""
+    return r"(?:(?:final|overall)[ \t]{1,3})?(?:" + names + ")" + _SEP + r"[:=：]"
+
+
 # Prometheus's [RESULT] marker, translated by a non-English judge ("[결과] 3"), or without its brackets on its
 # own line ("RESULT 3").
 _RESULT_TAG = gated(
@@ -275,9 +282,7 @@ def _grade(g: re.Match[str] | None) -> Hit | None:
 
 _ANSWER_TAG = gated(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>", ("<answer>",))
 _VERDICT_LABEL = gated(
-    r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|outcome|answer|result)"
-    + _SEP
-    + r"[:=：]"
+    _verdict_label("verdict|decision|judge?ment|outcome|answer|result")
     + _SEP
     + r"(?P<v>pass|fail|partial)(?:ed)?(?![A-Za-z])",
     ("pass", "fail", "partial"),
@@ -297,9 +302,7 @@ _FINAL_WORD_LINE = lazy(
 # "Answer: Yes", "Verdict: N": a yes/no value that ends its line or its tag, or is followed by its reason
 # ("Judgement: No because ...", "Verdict: no, the proof omits steps").  "Answer: no idea" is no verdict.
 _YES_NO_LABEL = gated(
-    r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|answer|meets[ \t]criteria)"
-    + _SEP
-    + r"[:=：]"
+    _verdict_label(r"verdict|decision|judge?ment|answer|meets[ \t]criteria")
     + _SEP
     + r"(?:(?P<v>yes|no|y|n)[ \t*_.!]{0,4}(?=\n|$|</)"
     + r"|(?P<w>yes|no)(?:[ \t*_]{0,4}[,;:\-\u2013\u2014][ \t]|[ \t]{1,2}(?:because|since|as)(?![A-Za-z])))",
@@ -337,10 +340,7 @@ WORD_VERDICTS = {
 _VERDICT_OF = {**WORD_VERDICTS, **YES_NO}
 _WORDS = r"(?P<v>correct|incorrect|right|wrong|valid|invalid|true|false|yes|no|acceptable|unacceptable)(?![A-Za-z])"
 _WORD_LABEL = gated(
-    r"(?:(?:final|overall)[ \t]{1,3})?"
-    r"(?:verdict|decision|judge?ment|answer|result|evaluation|assessment|conclusion)"
-    + _SEP
-    + r"[:=：]"
+    _verdict_label("verdict|decision|judge?ment|answer|result|evaluation|assessment|conclusion")
     + r"[ \t*_\"'`]{0,6}\n?[ \t*_\"'`]{0,6}"
     + _WORDS,
     ("verdict", "decision", "judgment", "judgement", "answer", "result", "evaluation", "assessment", "conclusion"),

@@ -130,22 +130,12 @@ def _decoration(line: str) -> bool:
 def bare_first(text: str) -> Hit | None:
     """The whole reply, or its first non-fence line, is a number."""
     pos = 0
-    n = len(text)
-    for _ in range(64):  # only the first few lines can hold a score-first answer
-        if pos >= n:
-            break
-        nl = text.find("\n", pos)
-        end = n if nl == -1 else nl
-        line = text[pos:end]
+    for line in text.split("\n", 64)[:64]:  # only the first few lines can hold a score-first answer
         if line.strip() and not line.strip().startswith("```"):
-            if end - pos > 80:
-                return None
-            m = _BARE.fullmatch(line)
-            if m is None:
-                return None
-            f = found_from_value(m)
-            return (f, (pos, end)) if f is not None else None
-        pos = end + 1
+            m = _BARE.fullmatch(line) if len(line) <= 80 else None
+            f = None if m is None else found_from_value(m)
+            return None if f is None else (f, (pos, pos + len(line)))
+        pos += len(line) + 1
     return None
 
 
