@@ -72,10 +72,7 @@ def number_from_json(value: Any) -> tuple[float, float | None] | None:
         except (OverflowError, ValueError):
             return None
         return (f, None) if math.isfinite(f) else None
-    if isinstance(value, str):
-        s = value.strip()
-        if len(s) > 64:
-            return None
+    if isinstance(value, str) and len(s := value.strip()) <= 64:
         if _NUMERIC_STRING.fullmatch(s):
             f = float(s)
             return (f, None) if math.isfinite(f) else None
@@ -113,34 +110,23 @@ def inside_word(text: str, start: int) -> bool:
 
 def found_from_value(m: re.Match[str]) -> Found | None:
     """The candidate a matched `VALUE` states: a number, a fraction or a percent."""
-    num = float(m.group("num"))  # VALUE's digits always read as a float
-    den: float | None = None
-    if m.group("den"):
-        den = float(m.group("den"))
-        if den <= 0:
-            return None
-    elif m.group("pct"):
-        den = 100.0
-    return Found(raw=num, den=den, pct=bool(m.group("pct")) and not m.group("den"))
+    den = float(m.group("den")) if m.group("den") else 100.0 if m.group("pct") else None
+    if den is not None and den <= 0:
+        return None
+    return Found(raw=float(m.group("num")), den=den, pct=bool(m.group("pct")) and not m.group("den"))
 
 
 def fits_scale(found: Found, scale: tuple[float, float]) -> bool:
     """A fraction counts only against the declared scale: its denominator is the scale maximum
     (a percent is read when the scale starts at 0).  Any other denominator is a per-item score or
     another scale's, not the answer."""
-    if found.den is None:
-        return True
-    if found.den == scale[1]:
-        return True
-    return found.den == 100.0 and found.pct and scale[0] == 0
+    return found.den in (None, scale[1]) or (found.den == 100.0 and found.pct and scale[0] == 0)
 
 
 def normalize(found: Found, scale: tuple[float, float]) -> float | None:
     """The candidate's score on [0, 1], or None when it states none."""
     value = unclamped(found, scale)
-    if value is None:
-        return None
-    return round(min(1.0, max(0.0, value)), 6)
+    return None if value is None else round(min(1.0, max(0.0, value)), 6)
 
 
 def unclamped(found: Found, scale: tuple[float, float]) -> float | None:

@@ -27,15 +27,6 @@ from .prepare import ECHO_PLACEHOLDER, ascii_lower, blank_spans, prepare, thinki
 from .prose import bare_first, bare_last, prose_score
 from .quotes import Skip
 
-NOTHING_OWN = (
-    "the judge's reply holds nothing of its own once what it copied from the prompt"
-    " (echoed output, instructions) is set aside"
-)
-TEMPLATE_FILLED = (
-    "the reply fills in the prompt's reply template: its reasoning is the prompt's own text"
-    " (a placeholder or a copy), so its verdict is no judgment"
-)
-
 # "Beyond rounding": a score this share of the scale's width outside it is off the scale.
 _OFF_SCALE = 1e-6
 
@@ -86,7 +77,10 @@ def reasoning_from(obj: Mapping[Any, Any], asked: Asked | None = None) -> str:
 
 def _own_reasoning(reasoning: str) -> None:
     if only_copies(reasoning):
-        raise VerdictParseError(TEMPLATE_FILLED)
+        raise VerdictParseError(
+            "the reply fills in the prompt's reply template: its reasoning is the prompt's own text"
+            " (a placeholder or a copy), so its verdict is no judgment"
+        )
 
 
 def own_text(text: str, asked: Asked | None) -> str:
@@ -108,7 +102,10 @@ def _masked(text: str, asked: Asked | None) -> str:
 
 def _check_own(text: str) -> None:
     if not any(c.isalnum() for c in text.replace(ECHO_PLACEHOLDER.strip(), "")):
-        raise VerdictParseError(NOTHING_OWN)
+        raise VerdictParseError(
+            "the judge's reply holds nothing of its own once what it copied from the prompt"
+            " (echoed output, instructions) is set aside"
+        )
 
 
 def _check_scale(scale: Any) -> tuple[float, float]:

@@ -164,8 +164,6 @@ def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
     # anything else: a reply it cannot repair is simply not JSON.
     except Exception:  # noqa: BLE001 - any failure means "not JSON"
         return None, False
-    if isinstance(value, tuple):  # logging variants return (value, log)
-        value = value[0]
     return value, True
 
 

@@ -241,8 +241,9 @@ def _choose(cands: list[Candidate], scale: tuple[float, float]) -> Candidate | N
 
 
 def _check_siblings(cands: list[Candidate], scale: tuple[float, float]) -> None:
-    """Elements of one JSON array are parallel items (one per criterion, per sample): when they
-    disagree, nothing makes one of them the answer, so the reply is an error, not a first pick."""
+    """Elements of one JSON array, or objects in prose side by side in one (``{...}, {...}``), are
+    parallel items (one per criterion, per sample): when they disagree, nothing makes one of them
+    the answer, so the reply is an error, not a first pick."""
     if len({_decision(c.found, scale) for c in cands}) > 1:
         raise VerdictParseError(
             "the reply is a JSON array of several verdicts with different scores; nothing says which"
@@ -251,13 +252,6 @@ def _check_siblings(cands: list[Candidate], scale: tuple[float, float]) -> None:
 
 
 _ARRAY_GAP = lazy(r"\s{0,64},\s{0,64}")
-
-
-def _check_array_siblings(text: str, cands: list[Candidate], scale: tuple[float, float]) -> None:
-    """Objects in prose that sit side by side in one array (``{...}, {...}``) are siblings too."""
-    for a, b in itertools.pairwise(cands):
-        if a.span is not b.span and _ARRAY_GAP.fullmatch(text, a.span.end, b.span.start):
-            _check_siblings([a, b], scale)
 
 
 def _decision(found: Found, scale: tuple[float, float]) -> tuple[float | None, str | None]:
@@ -318,7 +312,9 @@ def json_stage(text: str, scale: tuple[float, float], verdict: bool | None = Non
             quoted = quotes.inside(span.start) or quote_hugged(text, span) or example_cued(text, span.start)
             attributed = attributed_to_output(low, span)
         cands.extend(Candidate(f, span, quoted, attributed) for f in found_list)
-    _check_array_siblings(text, cands, scale)
+    for a, b in itertools.pairwise(cands):
+        if a.span is not b.span and _ARRAY_GAP.fullmatch(text, a.span.end, b.span.start):
+            _check_siblings([a, b], scale)
     chosen = _choose(cands, scale)
     if chosen is None:
         return out

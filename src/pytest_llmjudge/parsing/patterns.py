@@ -38,15 +38,12 @@ class LazyPattern:
 
     def compile(self) -> re.Pattern[str]:
         """The compiled pattern; the first call also puts it in place of this stand-in in its modules."""
-        compiled = self._compiled
-        if compiled is None:
-            with _LOCK:
-                if self._compiled is None:
-                    self._compiled = re.compile(self.pattern, self._flags)
-                    for namespace, name in self._homes:
-                        namespace[name] = self._compiled
-                compiled = self._compiled
-        return compiled
+        with _LOCK:  # only first uses get here: then the modules hold the compiled pattern
+            if self._compiled is None:
+                self._compiled = re.compile(self.pattern, self._flags)
+                for namespace, name in self._homes:
+                    namespace[name] = self._compiled
+            return self._compiled
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names this class lacks: every re.Pattern method and attribute.
