@@ -1,8 +1,8 @@
 """The tolerant reply parser: pure, no I/O.
 
 `parse_verdict` reads a judge's free-form reply into a score on [0, 1], a pass/fail verdict and the
-reasoning; the README's "How replies are parsed" states the full policy.  `Asked` tells it what the
-judge was asked.  `funnel` runs the stages; each other module holds one mechanism they share.
+reasoning (the docs' "How replies are parsed" states the policy).  `funnel` runs the stages; each
+other module holds one mechanism they share.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Copies of the prompt in a reply, recognized by content, tags or no tags.
 
-A weak judge copies its prompt back: the instructions, the criteria, the output under test (which may
-carry a score of its own).  A copy is a run of words the prompt also holds: at least `DATA_GRAM` words
-of a message that fences data (the output, input or reference, and the criteria beside them: the text
-that may carry a planted score), at least `TEXT_GRAM` words of any other message (the instructions: a
-judge's own verdict may share a few words with them, "the student's answer is correct"), or a whole
-data block copied verbatim.  All are found in linear time: each message's word runs go into a set,
-and each run of the reply is looked up once.  Most replies copy nothing, and most messages are
-ruled out before any of that (see `_may_copy`): a replay parses every stored reply again.
+A weak judge copies its prompt back, the output under test (which may carry a score) included.  A copy
+is a run of words the prompt also holds: `DATA_GRAM` words of a message that fences data (it may carry
+a planted score), `TEXT_GRAM` words of the instructions (a judge's own verdict may share a few words
+with them), or a whole data block verbatim.  All in linear time: each message's word runs go into a
+set, each run of the reply is looked up once, and `_may_copy` rules most messages out before that.
 """
 
 from __future__ import annotations

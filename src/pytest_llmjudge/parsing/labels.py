@@ -154,8 +154,8 @@ def _collect(
     neg: bool = False,
     fields: tuple[str, ...] | None = None,
 ) -> list[tuple[int, Found, tuple[int, int]]]:
-    """Every valid candidate of one marker shape, with its rank (bounded like `first`); a tag pattern with
-    ``fields`` keeps only tags those fields name."""
+    """Every valid candidate of one marker shape (the first 2,000 matches), with its rank; a tag pattern
+    with ``fields`` keeps only tags those fields name."""
     out: list[tuple[int, Found, tuple[int, int]]] = []
     for count, m in enumerate(matches(pattern, low)):
         if count >= MAX_FIRST_SCAN:
@@ -224,10 +224,8 @@ def marker_score(
     has_digit = DIGIT.search(low) is not None
     if has_digit:
         m = last(_RESULT_TAG, low, lambda c: value_after(low, c) and skip.accept(c) and _fits(c, scale))
-        if m is not None:
-            f = found_from_value(m)
-            if f is not None:
-                return f, m.span()
+        if m is not None and (f := found_from_value(m)) is not None:
+            return f, m.span()
         tiers = [
             (_SCORE_TAG, False, "score tags"),
             (_RATING_BRACKETS, False, "ratings"),
@@ -253,8 +251,11 @@ def marker_score(
             return labelled[0][1], labelled[0][2]
     # A grade letter must be upper case: "Grade: i think..." is prose.
     g = last(_GRADE, low, lambda c: (len(c.group("g")) > 1 or text[c.start("g")].isupper()) and skip.accept(c))
-    if g is not None or not has_digit:
-        return _grade(g)
+    if g is not None:
+        fixed, verdict = GRADE_LETTERS.get(g.group("g").lower(), (0.5, None))  # not found: partial(ly correct)
+        return Found(fixed=fixed, verdict=verdict), g.span()
+    if not has_digit:
+        return None
     bare = [c for c in found[2][1] if c[0] == PLAIN]
     if bare:  # bare [[n]]: the first wins (later ones are hypothetical, "would earn [[10]]")
         return bare[0][1], bare[0][2]
@@ -271,13 +272,6 @@ def marker_score(
 def _fits(m: re.Match[str], scale: tuple[float, float]) -> bool:
     f = found_from_value(m)
     return f is not None and fits_scale(f, scale)
-
-
-def _grade(g: re.Match[str] | None) -> Hit | None:
-    if g is None:
-        return None
-    fixed, verdict = GRADE_LETTERS.get(g.group("g").lower(), (0.5, None))  # not found: partial(ly correct)
-    return Found(fixed=fixed, verdict=verdict), g.span()
 
 
 _ANSWER_TAG = gated(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>", ("<answer>",))

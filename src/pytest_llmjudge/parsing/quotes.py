@@ -27,19 +27,14 @@ _SQUOTE_CLOSE_BEFORE = frozenset('.,;:!?)]}-\u2014"')  # besides whitespace: whe
 
 
 class Quotes:
-    """The parts of the reply inside quotation marks, paired across lines.
+    """The parts of the reply inside quotation marks, paired across lines, outside JSON objects.
 
-    Marks inside JSON objects are the object's own and are not looked at.  A straight
-    ``"`` can open when the next character is not a space and the previous one is not a
-    letter, digit or closing punctuation; it can close when the previous character is
-    not a space and the next one is not a letter or digit (so ``12" pipes`` only closes
-    and ``a"b`` does neither).  A ``'`` opens only after a space or an opening bracket and
-    closes only before a space or punctuation, so ``don't`` and ``it's`` do neither.
-    Curly quotes say which side they are.  A closing mark pairs with the EARLIEST
-    pending opening mark of its kind within reach (2,000 characters for ``"``, 500 for
-    ``'``); openers with no closer in reach are stray.  One pass over at most 5,000
-    marks; text past them is not quote-aware (a reply with that many quote marks is not
-    a judge's prose, and the other rules still apply to it).
+    A straight ``"`` opens before a non-space unless a letter, digit or closing punctuation precedes
+    it, and closes after a non-space unless a letter or digit follows (``12" pipes`` only closes,
+    ``a"b`` does neither).  A ``'`` opens only after a space or an opening bracket and closes only
+    before a space or punctuation (``don't``, ``it's`` do neither); curly quotes say their side.  A
+    closing mark pairs with the EARLIEST pending opener of its kind within reach (2,000 characters
+    for ``"``, 500 for ``'``); openers out of reach are stray.
     """
 
     def __init__(self, text: str, objects: list[Span]) -> None:
@@ -149,24 +144,21 @@ def attributed_to_output(low: str, span: Span) -> bool:
 def attributed_before(low: str, start: int) -> bool:
     """Does the sentence before ``start`` introduce what follows as the graded output's words
     ("the output includes a rating of ...")?"""
-    w0 = max(0, start - 200)
-    window = low[w0:start]
+    window = low[max(0, start - 200) : start]
     cut = 0
     for m in _SENTENCE_BREAK.finditer(window):
         cut = m.end()
     last = None
     for m in _ATTRIBUTION.finditer(window, cut):
         last = m
-    if last is not None:
-        between = window[last.end() :]
-        if (
-            len(between) <= 60
-            and ECHO_PLACEHOLDER.strip() not in between
-            and _ATTR_NEGATION.search(between) is None
-            and _OWN_INTRO.search(between) is None
-        ):
-            return True
-    return False
+    between = window[last.end() :] if last is not None else None
+    return (
+        between is not None
+        and len(between) <= 60
+        and ECHO_PLACEHOLDER.strip() not in between
+        and _ATTR_NEGATION.search(between) is None
+        and _OWN_INTRO.search(between) is None
+    )
 
 
 def quote_hugged(text: str, span: Span) -> bool:
