@@ -14,8 +14,7 @@ from typing import Any
 from .patterns import install, lazy
 from .prepare import strip_fences
 
-_REPAIR_MAX_CHARS = 64 * 1024  # json_repair is slow and superlinear: hand it little
-_REPAIR_BUDGET = 64 * 1024  # total characters repaired per reply
+_REPAIR_BUDGET = 64 * 1024  # characters repaired per reply, in one candidate or several
 _REPAIR_MAX_DEPTH = 64  # json_repair recurses; deeper input raises RecursionError
 _SCAN_MAX_DEPTH = 512  # deeper than this is not a judge reply: stop the brace scan
 _SCAN_MAX_STEPS = 20_000  # braces, strings and escapes visited by the scan
@@ -138,7 +137,7 @@ def load_whole(text: str) -> dict[str, Any] | list[Any] | None:
     return value if isinstance(value, (dict, list)) else None
 
 
-def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
+def load_json(s: str, budget: RepairBudget) -> tuple[Any, bool]:
     """Parse ``s`` as JSON, then (bounded) with json_repair.  Returns (value, repaired)."""
     try:
         return json.loads(s, strict=False), False
@@ -153,7 +152,7 @@ def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
                 return json.loads(fixed, strict=False), True
             except (ValueError, RecursionError):
                 pass
-    if budget is None or len(s) > _REPAIR_MAX_CHARS or len(s) > budget.left or not _depth_ok(s):
+    if len(s) > budget.left or not _depth_ok(s):  # json_repair is slow and superlinear: hand it little
         return None, False
     budget.left -= len(s)
     try:

@@ -19,7 +19,7 @@ from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, load_
 from .labels import CONFIDENCE_WORDS, GRADE_LETTERS, WORD_VERDICTS, YES_NO
 from .patterns import install, lazy
 from .prepare import ascii_lower
-from .quotes import Quotes, attributed_to_output, example_cued, quote_hugged
+from .quotes import Skip, attributed_to_output, example_cued, quote_hugged
 
 _SCORE_FIELDS = (
     "score", "rating", "overall_score", "final_score", "total_score", "overall_rating", "final_rating", "grade",
@@ -43,21 +43,14 @@ _TRUE_WORDS = {"true", "pass", "passed", "success", "succeeded"}
 _FALSE_WORDS = {"false", "fail", "failed", "failure"}
 
 
-def _text_value(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return "\n".join(v.strip() for v in value)
-    return None
-
-
 def reasoning_in(fields: Mapping[str, Any]) -> str | None:
     """The first reasoning field that holds text (a string or a list of strings), or None."""
     for name in REASON_FIELDS:
-        if name in fields:
-            text = _text_value(fields[name])
-            if text is not None:
-                return text
+        value = fields.get(name)
+        if isinstance(value, str):
+            return value.strip()
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return "\n".join(v.strip() for v in value)
     return None
 
 
@@ -265,16 +258,16 @@ def json_stage(text: str, scale: tuple[float, float], verdict: bool | None = Non
     out = JsonOutcome()
     value = load_whole(text)
     if value is not None:
-        whole_cands = [Candidate(f, Span(0, len(text))) for f in read_value(value, verdict) if f.usable]
-        if isinstance(value, list):
-            _check_siblings(whole_cands, scale)
+        reads = read_value(value, verdict)
+        whole_cands = [Candidate(f, Span(0, len(text))) for f in reads if f.usable]
+        _check_siblings(whole_cands, scale)
         chosen = _choose(whole_cands, scale)
         out.whole = isinstance(value, dict) or bool(whole_cands)
         if chosen:
             out.found, out.strategy = chosen.found, "json"
             return out
         if isinstance(value, dict):
-            out.bad_score = read_mapping(value, 0, verdict).bad_score
+            out.bad_score = reads[0].bad_score
             return out
     spans, out.truncated = scan_objects(text)
     out.objects = spans
@@ -283,33 +276,23 @@ def json_stage(text: str, scale: tuple[float, float], verdict: bool | None = Non
     low = ascii_lower(text)
     budget = RepairBudget()
     cands: list[Candidate] = []
-    quotes: Quotes | None = None
-    examined = 0
-    single_whole = False
-    for span in spans:
-        if examined >= MAX_JSON_CANDIDATES:
-            break
-        if _KEYWORDS.search(low, span.start, span.end) is None:
-            continue  # cheap filter: no score-like key, not a verdict object
-        examined += 1
+    skip = Skip(text, low, spans)
+    is_whole = len(spans) == 1 and _fenced_whole(text, spans[0])
+    repaired = False
+    keyed = (s for s in spans if _KEYWORDS.search(low, s.start, s.end))  # cheap filter: a score-like key
+    for span in itertools.islice(keyed, MAX_JSON_CANDIDATES):
         value, repaired = load_json(text[span.start : span.end], budget)
         read = read_value(value, verdict)
         out.bad_score = out.bad_score or any(f.bad_score for f in read)
         found_list = [f for f in read if f.usable]
-        is_whole = len(spans) == 1 and _fenced_whole(text, span)
         if is_whole and isinstance(value, dict) and not found_list:
             out.whole = True  # the reply is one (repaired) object without a score
             return out
         if not found_list:
             continue
         quoted = attributed = False
-        if is_whole:
-            single_whole = True
-            out.strategy = "json-repair" if repaired else "json"
-        else:
-            if quotes is None:
-                quotes = Quotes(text, spans)
-            quoted = quotes.inside(span.start) or quote_hugged(text, span) or example_cued(text, span.start)
+        if not is_whole:
+            quoted = skip.quoted(span.start) or quote_hugged(text, span) or example_cued(text, span.start)
             attributed = attributed_to_output(low, span)
         cands.extend(Candidate(f, span, quoted, attributed) for f in found_list)
     for a, b in itertools.pairwise(cands):
@@ -320,10 +303,8 @@ def json_stage(text: str, scale: tuple[float, float], verdict: bool | None = Non
         return out
     out.spans = tuple((s.start, s.end) for s in spans)
     out.found, out.quoted = chosen.found, not chosen.own
-    if single_whole:
-        out.whole = True
-    else:
-        out.strategy = "json-fragment"
+    out.whole = is_whole
+    out.strategy = ("json-repair" if repaired else "json") if is_whole else "json-fragment"
     return out
 
 
