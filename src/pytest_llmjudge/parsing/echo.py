@@ -33,10 +33,8 @@ def _word_runs(words: list[str], size: int) -> list[tuple[str, ...]]:
 def _may_copy(words: list[str], distinct: set[str], message: str, size: int) -> bool:
     """Could ``message`` (lower-cased) hold ``size`` of the reply's words in a row?
 
-    A copied run is ``size`` words in a row each of which the message holds: a reply with no such
-    stretch copies nothing of it.  Each distinct word (``distinct``: the reply's, made once for every
-    message) is looked for as text (no tokenizing of the message, which is new to each judgment); a
-    large pair takes the word set, in linear time.
+    Each of the reply's ``distinct`` words is looked for as text, sparing the tokenizing of a message
+    that is new to each judgment; a large pair takes the word set, in linear time.
     """
     if len(distinct) * len(message) <= _DIRECT_LIMIT:
         held = {w for w in distinct if w in message}

@@ -84,10 +84,8 @@ def _own_reasoning(reasoning: str) -> None:
 
 
 def own_text(text: str, asked: Asked | None) -> str:
-    """The reply as it is read: prepared (see `prepare`), every copy of the prompt in ``asked`` masked.
-
-    Raises `VerdictParseError` when nothing of the judge's own is left.
-    """
+    """The reply as it is read: prepared, every copy of the prompt masked; `VerdictParseError` if nothing
+    of the judge's own is left."""
     text = _masked(prepare(text), asked)
     _check_own(text)
     return text

@@ -48,11 +48,10 @@ class RepairBudget:
 
 
 def scan_objects(text: str) -> tuple[list[Span], bool]:
-    """Find top-level ``{...}`` spans in one pass, string-aware inside objects only.
+    """Top-level ``{...}`` spans, found in one pass, and whether the last object is never closed.
 
-    Quotes outside objects are prose (``12" pipes``) and are skipped.  An unmatched
-    ``{`` in prose does not hide balanced objects after it.  Returns the spans and
-    whether a scanned object was left unclosed at the end (a truncated reply).
+    Quotes are strings inside objects only (outside, ``12" pipes`` is prose); an unmatched ``{`` in
+    prose does not hide balanced objects after it.
     """
     n = len(text)
     pairs: list[tuple[int, int]] = []

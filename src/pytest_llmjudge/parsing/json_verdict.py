@@ -64,15 +64,6 @@ def fields_of(obj: Mapping[Any, Any]) -> dict[str, Any]:
     return fields
 
 
-def _boolean_verdict_fields(fields: Mapping[str, Any]) -> list[str]:
-    """Names of boolean fields that state a pass/fail verdict: the last word of the name says so."""
-    return [
-        name
-        for name, value in fields.items()
-        if isinstance(value, bool) and name not in _VERDICT_FIELDS and name.rsplit("_", 1)[-1] in _BOOLEAN_VERDICT_WORDS
-    ]
-
-
 def _yes_no(word: str) -> str | None:
     """'yes' / 'no' (or Y / N), alone or leading a sentence ("No, this is off-topic."), as a verdict."""
     head = word
@@ -109,7 +100,9 @@ def read_mapping(d: dict[Any, Any], depth: int = 0, verdict: bool | None = None)
             continue
         if name in ("score", "rating") and value is not None:
             found.bad_score = True
-    verdict_fields = (*_VERDICT_FIELDS, *_boolean_verdict_fields(fields), *(("value",) if verdict is not False else ()))
+    # A boolean field whose name's last word says pass/fail ("is_correct") states a verdict.
+    booleans = [n for n, v in fields.items() if isinstance(v, bool) and n.rsplit("_", 1)[-1] in _BOOLEAN_VERDICT_WORDS]
+    verdict_fields = (*_VERDICT_FIELDS, *booleans, *(("value",) if verdict is not False else ()))
     for name in verdict_fields if found.verdict is None else ():
         if name not in fields:
             continue
@@ -163,7 +156,6 @@ _KEYWORDS = lazy(r"score|rating|pass|verdict|grade|result|fail|answer|correct|su
 class JsonOutcome:
     """What the JSON stages found: the chosen candidate and what the later stages need to know."""
 
-    # Plain classes, not dataclasses: see json_scan.Span.
     __slots__ = ("bad_score", "found", "objects", "quoted", "spans", "strategy", "truncated", "whole")
 
     def __init__(self) -> None:
@@ -180,17 +172,13 @@ class JsonOutcome:
 class Candidate:
     """A JSON object's reading, with where it stands: the judge's own, quoted, or attributed."""
 
-    __slots__ = ("attributed", "found", "quoted", "span")
+    __slots__ = ("found", "own", "quoted", "span")
 
     def __init__(self, found: Found, span: Span, quoted: bool = False, attributed: bool = False) -> None:
         self.found = found
-        self.quoted = quoted  # inside quotation marks, hugged by one, or an example
-        self.attributed = attributed  # introduced as what the graded output says
         self.span = span
-
-    @property
-    def own(self) -> bool:
-        return not (self.quoted or self.attributed)
+        self.quoted = quoted  # inside quotation marks, hugged by one, or an example
+        self.own = not (quoted or attributed)  # attributed: introduced as what the graded output says
 
 
 def _choose(cands: list[Candidate], scale: tuple[float, float]) -> Candidate | None:

@@ -389,10 +389,9 @@ def marker_verdict(
             if verdict is False and word not in ("pass", "fail"):
                 continue  # "[[YES]]" answers no question this rubric asked
             return v, False, m.span(), True
-    if verdict:
-        said = _word_verdict(low, skip)
-        if said is not None:
-            return said[0], False, said[1], said[2]
+    said = _word_verdict(low, skip) if verdict else None
+    if said is not None:
+        return said[0], False, said[1], said[2]
     final = final_word_verdict(text) if verdict is not False else None
     if final is not None and not skip(final[1][0]):
         return final[0], False, final[1], False

@@ -1,10 +1,9 @@
 """Regular expressions compiled on first use, and bounded searches with them.
 
 Why lazy: compiling the parser's ~60 patterns at import cost ~30 ms in every pytest run that imports
-the parser, although a replay or a clean JSON reply uses only a few.  `lazy` returns a stand-in that
-compiles on first use; `install(globals())` at the end of each module that defines or imports stand-ins
-lets that first use put the compiled pattern in place of the stand-in under every such module-level
-name, so the parser then calls the real `re.Pattern` with no extra step.
+the parser, although a replay or a clean JSON reply uses only a few.  `install(globals())` at the end
+of each module lets a stand-in's first use put the compiled pattern under every module-level name that
+held it, so the parser then calls the real `re.Pattern` with no extra step.
 
 Every search is linear in the reply's length: a pattern is skipped when a word it requires is absent,
 "last marker" searches look at a growing tail, and "first valid" searches stop after 2,000 matches.
@@ -101,11 +100,8 @@ def matches(pattern: re.Pattern[str], text: str, pos: int = 0) -> Iterator[re.Ma
 
 
 def last(pattern: re.Pattern[str], text: str, accept: Callable[[re.Match[str]], bool]) -> re.Match[str] | None:
-    """The last accepted match, searched in a growing tail of the text.
-
-    A reply holding thousands of markers then costs a few thousand characters of
-    matching, not one Python step per marker.
-    """
+    """The last accepted match, searched in a growing tail of the text: a reply holding thousands of
+    markers costs a few thousand characters of matching, not one Python step per marker."""
     n = len(text)
     size = 4096
     while True:

@@ -43,12 +43,10 @@ def _data_tag(m: re.Match[str]) -> tuple[str, str] | None:
 
 
 def mask_data_blocks(text: str) -> str:
-    """Drop echoed ``<output-ID>...</output-ID>`` blocks and the prompt's other data blocks
-    (``<input-NONCE>``, ``<expected-NONCE>``...): their content is data the judge was shown.
+    """Drop echoed data blocks (``<output-ID>...</output-ID>``, ``<input-NONCE>``...): data the judge was shown.
 
-    Closing tags are indexed once so that many unmatched opening tags stay linear.  An opening tag
-    that is never closed hides the rest of the reply (a judge copying its prompt stopped inside the
-    block); a lone closing tag is removed by itself.
+    Closing tags are indexed once, so many unmatched opening tags stay linear.  An opening tag never
+    closed hides the rest of the reply; a lone closing tag is removed by itself.
     """
     if "<" not in text or "-" not in text:
         return text
