@@ -1,9 +1,6 @@
 """The funnel: a judge's reply and what it was asked (`Asked`) in, a `ParsedVerdict` out, or a
-`VerdictParseError` that says why.
-
-`Asked` lets the parser read a reply knowing its question: text the judge copies from the prompt is
-never its verdict, verdict words (yes/no, correct/incorrect...) count only where a verdict was asked,
-and a score off the asked scale is an error rather than clamped.
+`VerdictParseError` that says why.  Knowing the question, text copied from the prompt is never the
+verdict, verdict words count only where a verdict was asked, and a score off the scale is an error.
 
 Stages run from strict to lenient and the first that yields a score or a verdict decides: json,
 json-repair, json-fragment, labelled, bare-number, prose (then a lone number after "thinking" lines).

@@ -66,14 +66,8 @@ def fields_of(obj: Mapping[Any, Any]) -> dict[str, Any]:
 
 def _yes_no(word: str) -> str | None:
     """'yes' / 'no' (or Y / N), alone or leading a sentence ("No, this is off-topic."), as a verdict."""
-    head = word
-    for i, c in enumerate(word):
-        if not c.isalpha():
-            if c not in ",.;:!-— ":
-                return None
-            head = word[:i]
-            break
-    return YES_NO.get(head)
+    i = next((i for i, c in enumerate(word) if not c.isalpha()), len(word))  # where the first word ends
+    return YES_NO.get(word[:i]) if i == len(word) or word[i] in ",.;:!-— " else None
 
 
 def read_mapping(d: dict[Any, Any], depth: int = 0, verdict: bool | None = None) -> Found:

@@ -162,9 +162,7 @@ def _collect(
             break
         if fields is not None and m.group("tag").replace("-", "_") not in fields:
             continue
-        if not value_after(low, m) or (neg and negated_before(low, m.start(), field=True)):
-            continue
-        if skip(m.start()):
+        if not value_after(low, m) or (neg and negated_before(low, m.start(), field=True)) or skip(m.start()):
             continue
         f = found_from_value(m)
         if f is None or not fits_scale(f, scale):
