@@ -52,7 +52,7 @@ def test_importing_the_parser_compiles_almost_no_pattern() -> None:
 _FIRST_USE = """
 import json, re, sys
 import pytest_llmjudge.parsing
-from pytest_llmjudge.parsing.lazy_patterns import LazyPattern
+from pytest_llmjudge.parsing.patterns import LazyPattern
 
 modules = [m for name, m in sorted(sys.modules.items()) if name.startswith("pytest_llmjudge.parsing.")]
 stand_ins = [(m, name, value) for m in modules for name, value in vars(m).items() if isinstance(value, LazyPattern)]
@@ -71,7 +71,7 @@ def test_first_use_puts_the_compiled_pattern_in_every_module_that_names_it() -> 
 
 
 def test_a_pattern_first_used_by_several_threads_at_once_compiles_to_one_object() -> None:
-    from pytest_llmjudge.parsing.lazy_patterns import install, lazy
+    from pytest_llmjudge.parsing.patterns import install, lazy
 
     namespace = {"P": lazy(r"(?P<num>\d+)-(?P=num)")}
     install(namespace)

@@ -1,13 +1,12 @@
 """The tolerant reply parser: pure, no I/O.
 
 `parse_verdict` reads a judge's free-form reply into a score on [0, 1], a pass/fail verdict and the
-reasoning; the README's "How replies are parsed" states the full policy.  `Asked` tells it what the
-judge was asked.  `funnel` runs the stages; each other module holds one mechanism they share.
+reasoning (the docs' "How replies are parsed" states the policy).  `funnel` runs the stages; each
+other module holds one mechanism they share.
 """
 
 from __future__ import annotations
 
-from .asked import Asked
-from .funnel import ParsedVerdict, parse_json_object, parse_verdict, reasoning_from
+from .funnel import Asked, ParsedVerdict, parse_json_object, parse_verdict, reasoning_from
 
 __all__ = ["Asked", "ParsedVerdict", "parse_json_object", "parse_verdict", "reasoning_from"]

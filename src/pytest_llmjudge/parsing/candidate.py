@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any
 
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 
 # Only used with fullmatch on strings of at most 64 characters.
 _NUMERIC_STRING = lazy(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
@@ -26,19 +26,14 @@ VALUE = (
 )
 # "Score: 1-10", "from 1 to 10", "a 3 or 4", "0.0 (poor) to 1.0 (good)": a range or alternatives after a
 # number, with at most one short parenthetical (what the range end means) between.
-RANGE_AFTER = lazy(r"(?:[ \t]{0,2}\([^()\n]{0,80}\))?[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}[-+]?\.?\d")
-
-
-def range_follows(text: str, end: int) -> bool:
-    """Is the number ending at ``end`` the first end of a range or of alternatives ("0.0 (poor) to 1.0")?"""
-    return RANGE_AFTER.match(text, end) is not None
+_RANGE_AFTER = lazy(r"(?:[ \t]{0,2}\([^()\n]{0,80}\))?[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}[-+]?\.?\d")
 
 
 class Found:
     """One candidate answer, before normalization."""
 
     # A plain class, not a dataclass: see json_scan.Span.
-    __slots__ = ("bad_score", "confidence", "den", "fixed", "partial", "pct", "raw", "reasoning", "verdict")
+    __slots__ = ("bad_score", "confidence", "den", "fixed", "pct", "raw", "reasoning", "verdict")
 
     def __init__(
         self,
@@ -54,7 +49,6 @@ class Found:
         self.den = den  # denominator of a fraction or 100 for a percent
         self.fixed = fixed  # a normalized score given directly (grade P = 0.5)
         self.verdict = verdict  # "pass" / "fail"
-        self.partial = False  # PARTIAL verdict: neither pass nor fail
         self.confidence = confidence
         self.reasoning: str | None = None
         self.bad_score = False  # a score field was present but not a number
@@ -63,6 +57,9 @@ class Found:
     @property
     def usable(self) -> bool:
         return self.raw is not None or self.fixed is not None or self.verdict is not None
+
+
+Hit = tuple[Found, tuple[int, int]]  # a candidate and where the reply states it
 
 
 def number_from_json(value: Any) -> tuple[float, float | None] | None:
@@ -75,10 +72,7 @@ def number_from_json(value: Any) -> tuple[float, float | None] | None:
         except (OverflowError, ValueError):
             return None
         return (f, None) if math.isfinite(f) else None
-    if isinstance(value, str):
-        s = value.strip()
-        if len(s) > 64:
-            return None
+    if isinstance(value, str) and len(s := value.strip()) <= 64:
         if _NUMERIC_STRING.fullmatch(s):
             f = float(s)
             return (f, None) if math.isfinite(f) else None
@@ -98,7 +92,7 @@ def value_after(text: str, m: re.Match[str]) -> bool:
     # ASCII only: "4th", "3D" are not numbers, but a CJK word may follow a score directly ("[[1]]です", "8点").
     if (c.isascii() and c.isalnum()) or c == "_":
         return False
-    if not m.group("den") and not m.group("pct") and range_follows(text, end):
+    if not m.group("den") and not m.group("pct") and _RANGE_AFTER.match(text, end) is not None:
         return False  # "Score: 1-10", "score 1 to 5": the scale, not a score
     return not (c == "." and end + 1 < len(text) and text[end + 1].isdigit())  # "1.5.2"
 
@@ -116,37 +110,23 @@ def inside_word(text: str, start: int) -> bool:
 
 def found_from_value(m: re.Match[str]) -> Found | None:
     """The candidate a matched `VALUE` states: a number, a fraction or a percent."""
-    try:
-        num = float(m.group("num"))
-    except (TypeError, ValueError):
+    den = float(m.group("den")) if m.group("den") else 100.0 if m.group("pct") else None
+    if den is not None and den <= 0:
         return None
-    den: float | None = None
-    if m.group("den"):
-        den = float(m.group("den"))
-        if den <= 0:
-            return None
-    elif m.group("pct"):
-        den = 100.0
-    return Found(raw=num, den=den, pct=bool(m.group("pct")) and not m.group("den"))
+    return Found(raw=float(m.group("num")), den=den, pct=bool(m.group("pct")) and not m.group("den"))
 
 
 def fits_scale(found: Found, scale: tuple[float, float]) -> bool:
     """A fraction counts only against the declared scale: its denominator is the scale maximum
     (a percent is read when the scale starts at 0).  Any other denominator is a per-item score or
     another scale's, not the answer."""
-    if found.den is None:
-        return True
-    if found.den == scale[1]:
-        return True
-    return found.den == 100.0 and found.pct and scale[0] == 0
+    return found.den in (None, scale[1]) or (found.den == 100.0 and found.pct and scale[0] == 0)
 
 
 def normalize(found: Found, scale: tuple[float, float]) -> float | None:
     """The candidate's score on [0, 1], or None when it states none."""
     value = unclamped(found, scale)
-    if value is None:
-        return None
-    return round(min(1.0, max(0.0, value)), 6)
+    return None if value is None else round(min(1.0, max(0.0, value)), 6)
 
 
 def unclamped(found: Found, scale: tuple[float, float]) -> float | None:
@@ -166,4 +146,45 @@ def unclamped(found: Found, scale: tuple[float, float]) -> float | None:
     return None if math.isnan(value) else value
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+# Words in the clause before a score mention that make it not the judge's score.
+NEGATION = lazy(
+    r"(?<![A-Za-z])(?:not|never|nor|cannot|instead|rather|than|unless|except|reference|example|e\.g)"
+    r"(?![A-Za-z])|n't"
+)
+_REFERENCE = lazy(r"(?<![A-Za-z])(?:reference|example|e\.g)(?![A-Za-z])")
+_CLAUSE_END = lazy(r"[.!?;\n](?!\d)")
+_FIELD_CLAUSE_END = lazy(r"[.!?;,:\n](?!\d)")
+
+# Right after a score, on its line: a retraction ("No,", "Actually,", "wait,") that leads to another
+# number ("The score is 5. No, it is 6."): the judge takes the score back, so it is not the answer.
+_RETRACTION = lazy(
+    r"[ \t*_.;,!)\]\-\u2013\u2014]{0,6}(?:no|nope|actually|wait|correction|sorry|i[ \t]mean)[ \t]{0,2}"
+    r"[,:!\-\u2013\u2014][^\n.!?]{0,40}?(?<![A-Za-z0-9_.])\d"
+)
+
+
+def retracted_after(low: str, end: int) -> bool:
+    """Does the judge take back the score that ends at ``end`` for another number?"""
+    return _RETRACTION.match(low, end) is not None
+
+
+def negated_before(text: str, start: int, field: bool = False) -> bool:
+    """A negation or reference word earlier in the same clause.
+
+    Prose looks sentence-wide, 60 characters back ("does not fully align with the criteria for a
+    score of 5"); a ``Score:`` ``field`` only at the few words right before it ("Reference (Score 5)"),
+    so "No issues, Score: 5" stays a score.
+    """
+    window = text[max(0, start - (24 if field else 60)) : start]
+    cut = sentence = 0
+    for m in _CLAUSE_END.finditer(window):
+        sentence = m.end()
+    for m in _FIELD_CLAUSE_END.finditer(window) if field else ():
+        cut = m.end()
+    if NEGATION.search(window, cut if field else sentence) is not None:
+        return True
+    # "For example, Score: 1 means ...": a reference word reaches across commas.
+    return _REFERENCE.search(window, sentence) is not None
+
+
+install(globals())  # first uses swap the compiled patterns in (see patterns)

@@ -1,23 +1,18 @@
 """Copies of the prompt in a reply, recognized by content, tags or no tags.
 
-A weak judge copies its prompt back: the instructions, the criteria, the output under test (which may
-carry a score of its own).  A copy is a run of words the prompt also holds: at least `DATA_GRAM` words
-of a message that fences data (the output, input or reference, and the criteria beside them: the text
-that may carry a planted score), at least `TEXT_GRAM` words of any other message (the instructions: a
-judge's own verdict may share a few words with them, "the student's answer is correct"), or a whole
-data block copied verbatim.  All are found in linear time: each message's word runs go into a set,
-and each run of the reply is looked up once.  Most replies copy nothing, and most messages are
-ruled out before any of that (see `_may_copy`): a replay parses every stored reply again.
+A weak judge copies its prompt back, the output under test (which may carry a score) included.  A copy
+is a run of words the prompt also holds: `DATA_GRAM` words of a message that fences data (it may carry
+a planted score), `TEXT_GRAM` words of the instructions (a judge's own verdict may share a few words
+with them), or a whole data block verbatim.  All in linear time: each message's word runs go into a
+set, each run of the reply is looked up once, and `_may_copy` rules most messages out before that.
 """
 
 from __future__ import annotations
 
 import re
 
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 from .prepare import ECHO_PLACEHOLDER, ascii_lower
-
-__all__ = ["DATA_GRAM", "TEXT_GRAM", "mask_copies", "only_copies"]
 
 DATA_GRAM = 6  # words in a copied run of a data block
 TEXT_GRAM = 10  # words in a copied run of the instructions: longer than the phrases a judge reuses
@@ -35,17 +30,11 @@ def _word_runs(words: list[str], size: int) -> list[tuple[str, ...]]:
     return list(zip(*(words[i:] for i in range(size)), strict=False))
 
 
-def _data_blocks(text: str) -> list[str]:
-    return [m.group(3) for m in _DATA_BLOCK.finditer(text)] if "</" in text else []
-
-
 def _may_copy(words: list[str], distinct: set[str], message: str, size: int) -> bool:
     """Could ``message`` (lower-cased) hold ``size`` of the reply's words in a row?
 
-    A copied run is ``size`` words in a row each of which the message holds: a reply with no such
-    stretch copies nothing of it.  Each distinct word (``distinct``: the reply's, made once for every
-    message) is looked for as text (no tokenizing of the message, which is new to each judgment); a
-    large pair takes the word set, in linear time.
+    Each of the reply's ``distinct`` words is looked for as text, sparing the tokenizing of a message
+    that is new to each judgment; a large pair takes the word set, in linear time.
     """
     if len(distinct) * len(message) <= _DIRECT_LIMIT:
         held = {w for w in distinct if w in message}
@@ -71,7 +60,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
     distinct = set(words)
     where: list[tuple[int, int]] = []
     for message in prompt:
-        blocks = _data_blocks(message)
+        blocks = [m.group(3) for m in _DATA_BLOCK.finditer(message)] if "</" in message else []
         for block in blocks:
             body = block.strip()
             if len(body) < _MIN_BLOCK or not any(c.isalpha() for c in body):
@@ -112,30 +101,13 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
     return merged
 
 
-def mask_copies(text: str, prompt: tuple[str, ...]) -> str:
-    """``text`` with every copy of the prompt replaced by the echo placeholder."""
-    spans = copied_spans(text, prompt)
-    if not spans:
-        return text
-    parts: list[str] = []
-    pos = 0
-    for s, e in spans:
-        parts.append(text[pos:s])
-        parts.append(ECHO_PLACEHOLDER)
-        pos = e
-    parts.append(text[pos:])
-    return "".join(parts)
-
-
 def only_copies(reasoning: str) -> bool:
     """Is this reasoning nothing of the judge's own: copies of the prompt, or a format placeholder?"""
     stripped = reasoning.strip()
-    if _PLACEHOLDER.fullmatch(stripped):
-        return True
     marker = ECHO_PLACEHOLDER.strip()
-    if marker not in stripped:
-        return False
-    return not any(c.isalnum() for c in stripped.replace(marker, ""))
+    if marker in stripped:
+        return not any(c.isalnum() for c in stripped.replace(marker, ""))
+    return _PLACEHOLDER.fullmatch(stripped) is not None
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

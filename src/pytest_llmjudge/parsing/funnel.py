@@ -1,4 +1,6 @@
-"""The funnel: a judge's reply in, a `ParsedVerdict` out, or a `VerdictParseError` that says why.
+"""The funnel: a judge's reply and what it was asked (`Asked`) in, a `ParsedVerdict` out, or a
+`VerdictParseError` that says why.  Knowing the question, text copied from the prompt is never the
+verdict, verdict words count only where a verdict was asked, and a score off the scale is an error.
 
 Stages run from strict to lenient and the first that yields a score or a verdict decides: json,
 json-repair, json-fragment, labelled, bare-number, prose (then a lone number after "thinking" lines).
@@ -8,34 +10,19 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import VerdictParseError
-from .asked import Asked
-from .attribution import Skip
-from .candidate import Found, fits_scale, normalize, unclamped
-from .echo import copied_spans, mask_copies, only_copies
-from .json_fields import REASON_FIELDS, fields_of, reasoning_in
+from .candidate import Found, Hit, fits_scale, normalize, retracted_after, unclamped
+from .echo import copied_spans, only_copies
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
-from .json_verdict import json_stage
+from .json_verdict import REASON_FIELDS, fields_of, json_stage, reasoning_in
 from .labels import bracket_list, confidence_word, marker_score, marker_verdict
 from .prepare import ECHO_PLACEHOLDER, ascii_lower, blank_spans, prepare, thinking_unclosed
 from .prose import bare_first, bare_last, prose_score
-from .quotes import LazyQuotes
-from .search import retracted_after
-
-__all__ = ["ParsedVerdict", "own_text", "parse_json_object", "parse_verdict", "reasoning_from"]
-
-NOTHING_OWN = (
-    "the judge's reply holds nothing of its own once what it copied from the prompt"
-    " (echoed output, instructions) is set aside"
-)
-TEMPLATE_FILLED = (
-    "the reply fills in the prompt's reply template: its reasoning is the prompt's own text"
-    " (a placeholder or a copy), so its verdict is no judgment"
-)
+from .quotes import Skip
 
 # "Beyond rounding": a score this share of the scale's width outside it is off the scale.
 _OFF_SCALE = 1e-6
@@ -53,6 +40,27 @@ class ParsedVerdict:
     strategy: str
 
 
+class Asked:
+    """What a judge call asked for.
+
+    ``prompt``: the texts of the messages sent (system and user), whose copies in a reply are data.
+    ``verdict``: True when a pass/fail verdict was asked, False when a score was, None when unknown
+    (then the parser accepts the vocabulary its corpus rules accept).  ``fields``: the field names
+    of the reply schema (a score field named otherwise is read under its name).
+    """
+
+    __slots__ = ("fields", "prompt", "verdict")
+
+    def __init__(self, prompt: Iterable[str] = (), *, verdict: bool | None = None, fields: Iterable[str] = ()) -> None:
+        self.prompt = tuple(t for t in prompt if isinstance(t, str) and t)
+        self.verdict = verdict
+        self.fields = tuple(f.strip().lower().replace(" ", "_").replace("-", "_") for f in fields if isinstance(f, str))
+
+    def __repr__(self) -> str:
+        sizes = [len(t) for t in self.prompt]
+        return f"Asked(prompt={sizes} chars, verdict={self.verdict!r}, fields={self.fields!r})"
+
+
 def reasoning_from(obj: Mapping[Any, Any], asked: Asked | None = None) -> str:
     """The judge's reasoning in a JSON object: one list of field names for every rubric ("" if none).
 
@@ -60,48 +68,53 @@ def reasoning_from(obj: Mapping[Any, Any], asked: Asked | None = None) -> str:
     copies of the prompt, is no judgment: `VerdictParseError`.
     """
     reasoning = reasoning_in(fields_of(obj)) or ""
-    _own_reasoning(mask_copies(reasoning, asked.prompt) if asked is not None and reasoning else reasoning)
+    _own_reasoning(_masked(reasoning, asked) if reasoning else reasoning)
     return reasoning
 
 
 def _own_reasoning(reasoning: str) -> None:
     if only_copies(reasoning):
-        raise VerdictParseError(TEMPLATE_FILLED)
+        raise VerdictParseError(
+            "the reply fills in the prompt's reply template: its reasoning is the prompt's own text"
+            " (a placeholder or a copy), so its verdict is no judgment"
+        )
 
 
 def own_text(text: str, asked: Asked | None) -> str:
-    """The reply as it is read: prepared (see `prepare`), every copy of the prompt in ``asked`` masked.
-
-    Raises `VerdictParseError` when nothing of the judge's own is left.
-    """
-    text = prepare(text)
-    if asked is not None and asked.prompt:
-        text = mask_copies(text, asked.prompt)
+    """The reply as it is read: prepared, every copy of the prompt masked; `VerdictParseError` if nothing
+    of the judge's own is left."""
+    text = _masked(prepare(text), asked)
     _check_own(text)
     return text
 
 
+def _masked(text: str, asked: Asked | None) -> str:
+    """``text`` with every copy of the prompt in ``asked`` replaced by the echo placeholder."""
+    if asked is None or not asked.prompt:
+        return text
+    return blank_spans(text, copied_spans(text, asked.prompt), ECHO_PLACEHOLDER)
+
+
 def _check_own(text: str) -> None:
     if not any(c.isalnum() for c in text.replace(ECHO_PLACEHOLDER.strip(), "")):
-        raise VerdictParseError(NOTHING_OWN)
+        raise VerdictParseError(
+            "the judge's reply holds nothing of its own once what it copied from the prompt"
+            " (echoed output, instructions) is set aside"
+        )
 
 
 def _check_scale(scale: Any) -> tuple[float, float]:
     """The (min, max) scale as floats, or ValueError when it is not a finite, increasing pair."""
     try:
         lo, hi = scale
-    except (TypeError, ValueError):
-        raise ValueError("scale must be a (min, max) pair of numbers") from None
-    # int and float are the common case: skip the slow ABC check for them.
-    plain = type(lo) in (int, float) and type(hi) in (int, float)
-    if not plain and (
-        isinstance(lo, bool) or isinstance(hi, bool) or not all(isinstance(x, numbers.Real) for x in (lo, hi))
-    ):
-        raise ValueError("scale must be a (min, max) pair of numbers")
-    try:
+        # int and float are the common case: skip the slow ABC check for them.  A bool is no bound.
+        if (type(lo) not in (int, float) or type(hi) not in (int, float)) and any(
+            isinstance(x, bool) or not isinstance(x, numbers.Real) for x in (lo, hi)
+        ):
+            raise TypeError
         lo_f, hi_f = float(lo), float(hi)
     except (OverflowError, TypeError, ValueError):
-        raise ValueError("scale bounds must be finite numbers") from None
+        raise ValueError("scale must be a (min, max) pair of finite numbers") from None
     if not (math.isfinite(lo_f) and math.isfinite(hi_f)):
         raise ValueError("scale bounds must be finite")
     if not lo_f < hi_f:
@@ -111,9 +124,7 @@ def _check_scale(scale: Any) -> tuple[float, float]:
     return lo_f, hi_f
 
 
-def _fit(
-    candidate: tuple[Found, tuple[int, int]] | None, scale: tuple[float, float]
-) -> tuple[Found, tuple[int, int]] | None:
+def _fit(candidate: Hit | None, scale: tuple[float, float]) -> Hit | None:
     """The candidate, unless it is a fraction on another scale than the declared one."""
     return candidate if candidate is None or fits_scale(candidate[0], scale) else None
 
@@ -138,14 +149,7 @@ def _result(
             if found.den is not None
             else "no usable score in the judge's reply"
         )
-    return ParsedVerdict(
-        score=score,
-        raw_score=found.raw,
-        verdict=found.verdict,
-        confidence=found.confidence,
-        reasoning=reasoning,
-        strategy=strategy,
-    )
+    return ParsedVerdict(score, found.raw, found.verdict, found.confidence, reasoning, strategy)
 
 
 def _without(text: str, *spans: tuple[int, int] | None) -> str:
@@ -189,20 +193,19 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
     if thinking_unclosed(original):
         raise VerdictParseError("the reply's thinking block is never closed: it was cut off before its answer")
     text = own_text(original, asked)
+    conf_spans: list[tuple[int, int]] = []
+    confidence = confidence_word(ascii_lower(text), conf_spans)
 
     # 1-3. JSON: whole reply, repaired, then fragments.
-    budget = RepairBudget()
-    js = json_stage(text, scale, budget, asked.verdict if asked else None)
+    js = json_stage(text, scale, asked.verdict if asked else None)
     if js.found is not None:
         found = js.found
         if js.quoted:
             # Quoted or attributed objects only: they count when the judge's own
             # labelled score (or prose rating) elsewhere agrees, never alone.
-            conf_spans: list[tuple[int, int]] = []
-            confidence_word(ascii_lower(text), conf_spans)
             masked = blank_spans(text, sorted(conf_spans + list(js.spans)))
             masked_low = ascii_lower(masked)
-            skip = Skip(LazyQuotes(text, js.objects, js.quotes), masked_low)
+            skip = Skip(text, masked_low, js.objects)
             other = marker_score(masked, masked_low, skip, scale)
             if other is None:
                 other = _fit(prose_score(masked_low, skip), scale)
@@ -216,15 +219,11 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
                     "the reply quotes a JSON verdict that conflicts with a labelled score;"
                     " cannot tell which is the judge's own"
                 )
-        if found.reasoning is not None:
-            _own_reasoning(found.reasoning)  # the text is masked already
         if found.reasoning is None:
-            if js.whole or js.span is None:
-                found.reasoning = ""
-            else:
-                found.reasoning = _without(text, *js.spans)
-        if found.confidence is None:
-            found.confidence = confidence_word(ascii_lower(text), [])
+            found.reasoning = "" if js.whole else _without(text, *js.spans)
+        else:
+            _own_reasoning(found.reasoning)  # the text is masked already
+        found.confidence = found.confidence or confidence
         return _result(found, scale, found.reasoning, js.strategy, asked)
     if js.whole:
         if js.bad_score:
@@ -233,15 +232,13 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
         raise VerdictParseError(f"the JSON reply has no score, rating or pass/fail field{hint}")
 
     # 4-6. Markers, labelled fields, bare numbers, prose.
-    conf_spans = []
-    confidence = confidence_word(ascii_lower(text), conf_spans)
     scan = blank_spans(text, conf_spans)
     low = ascii_lower(scan)
-    skip = Skip(LazyQuotes(text, js.objects, js.quotes), low)
+    skip = Skip(text, low, js.objects)
     verdict, partial, vspan, strong = marker_verdict(scan, low, skip, asked.verdict if asked else None)
 
     named = tuple(f for f in asked.fields if f not in REASON_FIELDS) if asked else ()
-    score: tuple[Found, tuple[int, int]] | None = marker_score(scan, low, skip, scale, named)
+    score: Hit | None = marker_score(scan, low, skip, scale, named)
     if score is None and bracket_list(low, skip):
         raise VerdictParseError("the reply rates several items in one bracket ([[a, b, c]]): no single score")
     strategy = "labelled"

@@ -11,11 +11,10 @@ import json
 import re
 from typing import Any
 
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 from .prepare import strip_fences
 
-_REPAIR_MAX_CHARS = 64 * 1024  # json_repair is slow and superlinear: hand it little
-_REPAIR_BUDGET = 64 * 1024  # total characters repaired per reply
+_REPAIR_BUDGET = 64 * 1024  # characters repaired per reply, in one candidate or several
 _REPAIR_MAX_DEPTH = 64  # json_repair recurses; deeper input raises RecursionError
 _SCAN_MAX_DEPTH = 512  # deeper than this is not a judge reply: stop the brace scan
 _SCAN_MAX_STEPS = 20_000  # braces, strings and escapes visited by the scan
@@ -30,16 +29,15 @@ _BAD_ESCAPE = lazy(r'\\(?!["/bfnrtu])')
 
 
 class Span:
-    """Where a ``{...}`` object lies in the reply; ``truncated`` when it is never closed."""
+    """Where a ``{...}`` object lies in the reply (to its end when it is never closed)."""
 
     # A plain class, not a dataclass: generating a dataclass's methods costs ~2 M instructions
     # at import, which every pytest run that imports the parser pays.
-    __slots__ = ("end", "start", "truncated")
+    __slots__ = ("end", "start")
 
-    def __init__(self, start: int, end: int, truncated: bool = False) -> None:
+    def __init__(self, start: int, end: int) -> None:
         self.start = start
         self.end = end
-        self.truncated = truncated
 
 
 class RepairBudget:
@@ -50,11 +48,10 @@ class RepairBudget:
 
 
 def scan_objects(text: str) -> tuple[list[Span], bool]:
-    """Find top-level ``{...}`` spans in one pass, string-aware inside objects only.
+    """Top-level ``{...}`` spans, found in one pass, and whether the last object is never closed.
 
-    Quotes outside objects are prose (``12" pipes``) and are skipped.  An unmatched
-    ``{`` in prose does not hide balanced objects after it.  Returns the spans and
-    whether a scanned object was left unclosed at the end (a truncated reply).
+    Quotes are strings inside objects only (outside, ``12" pipes`` is prose); an unmatched ``{`` in
+    prose does not hide balanced objects after it.
     """
     n = len(text)
     pairs: list[tuple[int, int]] = []
@@ -89,14 +86,11 @@ def scan_objects(text: str) -> tuple[list[Span], bool]:
             m2 = _STRING_REST.match(text, j + 1)
             i = m2.end() if m2 is not None else n
     spans = _outermost(pairs)
-    truncated = False
-    if stack:
-        last_end = spans[-1].end if spans else 0
-        tail = [s for s in stack if s >= last_end]
-        if tail:
-            spans.append(Span(tail[0], n, truncated=True))
-            truncated = True
-    return spans, truncated
+    # An object opened after the last closed one and never closed: the reply was cut off.
+    tail = [s for s in stack if s >= (spans[-1].end if spans else 0)]
+    if tail:
+        spans.append(Span(tail[0], n))
+    return spans, bool(tail)
 
 
 def _outermost(pairs: list[tuple[int, int]]) -> list[Span]:
@@ -142,7 +136,7 @@ def load_whole(text: str) -> dict[str, Any] | list[Any] | None:
     return value if isinstance(value, (dict, list)) else None
 
 
-def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
+def load_json(s: str, budget: RepairBudget) -> tuple[Any, bool]:
     """Parse ``s`` as JSON, then (bounded) with json_repair.  Returns (value, repaired)."""
     try:
         return json.loads(s, strict=False), False
@@ -157,7 +151,7 @@ def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
                 return json.loads(fixed, strict=False), True
             except (ValueError, RecursionError):
                 pass
-    if budget is None or len(s) > _REPAIR_MAX_CHARS or len(s) > budget.left or not _depth_ok(s):
+    if len(s) > budget.left or not _depth_ok(s):  # json_repair is slow and superlinear: hand it little
         return None, False
     budget.left -= len(s)
     try:
@@ -168,9 +162,7 @@ def load_json(s: str, budget: RepairBudget | None) -> tuple[Any, bool]:
     # anything else: a reply it cannot repair is simply not JSON.
     except Exception:  # noqa: BLE001 - any failure means "not JSON"
         return None, False
-    if isinstance(value, tuple):  # logging variants return (value, log)
-        value = value[0]
     return value, True
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

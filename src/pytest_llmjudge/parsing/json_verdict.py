@@ -1,22 +1,148 @@
-"""The JSON stages of the funnel: a whole-reply object, a repaired one, or objects found in prose.
+"""JSON verdicts: reading an object's fields, and choosing the judge's own object among those in a reply.
 
-A whole-reply object decides alone.  Among objects in prose the first with a score wins, unless it is
-quoted or attributed to the graded output: then the first own object wins, and a disagreeing quoted
-object before it (or an attributed one of the same shape) makes the reply an error rather than a guess.
+Field names are compared lower-cased with spaces and hyphens as underscores; when the top level has no
+score, the first nested object with one counts (per-model sections).  A whole-reply object decides
+alone.  Among objects in prose the first with a score wins, unless it is quoted or attributed to the
+graded output: then the first own object wins, and a disagreeing quoted object before it (or an
+attributed one of the same shape) makes the reply an error rather than a guess.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import VerdictParseError
-from .attribution import attributed_to_output, example_cued, quote_hugged
-from .candidate import Found, normalize
-from .json_fields import read_mapping, read_value
+from .candidate import Found, normalize, number_from_json
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, load_whole, scan_objects
-from .lazy_patterns import install, lazy
+from .labels import CONFIDENCE_WORDS, GRADE_LETTERS, WORD_VERDICTS, YES_NO
+from .patterns import install, lazy
 from .prepare import ascii_lower
-from .quotes import Quotes
+from .quotes import Skip, attributed_to_output, example_cued, quote_hugged
+
+_SCORE_FIELDS = (
+    "score", "rating", "overall_score", "final_score", "total_score", "overall_rating", "final_rating", "grade",
+    "result", "points",
+)  # fmt: skip
+_VERDICT_FIELDS = (
+    "pass", "passed", "verdict", "result", "decision", "outcome", "judgment", "judgement", "grade", "status",
+)  # fmt: skip
+# A JSON boolean under a name that asks "did it pass / is it correct / is the criterion met"
+# (`eval_passed`, `is_correct`, `criteria_met`, a rubric item's `answer`) is a pass/fail verdict.
+# Only these affirmative names: `is_toxic: true` or `hallucination: true` mean the opposite.
+_BOOLEAN_VERDICT_WORDS = frozenset([
+    "pass", "passed", "passes", "passing", "correct", "success", "successful", "succeeded", "met", "meets",
+    "satisfied", "answer", "verdict", "valid",
+])  # fmt: skip
+REASON_FIELDS = (
+    "reasoning", "reason", "explanation", "rationale", "feedback", "justification", "reasons", "critique",
+    "analysis", "comment", "comments", "evaluation",
+)  # fmt: skip
+_TRUE_WORDS = {"true", "pass", "passed", "success", "succeeded"}
+_FALSE_WORDS = {"false", "fail", "failed", "failure"}
+
+
+def reasoning_in(fields: Mapping[str, Any]) -> str | None:
+    """The first reasoning field that holds text (a string or a list of strings), or None."""
+    for name in REASON_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, str):
+            return value.strip()
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return "\n".join(v.strip() for v in value)
+    return None
+
+
+def fields_of(obj: Mapping[Any, Any]) -> dict[str, Any]:
+    """The object's string-named fields, names lower-cased with spaces and hyphens as underscores
+    (the first of two fields that normalize alike wins)."""
+    fields: dict[str, Any] = {}
+    for k, v in obj.items():
+        if isinstance(k, str):
+            fields.setdefault(k.strip().lower().replace(" ", "_").replace("-", "_"), v)
+    return fields
+
+
+def _yes_no(word: str) -> str | None:
+    """'yes' / 'no' (or Y / N), alone or leading a sentence ("No, this is off-topic."), as a verdict."""
+    i = next((i for i, c in enumerate(word) if not c.isalpha()), len(word))  # where the first word ends
+    return YES_NO.get(word[:i]) if i == len(word) or word[i] in ",.;:!-— " else None
+
+
+def read_mapping(d: dict[Any, Any], depth: int = 0, verdict: bool | None = None) -> Found:
+    """Read score / verdict / reasoning / confidence from a JSON object.
+
+    ``verdict``: whether a pass/fail verdict was asked (None: unknown).  Where it was, verdict words
+    (``"correct"``, ``"valid"``) and a boolean score (``{"score": true}``) are verdicts.  A ``value`` field
+    holds the score, or a Y/N verdict unless a score was asked, when no other field does.
+    """
+    fields = fields_of(d)
+    found = Found()
+    for name in (*_SCORE_FIELDS, "value"):
+        if name not in fields:
+            continue
+        value = fields[name]
+        num = number_from_json(value)
+        if num is not None:
+            found.raw, found.den = num
+            break
+        if name in ("grade", "result", "value") and isinstance(value, str):
+            continue  # a letter or a word: read below as a verdict
+        if name == "score" and isinstance(value, bool) and verdict:
+            found.verdict = "pass" if value else "fail"  # openevals' {"score": true}, where a verdict was asked
+            continue
+        if name in ("score", "rating") and value is not None:
+            found.bad_score = True
+    # A boolean field whose name's last word says pass/fail ("is_correct") states a verdict.
+    booleans = [n for n, v in fields.items() if isinstance(v, bool) and n.rsplit("_", 1)[-1] in _BOOLEAN_VERDICT_WORDS]
+    verdict_fields = (*_VERDICT_FIELDS, *booleans, *(("value",) if verdict is not False else ()))
+    for name in verdict_fields if found.verdict is None else ():
+        if name not in fields:
+            continue
+        value = fields[name]
+        if isinstance(value, bool):
+            found.verdict = "pass" if value else "fail"
+            break
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if name == "grade" and word in GRADE_LETTERS:
+                fixed, found.verdict = GRADE_LETTERS[word]
+                if found.raw is None:
+                    found.fixed = fixed
+                break
+            # Verdict words such as "correct" count only where a pass/fail verdict was asked.
+            said = "pass" if word in _TRUE_WORDS else "fail" if word in _FALSE_WORDS else None
+            found.verdict = said or (WORD_VERDICTS.get(word) if verdict else None)
+            if found.verdict is not None or word == "partial":  # partial: neither pass nor fail
+                break
+            yes_no = _yes_no(word) if name != "grade" and verdict is not False else None
+            if yes_no is not None:
+                found.verdict = yes_no
+                break
+    found.reasoning = reasoning_in(fields)
+    conf = fields.get("confidence")
+    if isinstance(conf, str):
+        found.confidence = CONFIDENCE_WORDS.get(" ".join(conf.lower().split()))
+    if not found.usable and depth < 4:
+        # No score at the top: the first nested object with one (per-model sections).
+        for v in d.values():
+            if isinstance(v, dict):
+                inner = read_mapping(v, depth + 1, verdict)
+                if inner.usable:
+                    return inner
+                found.bad_score = found.bad_score or inner.bad_score
+    return found
+
+
+def read_value(value: Any, verdict: bool | None = None) -> list[Found]:
+    """The candidates of a JSON value: an object, or the objects in a list."""
+    if isinstance(value, dict):
+        return [read_mapping(value, 0, verdict)]
+    if isinstance(value, list):
+        return [read_mapping(v, 0, verdict) for v in value[:MAX_JSON_CANDIDATES] if isinstance(v, dict)]
+    return []
+
 
 _KEYWORDS = lazy(r"score|rating|pass|verdict|grade|result|fail|answer|correct|success|satisf|met")  # lowered
 
@@ -24,47 +150,29 @@ _KEYWORDS = lazy(r"score|rating|pass|verdict|grade|result|fail|answer|correct|su
 class JsonOutcome:
     """What the JSON stages found: the chosen candidate and what the later stages need to know."""
 
-    # Plain classes, not dataclasses: see json_scan.Span.
-    __slots__ = (
-        "bad_score",
-        "found",
-        "objects",
-        "quoted",
-        "quotes",
-        "span",
-        "spans",
-        "strategy",
-        "truncated",
-        "whole",
-    )
+    __slots__ = ("bad_score", "found", "objects", "quoted", "spans", "strategy", "truncated", "whole")
 
     def __init__(self) -> None:
         self.found: Found | None = None
         self.strategy = ""
-        self.span: Span | None = None
         self.quoted = False  # the chosen object is quoted or attributed content
         self.whole = False  # the reply was one JSON value: it decides alone
         self.bad_score = False
         self.truncated = False
         self.spans: tuple[tuple[int, int], ...] = ()  # every object found in the prose
         self.objects: list[Span] | None = None  # the scan's object spans, for quote pairing
-        self.quotes: Quotes | None = None  # built when an object needed it
 
 
 class Candidate:
     """A JSON object's reading, with where it stands: the judge's own, quoted, or attributed."""
 
-    __slots__ = ("attributed", "found", "quoted", "span")
+    __slots__ = ("found", "own", "quoted", "span")
 
-    def __init__(self, found: Found, quoted: bool = False, attributed: bool = False, span: Span | None = None) -> None:
+    def __init__(self, found: Found, span: Span, quoted: bool = False, attributed: bool = False) -> None:
         self.found = found
-        self.quoted = quoted  # inside quotation marks, hugged by one, or an example
-        self.attributed = attributed  # introduced as what the graded output says
         self.span = span
-
-    @property
-    def own(self) -> bool:
-        return not (self.quoted or self.attributed)
+        self.quoted = quoted  # inside quotation marks, hugged by one, or an example
+        self.own = not (quoted or attributed)  # attributed: introduced as what the graded output says
 
 
 def _choose(cands: list[Candidate], scale: tuple[float, float]) -> Candidate | None:
@@ -108,8 +216,9 @@ def _choose(cands: list[Candidate], scale: tuple[float, float]) -> Candidate | N
 
 
 def _check_siblings(cands: list[Candidate], scale: tuple[float, float]) -> None:
-    """Elements of one JSON array are parallel items (one per criterion, per sample): when they
-    disagree, nothing makes one of them the answer, so the reply is an error, not a first pick."""
+    """Elements of one JSON array, or objects in prose side by side in one (``{...}, {...}``), are
+    parallel items (one per criterion, per sample): when they disagree, nothing makes one of them
+    the answer, so the reply is an error, not a first pick."""
     if len({_decision(c.found, scale) for c in cands}) > 1:
         raise VerdictParseError(
             "the reply is a JSON array of several verdicts with different scores; nothing says which"
@@ -120,94 +229,72 @@ def _check_siblings(cands: list[Candidate], scale: tuple[float, float]) -> None:
 _ARRAY_GAP = lazy(r"\s{0,64},\s{0,64}")
 
 
-def _check_array_siblings(text: str, cands: list[Candidate], scale: tuple[float, float]) -> None:
-    """Objects in prose that sit side by side in one array (``{...}, {...}``) are siblings too."""
-    for a, b in itertools.pairwise(cands):
-        if a.span is None or b.span is None or a.span is b.span:
-            continue
-        if _ARRAY_GAP.fullmatch(text, a.span.end, b.span.start) and _decision(a.found, scale) != _decision(
-            b.found, scale
-        ):
-            _check_siblings([a, b], scale)
-
-
 def _decision(found: Found, scale: tuple[float, float]) -> tuple[float | None, str | None]:
     """What a candidate decides (normalized score, verdict): candidates that agree on it agree."""
     return (normalize(found, scale), found.verdict)
 
 
-def json_stage(text: str, scale: tuple[float, float], budget: RepairBudget, verdict: bool | None = None) -> JsonOutcome:
+def json_stage(text: str, scale: tuple[float, float], verdict: bool | None = None) -> JsonOutcome:
     """Stages 1-3: the whole reply as JSON, repaired, then the objects inside the prose (``verdict``: whether
     a pass/fail verdict was asked, see `read_mapping`)."""
     out = JsonOutcome()
     value = load_whole(text)
     if value is not None:
-        whole_cands = [Candidate(f) for f in read_value(value, verdict) if f.usable]
-        if isinstance(value, list):
-            _check_siblings(whole_cands, scale)
+        reads = read_value(value, verdict)
+        whole_cands = [Candidate(f, Span(0, len(text))) for f in reads if f.usable]
+        _check_siblings(whole_cands, scale)
         chosen = _choose(whole_cands, scale)
         out.whole = isinstance(value, dict) or bool(whole_cands)
         if chosen:
             out.found, out.strategy = chosen.found, "json"
             return out
         if isinstance(value, dict):
-            out.bad_score = read_mapping(value, 0, verdict).bad_score
+            out.bad_score = reads[0].bad_score
             return out
     spans, out.truncated = scan_objects(text)
     out.objects = spans
     if not spans:
         return out
     low = ascii_lower(text)
-    lead = len(text) - len(text.lstrip())
-    tail = len(text.rstrip())
+    budget = RepairBudget()
     cands: list[Candidate] = []
-    quotes: Quotes | None = None
-    examined = 0
-    single_whole = False
-    for span in spans:
-        if examined >= MAX_JSON_CANDIDATES:
-            break
-        if _KEYWORDS.search(low, span.start, span.end) is None:
-            continue  # cheap filter: no score-like key, not a verdict object
-        examined += 1
+    skip = Skip(text, low, spans)
+    is_whole = len(spans) == 1 and _fenced_whole(text, spans[0])
+    repaired = False
+    keyed = (s for s in spans if _KEYWORDS.search(low, s.start, s.end))  # cheap filter: a score-like key
+    for span in itertools.islice(keyed, MAX_JSON_CANDIDATES):
         value, repaired = load_json(text[span.start : span.end], budget)
         read = read_value(value, verdict)
         out.bad_score = out.bad_score or any(f.bad_score for f in read)
         found_list = [f for f in read if f.usable]
-        is_whole = len(spans) == 1 and _fenced_whole(text, span, lead, tail)
         if is_whole and isinstance(value, dict) and not found_list:
             out.whole = True  # the reply is one (repaired) object without a score
             return out
         if not found_list:
             continue
         quoted = attributed = False
-        if is_whole:
-            single_whole = True
-            out.strategy = "json-repair" if repaired else "json"
-        else:
-            if quotes is None:
-                quotes = Quotes(text, spans)
-            quoted = quotes.inside(span.start) or quote_hugged(text, span) or example_cued(text, span.start)
+        if not is_whole:
+            quoted = skip.quoted(span.start) or quote_hugged(text, span) or example_cued(text, span.start)
             attributed = attributed_to_output(low, span)
-        cands.extend(Candidate(f, quoted, attributed, span) for f in found_list)
-    _check_array_siblings(text, cands, scale)
+        cands.extend(Candidate(f, span, quoted, attributed) for f in found_list)
+    for a, b in itertools.pairwise(cands):
+        if a.span is not b.span and _ARRAY_GAP.fullmatch(text, a.span.end, b.span.start):
+            _check_siblings([a, b], scale)
     chosen = _choose(cands, scale)
     if chosen is None:
         return out
     out.spans = tuple((s.start, s.end) for s in spans)
-    out.found, out.quoted, out.span, out.quotes = chosen.found, not chosen.own, chosen.span, quotes
-    if single_whole:
-        out.whole = True
-    else:
-        out.strategy = "json-fragment"
+    out.found, out.quoted = chosen.found, not chosen.own
+    out.whole = is_whole
+    out.strategy = ("json-repair" if repaired else "json") if is_whole else "json-fragment"
     return out
 
 
-def _fenced_whole(text: str, span: Span, lead: int, tail: int) -> bool:
+def _fenced_whole(text: str, span: Span) -> bool:
     """Does the span cover the whole reply, apart from whitespace and code fences?"""
-    before = text[lead : span.start].strip()
-    after = text[span.end : tail].strip()
+    before = text[: span.start].strip()
+    after = text[span.end :].strip()
     return before in ("", "```", "```json", "```JSON") and after in ("", "```")
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

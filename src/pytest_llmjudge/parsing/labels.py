@@ -10,100 +10,90 @@ from __future__ import annotations
 import re
 
 from ..errors import VerdictParseError
-from .attribution import Skip
-from .candidate import VALUE, Found, fits_scale, found_from_value, normalize, value_after
-from .lazy_patterns import install, lazy
+from .candidate import VALUE, Found, Hit, fits_scale, found_from_value, negated_before, normalize, value_after
+from .patterns import MAX_FIRST_SCAN, WORD_CHARS, gated, install, last, lazy, matches
 from .prepare import DIGIT, ascii_lower
-from .search import FIELD_CLAUSE_END, MAX_FIRST_SCAN, WORD_CHARS, gated, last, matches, negated_before
+from .quotes import Skip
 
 CONFIDENCE_WORDS = {
-    "high": "high",
-    "very high": "high",
-    "medium": "medium",
-    "moderate": "medium",
-    "low": "low",
-    "very low": "low",
-}
-# inspect_ai grades: C/Correct pass, I/Incorrect fail (P is 0.5 with no verdict).
-GRADE_LETTERS = {"c": (1.0, "pass"), "correct": (1.0, "pass"), "i": (0.0, "fail"), "incorrect": (0.0, "fail")}
+    "high": "high", "very high": "high", "medium": "medium", "moderate": "medium", "low": "low", "very low": "low",
+}  # fmt: skip
+# inspect_ai grades: C/Correct pass, I/Incorrect fail, P/Partial 0.5 with no verdict.
+GRADE_LETTERS: dict[str, tuple[float, str | None]] = {
+    "c": (1.0, "pass"), "correct": (1.0, "pass"), "i": (0.0, "fail"), "incorrect": (0.0, "fail"), "p": (0.5, None),
+}  # fmt: skip
+# A yes/no answer to the rubric's question "does the output meet the criteria?" (see the docs).
+YES_NO = {"y": "pass", "yes": "pass", "n": "fail", "no": "fail"}
 
 # No re.IGNORECASE: it makes sre several times slower.  Label patterns are lower-case
 # and run on ascii_lower(text), which keeps every position of the original.
 _SEP = r"[ \t]{0,3}(?:[*_]{1,2})?[ \t]{0,3}"
+
+
+def _verdict_label(names: str) -> str:
+    """A verdict label ("Verdict:", "Final decision ="), then the separator before its value."""
+    return r"(?:(?:final|overall)[ \t]{1,3})?(?:" + names + ")" + _SEP + r"[:=：]"
+
+
 # Prometheus's [RESULT] marker, translated by a non-English judge ("[결과] 3"), or without its brackets on its
 # own line ("RESULT 3").
 _RESULT_TAG = gated(
-    lazy(
-        r"(?:\[\s{0,3}(?:result|결과|結果|结果)\s{0,3}\]|(?m:^)[ \t*#]{0,4}result(?=[ \t]{1,3}[-+(]?\d))"
-        + _SEP
-        + r"[:\-]?"
-        + _SEP
-        + r"(?:(?:score|result|rating)[ \t]{0,2}(?:of|is|[:=])?[ \t]{0,3})?"
-        + VALUE,
-    ),
+    r"(?:\[\s{0,3}(?:result|결과|結果|结果)\s{0,3}\]|(?m:^)[ \t*#]{0,4}result(?=[ \t]{1,3}[-+(]?\d))"
+    + _SEP
+    + r"[:\-]?"
+    + _SEP
+    + r"(?:(?:score|result|rating)[ \t]{0,2}(?:of|is|[:=])?[ \t]{0,3})?"
+    + VALUE,
     ("result", "결과", "結果", "结果"),
 )
 _RATING_BRACKETS = gated(
-    lazy(
-        r"(?:rating[ \t]{0,3}(?:[:=：]|of|is)?|score[ \t]{0,3}[:=：])" + _SEP + r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]",
-    ),
+    r"(?:rating[ \t]{0,3}(?:[:=：]|of|is)?|score[ \t]{0,3}[:=：])" + _SEP + r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]",
     ("[[",),
     word_start=True,
 )
 _GRADE = gated(
-    lazy(
-        r"grade[ \t]{0,3}[:=]"
-        + _SEP
-        + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])"
-        + r"|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
-    ),
+    r"grade[ \t]{0,3}[:=]"
+    + _SEP
+    + r"(?P<g>[cpi](?![A-Za-z])|incorrect(?![A-Za-z])|correct(?![A-Za-z])"
+    + r"|partial(?:ly\s{1,3}correct)?(?![A-Za-z]))",
     ("grade",),
     word_start=True,
 )
-_DOUBLE_BRACKETS = gated(lazy(r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]"), ("[[",))
+_DOUBLE_BRACKETS = gated(r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]", ("[[",))
 # Score labels of judges writing in other languages: Korean, Japanese, Chinese, German, Spanish, Italian.
 _FOREIGN = (
     "점수", "평점", "평가", "スコア", "評価", "点数", "评分", "分数", "得分",
     "bewertung", "punktzahl", "puntuación", "calificación", "punteggio", "valutazione",
 )  # fmt: skip
 _FIELD = gated(
-    lazy(
-        r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?"
-        r"(?:score|rating|result|grade|points|overall|conclusion|"
-        + "|".join(_FOREIGN)
-        + r")(?![A-Za-z_])"
-        + _SEP
-        + r"(?:\([^()\n]{0,24}\)"
-        + _SEP
-        + r")?[:=：]"
-        + _SEP
-        + VALUE,  # "Score (1-10): 7"
-    ),
+    r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?"
+    r"(?:score|rating|result|grade|points|overall|conclusion|"
+    + "|".join(_FOREIGN)
+    + r")(?![A-Za-z_])"
+    + _SEP
+    + r"(?:\([^()\n]{0,24}\)"
+    + _SEP
+    + r")?[:=：]"
+    + _SEP
+    + VALUE,
     ("score", "rating", "result", "grade", "points", "overall", "conclusion", *_FOREIGN),
     word_start=True,
 )
 # French "Note : 8/10": "note" is also an English word ("Note: 2 claims are wrong"), so its value must end
 # the line.
-_NOTE_FIELD = gated(
-    lazy(r"note" + _SEP + r"[:=]" + _SEP + VALUE + r"(?=[ \t*_.]{0,3}(?:\n|$))"),
-    ("note",),
-    word_start=True,
-)
+_NOTE_FIELD = gated(r"note" + _SEP + r"[:=]" + _SEP + VALUE + r"(?=[ \t*_.]{0,3}(?:\n|$))", ("note",), word_start=True)
 _BRACKET_FIELD = gated(
-    lazy(r"[(\[][ \t]{0,2}(?:score|rating)[ \t]{0,2}[:=]?[ \t]{0,2}" + VALUE + r"[ \t]{0,2}[)\]]"),
-    ("score", "rating"),
+    r"[(\[][ \t]{0,2}(?:score|rating)[ \t]{0,2}[:=]?[ \t]{0,2}" + VALUE + r"[ \t]{0,2}[)\]]", ("score", "rating")
 )
-_LONE_BRACKET = gated(lazy(r"^[ \t]{0,8}\[[ \t]{0,3}" + VALUE + r"[ \t]{0,3}\][ \t]{0,8}$", re.MULTILINE), ("[",))
+_LONE_BRACKET = gated(r"^[ \t]{0,8}\[[ \t]{0,3}" + VALUE + r"[ \t]{0,3}\][ \t]{0,8}$", ("[",), re.MULTILINE)
 _CONFIDENCE = gated(
-    lazy(
-        r"confidence(?:[ \t]{1,3}(?:level|score|rating))?"
-        + _SEP
-        + r"(?:[:=]|is)?"
-        + _SEP
-        + r"(?:(?P<word>very[ \t]{1,3}high|high|medium|moderate|low|very[ \t]{1,3}low)(?![A-Za-z])|"
-        + VALUE
-        + ")",
-    ),
+    r"confidence(?:[ \t]{1,3}(?:level|score|rating))?"
+    + _SEP
+    + r"(?:[:=]|is)?"
+    + _SEP
+    + r"(?:(?P<word>very[ \t]{1,3}high|high|medium|moderate|low|very[ \t]{1,3}low)(?![A-Za-z])|"
+    + VALUE
+    + ")",
     ("confidence",),
     word_start=True,
 )
@@ -117,30 +107,23 @@ _PLAIN_BEFORE = frozenset(["the", "my", "a", "an", "your", "its", "this", "our",
 _LAST_WORD = lazy(r"([a-z]{1,30})[ \t*_#:>\-]{0,8}$")
 # "Final score:" with the value alone on the next line (or the one after a blank line).
 _FIELD_NEXT_LINE = gated(
-    lazy(
-        r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?(?:score|rating|grade|points|overall|conclusion)(?![A-Za-z_])"
-        + _SEP
-        + r"[:=：][ \t*_]{0,6}\n(?:[ \t]{0,8}\n)?[ \t*_#>`]{0,6}"
-        + VALUE
-        + r"[ \t*_`]{0,6}(?=\n|$)",
-    ),
+    r"(?:(?:final|overall|total|aggregate)[ \t]{1,3})?(?:score|rating|grade|points|overall|conclusion)(?![A-Za-z_])"
+    + _SEP
+    + r"[:=：][ \t*_]{0,6}\n(?:[ \t]{0,8}\n)?[ \t*_#>`]{0,6}"
+    + VALUE
+    + r"[ \t*_`]{0,6}(?=\n|$)",
     ("score", "rating", "grade", "points", "overall", "conclusion"),
     word_start=True,
 )
 # XML-like score tags of other judge frameworks: <score>4</score>, <final_score>7/10</final_score>.
 _SCORE_TAG = gated(
-    lazy(
-        r"<(?P<tag>(?:[a-z][a-z0-9]{0,20}[_ -])?(?:score|rating|grade|points))>\s{0,8}(?:[*_]{1,2})?"
-        + VALUE
-        + r"(?:[*_]{1,2})?\s{0,8}</(?P=tag)>",
-    ),
+    r"<(?P<tag>(?:[a-z][a-z0-9]{0,20}[_ -])?(?:score|rating|grade|points))>\s{0,8}(?:[*_]{1,2})?"
+    + VALUE
+    + r"(?:[*_]{1,2})?\s{0,8}</(?P=tag)>",
     ("score>", "rating>", "grade>", "points>"),
 )
 # Any tag holding only a number: it counts when the rubric's schema names it (a tag named after the rubric).
-_NAMED_TAG = gated(
-    lazy(r"<(?P<tag>[a-z][a-z0-9_-]{0,30})>\s{0,8}" + VALUE + r"\s{0,8}</(?P=tag)>"),
-    ("</",),
-)
+_NAMED_TAG = gated(r"<(?P<tag>[a-z][a-z0-9_-]{0,30})>\s{0,8}" + VALUE + r"\s{0,8}</(?P=tag)>", ("</",))
 
 FINAL, PLAIN, SUB = 0, 1, 2
 
@@ -171,17 +154,15 @@ def _collect(
     neg: bool = False,
     fields: tuple[str, ...] | None = None,
 ) -> list[tuple[int, Found, tuple[int, int]]]:
-    """Every valid candidate of one marker shape, with its rank (bounded like `first`); a tag pattern with
-    ``fields`` keeps only tags those fields name."""
+    """Every valid candidate of one marker shape (the first 2,000 matches), with its rank; a tag pattern
+    with ``fields`` keeps only tags those fields name."""
     out: list[tuple[int, Found, tuple[int, int]]] = []
     for count, m in enumerate(matches(pattern, low)):
         if count >= MAX_FIRST_SCAN:
             break
         if fields is not None and m.group("tag").replace("-", "_") not in fields:
             continue
-        if not value_after(low, m) or (neg and negated_before(low, m.start(), 24, FIELD_CLAUSE_END)):
-            continue
-        if skip(m.start()):
+        if not value_after(low, m) or (neg and negated_before(low, m.start(), field=True)) or skip(m.start()):
             continue
         f = found_from_value(m)
         if f is None or not fits_scale(f, scale):
@@ -201,7 +182,7 @@ _CORRECTION = lazy(
 
 def _agreeing(
     cands: list[tuple[int, Found, tuple[int, int]]], what: str, scale: tuple[float, float], low: str = ""
-) -> tuple[Found, tuple[int, int]]:
+) -> Hit:
     """The first candidate when all state the same score; the last when the judge explicitly corrects the
     ones before it ("the score above was a mistake"); otherwise the reply is an error."""
     first_score = normalize(cands[0][1], scale)
@@ -218,8 +199,7 @@ def _agreeing(
 
 # Several numbers in one rating bracket: "Rating: [[5, 1, 3]]", "[[8.5], [8.2], [7.8]]" (one per item rated).
 _BRACKET_LIST = gated(
-    lazy(r"\[\[[ \t]{0,3}[-+]?\d{1,15}(?:\.\d{1,12})?[ \t]{0,3}(?:\][ \t]{0,3})?,[ \t]{0,3}\[?[ \t]{0,3}[-+]?\d"),
-    ("[[",),
+    r"\[\[[ \t]{0,3}[-+]?\d{1,15}(?:\.\d{1,12})?[ \t]{0,3}(?:\][ \t]{0,3})?,[ \t]{0,3}\[?[ \t]{0,3}[-+]?\d", ("[[",)
 )
 
 
@@ -230,7 +210,7 @@ def bracket_list(low: str, skip: Skip) -> bool:
 
 def marker_score(
     text: str, low: str, skip: Skip, scale: tuple[float, float] = (0.0, 1.0), fields: tuple[str, ...] = ()
-) -> tuple[Found, tuple[int, int]] | None:
+) -> Hit | None:
     """The strongest format marker or labelled field with a score.
 
     ``[RESULT]`` (the last) first; then any score labelled final / overall / total (several
@@ -241,11 +221,9 @@ def marker_score(
     """
     has_digit = DIGIT.search(low) is not None
     if has_digit:
-        m = last(_RESULT_TAG, low, lambda c: skip.accept(c) and _fits(c, scale))
-        if m is not None:
-            f = found_from_value(m)
-            if f is not None:
-                return f, m.span()
+        m = last(_RESULT_TAG, low, lambda c: value_after(low, c) and skip.accept(c) and _fits(c, scale))
+        if m is not None and (f := found_from_value(m)) is not None:
+            return f, m.span()
         tiers = [
             (_SCORE_TAG, False, "score tags"),
             (_RATING_BRACKETS, False, "ratings"),
@@ -271,8 +249,11 @@ def marker_score(
             return labelled[0][1], labelled[0][2]
     # A grade letter must be upper case: "Grade: i think..." is prose.
     g = last(_GRADE, low, lambda c: (len(c.group("g")) > 1 or text[c.start("g")].isupper()) and skip.accept(c))
-    if g is not None or not has_digit:
-        return _grade(g)
+    if g is not None:
+        fixed, verdict = GRADE_LETTERS.get(g.group("g").lower(), (0.5, None))  # not found: partial(ly correct)
+        return Found(fixed=fixed, verdict=verdict), g.span()
+    if not has_digit:
+        return None
     bare = [c for c in found[2][1] if c[0] == PLAIN]
     if bare:  # bare [[n]]: the first wins (later ones are hypothetical, "would earn [[10]]")
         return bare[0][1], bare[0][2]
@@ -291,25 +272,11 @@ def _fits(m: re.Match[str], scale: tuple[float, float]) -> bool:
     return f is not None and fits_scale(f, scale)
 
 
-def _grade(g: re.Match[str] | None) -> tuple[Found, tuple[int, int]] | None:
-    if g is None:
-        return None
-    word = g.group("g").lower()
-    if word.startswith("p"):
-        return Found(fixed=0.5), g.span()
-    fixed, verdict = GRADE_LETTERS[word]
-    return Found(fixed=fixed, verdict=verdict), g.span()
-
-
-_ANSWER_TAG = gated(lazy(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>"), ("<answer>",))
+_ANSWER_TAG = gated(r"<answer>\s{0,20}(?P<v>pass|fail|partial)(?:ed)?\s{0,20}</answer>", ("<answer>",))
 _VERDICT_LABEL = gated(
-    lazy(
-        r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|outcome|answer|result)"
-        + _SEP
-        + r"[:=：]"
-        + _SEP
-        + r"(?P<v>pass|fail|partial)(?:ed)?(?![A-Za-z])",
-    ),
+    _verdict_label("verdict|decision|judge?ment|outcome|answer|result")
+    + _SEP
+    + r"(?P<v>pass|fail|partial)(?:ed)?(?![A-Za-z])",
     ("pass", "fail", "partial"),
     word_start=True,
 )
@@ -327,20 +294,15 @@ _FINAL_WORD_LINE = lazy(
 # "Answer: Yes", "Verdict: N": a yes/no value that ends its line or its tag, or is followed by its reason
 # ("Judgement: No because ...", "Verdict: no, the proof omits steps").  "Answer: no idea" is no verdict.
 _YES_NO_LABEL = gated(
-    lazy(
-        r"(?:(?:final|overall)[ \t]{1,3})?(?:verdict|decision|judge?ment|answer|meets[ \t]criteria)"
-        + _SEP
-        + r"[:=：]"
-        + _SEP
-        + r"(?:(?P<v>yes|no|y|n)[ \t*_.!]{0,4}(?=\n|$|</)"
-        + r"|(?P<w>yes|no)(?:[ \t*_]{0,4}[,;:\-\u2013\u2014][ \t]|[ \t]{1,2}(?:because|since|as)(?![A-Za-z])))",
-    ),
+    _verdict_label(r"verdict|decision|judge?ment|answer|meets[ \t]criteria")
+    + _SEP
+    + r"(?:(?P<v>yes|no|y|n)[ \t*_.!]{0,4}(?=\n|$|</)"
+    + r"|(?P<w>yes|no)(?:[ \t*_]{0,4}[,;:\-\u2013\u2014][ \t]|[ \t]{1,2}(?:because|since|as)(?![A-Za-z])))",
     ("verdict", "decision", "judgment", "judgement", "answer", "meets"),
     word_start=True,
 )
 # A verdict in double brackets, as criteria graders ask for it: "[[YES]]", "[[NO]]", "[[PASS]]".
-_BRACKET_VERDICT = gated(lazy(r"\[\[[ \t]{0,3}(?P<v>yes|no|pass|fail)[ \t]{0,3}\]\]"), ("[[",))
-_FINAL_VERDICTS = {"y": "pass", "yes": "pass", "correct": "pass", "n": "fail", "no": "fail", "incorrect": "fail"}
+_BRACKET_VERDICT = gated(r"\[\[[ \t]{0,3}(?P<v>yes|no|pass|fail)[ \t]{0,3}\]\]", ("[[",))
 
 
 def final_word_verdict(text: str) -> tuple[str, tuple[int, int]] | None:
@@ -358,36 +320,30 @@ def final_word_verdict(text: str) -> tuple[str, tuple[int, int]] | None:
     if m is None:
         return None
     shift = start - (start > 0)
-    return _FINAL_VERDICTS[m.group("v").lower()], (shift + m.start("v"), shift + m.end("v"))
+    return _VERDICT_OF[m.group("v").lower()], (shift + m.start("v"), shift + m.end("v"))
 
 
 # Verdict words that answer "does the output meet the criteria?": they count only where a pass/fail verdict
 # was asked (`Asked.verdict`), in a label, alone on a line, or as the verdict of a sentence.
-_WORD_VERDICTS = {
+WORD_VERDICTS = {
     "correct": "pass", "right": "pass", "valid": "pass", "true": "pass", "yes": "pass", "acceptable": "pass",
     "incorrect": "fail", "wrong": "fail", "invalid": "fail", "false": "fail", "no": "fail", "unacceptable": "fail",
 }  # fmt: skip
+_VERDICT_OF = {**WORD_VERDICTS, **YES_NO}
 _WORDS = r"(?P<v>correct|incorrect|right|wrong|valid|invalid|true|false|yes|no|acceptable|unacceptable)(?![A-Za-z])"
 _WORD_LABEL = gated(
-    lazy(
-        r"(?:(?:final|overall)[ \t]{1,3})?"
-        r"(?:verdict|decision|judge?ment|answer|result|evaluation|assessment|conclusion)"
-        + _SEP
-        + r"[:=：]"
-        + r"[ \t*_\"'`]{0,6}\n?[ \t*_\"'`]{0,6}"
-        + _WORDS,
-    ),
+    _verdict_label("verdict|decision|judge?ment|answer|result|evaluation|assessment|conclusion")
+    + r"[ \t*_\"'`]{0,6}\n?[ \t*_\"'`]{0,6}"
+    + _WORDS,
     ("verdict", "decision", "judgment", "judgement", "answer", "result", "evaluation", "assessment", "conclusion"),
     word_start=True,
 )
 _WORD_LINE = lazy(r"^[ \t*_#>`\"'.\-]{0,8}" + _WORDS + r"[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
 # "The student's answer is correct.", "This response is incorrect": the sentence's own verdict on the output.
 _WORD_SENTENCE = gated(
-    lazy(
-        r"(?:the|this|your)[ \t]{1,3}(?:[a-z']{1,12}[ \t]{1,3}){0,2}?(?:answer|response|output|solution|submission)"
-        r"[ \t]{1,3}is[ \t]{1,3}(?:(?:fully|entirely|completely|mathematically|factually)[ \t]{1,3})?"
-        r"(?P<v>correct|incorrect|right|wrong|valid|invalid)(?=[ \t]{0,2}(?:[.!;,:\n]|$|because|since|as[ \t]))"
-    ),
+    r"(?:the|this|your)[ \t]{1,3}(?:[a-z']{1,12}[ \t]{1,3}){0,2}?(?:answer|response|output|solution|submission)"
+    r"[ \t]{1,3}is[ \t]{1,3}(?:(?:fully|entirely|completely|mathematically|factually)[ \t]{1,3})?"
+    r"(?P<v>correct|incorrect|right|wrong|valid|invalid)(?=[ \t]{0,2}(?:[.!;,:\n]|$|because|since|as[ \t]))",
     (" is ",),
     word_start=True,
 )
@@ -398,11 +354,11 @@ def _word_verdict(low: str, skip: Skip) -> tuple[str, tuple[int, int], bool] | N
     its line, else sentence verdicts (which must agree)."""
     m = last(_WORD_LABEL, low, skip.accept) or last(_WORD_LINE, low, skip.accept)
     if m is not None:
-        return _WORD_VERDICTS[m.group("v")], m.span(), True
+        return WORD_VERDICTS[m.group("v")], m.span(), True
     said = [m for count, m in enumerate(matches(_WORD_SENTENCE, low)) if count < MAX_FIRST_SCAN and not skip(m.start())]
     if not said:
         return None
-    verdicts = {_WORD_VERDICTS[m.group("v")] for m in said}
+    verdicts = {WORD_VERDICTS[m.group("v")] for m in said}
     if len(verdicts) > 1:
         raise VerdictParseError(
             "the reply calls the output both correct and incorrect, and no label says which it means"
@@ -425,16 +381,15 @@ def marker_verdict(
         m = last(pattern, low, skip.accept)
         if m is not None:
             word = (m.group("v") or m.group("w")).lower()
-            v = _FINAL_VERDICTS.get(word, word)
+            v = _VERDICT_OF.get(word, word)
             if v == "partial":
                 return None, True, m.span(), True
             if verdict is False and word not in ("pass", "fail"):
                 continue  # "[[YES]]" answers no question this rubric asked
             return v, False, m.span(), True
-    if verdict:
-        said = _word_verdict(low, skip)
-        if said is not None:
-            return said[0], False, said[1], said[2]
+    said = _word_verdict(low, skip) if verdict else None
+    if said is not None:
+        return said[0], False, said[1], said[2]
     final = final_word_verdict(text) if verdict is not False else None
     if final is not None and not skip(final[1][0]):
         return final[0], False, final[1], False
@@ -472,11 +427,9 @@ def marker_verdict(
             if t.re is _BARE_VERDICT and skip(t.start("v")):
                 continue  # 'the output says "PASS"': quoted, not the judge's word
             return t.group("v").lower(), False, t.span(), False
-        else:
+        else:  # no break: the window holds every candidate it needs
             if start == 0 or len(tokens) > MAX_FIRST_SCAN:
                 return None, False, None, False
-        if start == 0:
-            return None, False, None, False
         size *= 8
 
 
@@ -490,4 +443,4 @@ def confidence_word(text: str, spans: list[tuple[int, int]]) -> str | None:
     return word
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .lazy_patterns import install, lazy
+from .patterns import install, lazy
 
 _ZERO_WIDTH = lazy("[\u200b\u200c\u200d\u2060\ufeff]")
 _DATA_OPEN = lazy(r"<([A-Za-z][A-Za-z0-9_]{0,31})-([A-Za-z0-9_-]{1,64})>")
@@ -43,12 +43,10 @@ def _data_tag(m: re.Match[str]) -> tuple[str, str] | None:
 
 
 def mask_data_blocks(text: str) -> str:
-    """Drop echoed ``<output-ID>...</output-ID>`` blocks and the prompt's other data blocks
-    (``<input-NONCE>``, ``<expected-NONCE>``...): their content is data the judge was shown.
+    """Drop echoed data blocks (``<output-ID>...</output-ID>``, ``<input-NONCE>``...): data the judge was shown.
 
-    Closing tags are indexed once so that many unmatched opening tags stay linear.  An opening tag
-    that is never closed hides the rest of the reply (a judge copying its prompt stopped inside the
-    block); a lone closing tag is removed by itself.
+    Closing tags are indexed once, so many unmatched opening tags stay linear.  An opening tag never
+    closed hides the rest of the reply; a lone closing tag is removed by itself.
     """
     if "<" not in text or "-" not in text:
         return text
@@ -57,31 +55,23 @@ def mask_data_blocks(text: str) -> str:
         tag = _data_tag(m)
         if tag is not None:
             closes.setdefault(tag, []).append((m.start(), m.end()))
-    if not closes and _DATA_OPEN.search(text) is None:
-        return text
-    out: list[str] = []
+    spans: list[tuple[int, int]] = []
     pos = 0
     used: dict[tuple[str, str], int] = {}
     for m in _DATA_OPEN.finditer(text):
         tag = _data_tag(m)
         if tag is None or m.start() < pos:
             continue
-        lst = closes.get(tag, [])
+        ends = closes.get(tag, [])
         i = used.get(tag, 0)
-        while i < len(lst) and lst[i][0] < m.end():
+        while i < len(ends) and ends[i][0] < m.end():
             i += 1
-        used[tag] = i
-        out.append(text[pos : m.start()])
-        out.append(ECHO_PLACEHOLDER)
-        if i < len(lst):
-            pos = lst[i][1]
-            used[tag] = i + 1
-        else:
-            # Never closed: the judge was copying the block when it stopped, so the rest is data too.
-            pos = len(text)
-            break
-    out.append(text[pos:])
-    return _DATA_CLOSE.sub(lambda m: " " if _data_tag(m) else m.group(), "".join(out))
+        used[tag] = i + 1
+        # Never closed: the judge was copying the block when it stopped, so the rest is data too.
+        pos = ends[i][1] if i < len(ends) else len(text)
+        spans.append((m.start(), pos))
+    text = blank_spans(text, spans, ECHO_PLACEHOLDER)
+    return _DATA_CLOSE.sub(lambda m: " " if _data_tag(m) else m.group(), text)
 
 
 _THINK_OPEN = lazy(r"<think(?:ing)?\s{0,3}>|\u25c1think\u25b7", re.IGNORECASE)
@@ -120,8 +110,8 @@ def strip_fences(body: str) -> str:
     return body.strip()
 
 
-def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
-    """Blank out spans with spaces (same length: positions stay valid)."""
+def blank_spans(text: str, spans: list[tuple[int, int]], fill: str | None = None) -> str:
+    """Replace sorted spans by ``fill``; by default blank them with spaces (same length: positions stay valid)."""
     if not spans:
         return text
     parts: list[str] = []
@@ -130,10 +120,10 @@ def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
         if s < pos:
             continue
         parts.append(text[pos:s])
-        parts.append(" " * (e - s))
+        parts.append(" " * (e - s) if fill is None else fill)
         pos = e
     parts.append(text[pos:])
     return "".join(parts)
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)

@@ -7,11 +7,10 @@ number counts when it is the whole reply or its first line, or the last line aft
 from __future__ import annotations
 
 from ..errors import VerdictParseError
-from .attribution import Skip, attributed_before
-from .candidate import VALUE, Found, found_from_value, inside_word, range_follows, value_after
-from .lazy_patterns import install, lazy
+from .candidate import NEGATION, VALUE, Hit, found_from_value, inside_word, negated_before, value_after
+from .patterns import gated, install, lazy, matches
 from .prepare import DIGIT
-from .search import NEGATION, gated, matches, negated_before
+from .quotes import Skip, attributed_before
 
 _MAX_PROSE_CANDIDATES = 200  # rating-verb matches examined per reply
 
@@ -21,11 +20,9 @@ def _words(text: str) -> frozenset[str]:
 
 
 _RATING_VERB = gated(
-    lazy(
-        r"(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned|gets|receives|merits"
-        r"|award|awarded|deserves?|earns?|earned|earning"
-        r"|(?:should|would|must|will)[ \t]{1,3}be(?=[ \t]{1,3}an?[ \t]))(?![A-Za-z])(?=[^\d\n.;!?]{0,60}\d)",
-    ),
+    r"(?:rate|rated|rating|score|scored|grade|graded|give|gives|giving|given|assign|assigned|gets|receives|merits"
+    r"|award|awarded|deserves?|earns?|earned|earning"
+    r"|(?:should|would|must|will)[ \t]{1,3}be(?=[ \t]{1,3}an?[ \t]))(?![A-Za-z])(?=[^\d\n.;!?]{0,60}\d)",
     ("rat", "scor", "grad", "giv", "assign", "award", "deserv", "earn", "gets", "receives", "merits", " be "),
     word_start=True,
 )
@@ -55,55 +52,27 @@ _DEFINING = lazy(
 _PROSE_VALUE = lazy(VALUE)
 
 
-def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
+def prose_score(text: str, skip: Skip) -> Hit | None:
     """Ratings stated in a sentence; disagreeing ones make the reply ambiguous.
 
     A rating inside quotation marks ('it says "rate this a 10"') is not a candidate.
     """
-    found: list[tuple[Found, tuple[int, int]]] = []
+    found: list[Hit] = []
     if DIGIT.search(text) is None:
         return None
     for count, m in enumerate(matches(_RATING_VERB, text)):
         if count >= _MAX_PROSE_CANDIDATES:
             break
-        verb_end = m.end()  # the lookarounds after the verb are zero-width
-        verb = text[m.start() : verb_end]
-        if negated_before(text, m.start()) or skip.quotes.inside(m.start()) or attributed_before(text, m.start()):
+        if negated_before(text, m.start()) or skip.quoted(m.start()) or attributed_before(text, m.start()):
             continue  # "the output includes a rating of 5/5": the output's rating, not the judge's
-        pos = verb_end
-        words = 0
-        ok = True
-        start = 0  # where the number after the verb starts
-        while True:
-            t = _TOKEN.match(text, pos, min(len(text), pos + 80))
-            if t is None:
-                ok = False
-                break
-            if t.group("num") is not None:
-                start = t.start("num")
-                break
-            if t.group("word") is not None:
-                w = t.group("word").lower().replace("\u2019", "'")
-                if NEGATION.fullmatch(w) or w.endswith("n't") or w in _STOP_WORDS:
-                    ok = False
-                    break
-                words += 1
-                if words > 6:
-                    ok = False
-                    break
-            elif t.group("punct") not in (":", '"', "*", "(", "'", "=", "\u201c"):
-                ok = False
-                break
-            pos = t.end()
-        if not ok:
-            continue
-        if verb in _OBJECT_VERBS and words == 0:
-            continue  # "gives 3 examples": a count, not a rating
+        after = _number_after(text, m.end())  # the lookarounds after the verb are zero-width
+        if after is None or (after[1] == 0 and text[m.start() : m.end()] in _OBJECT_VERBS):
+            continue  # no number, or "gives 3 examples": a count, not a rating
+        start = after[0]
         v = _PROSE_VALUE.match(text, start)
+        # value_after also rules out a range or alternatives: "from 1 to 10", "a 3 or 4".
         if v is None or not value_after(text, v) or inside_word(text, start):
             continue
-        if not v.group("den") and not v.group("pct") and range_follows(text, v.end()):
-            continue  # "from 1 to 10", "a 3 or 4": a range or alternatives
         if _DEFINING.match(text, v.end()):
             continue
         nxt = _NEXT_WORD.match(text, v.end())
@@ -115,19 +84,36 @@ def prose_score(text: str, skip: Skip) -> tuple[Found, tuple[int, int]] | None:
     if not found:
         return None
     first = found[0][0]
-    for f, _ in found[1:]:
-        if (f.raw, f.den) != (first.raw, first.den):
-            raise VerdictParseError(
-                "the reply states several different ratings in prose and no labelled score;"
-                " cannot tell which one rates the graded output"
-            )
+    if any((f.raw, f.den) != (first.raw, first.den) for f, _ in found[1:]):
+        raise VerdictParseError(
+            "the reply states several different ratings in prose and no labelled score;"
+            " cannot tell which one rates the graded output"
+        )
     return found[0]
+
+
+def _number_after(text: str, pos: int) -> tuple[int, int] | None:
+    """Where the number after a rating verb starts, and how many words come before it; None when a
+    negation, a stop word, a seventh word or other punctuation comes first."""
+    words = 0
+    while (t := _TOKEN.match(text, pos, min(len(text), pos + 80))) is not None:
+        if t.group("num") is not None:
+            return t.start("num"), words
+        if t.group("word") is not None:
+            w = t.group("word").lower().replace("\u2019", "'")
+            words += 1
+            if NEGATION.fullmatch(w) or w.endswith("n't") or w in _STOP_WORDS or words > 6:
+                return None
+        elif t.group("punct") not in (":", '"', "*", "(", "'", "=", "\u201c"):
+            return None
+        pos = t.end()
+    return None
 
 
 _BARE = lazy(
     r"[*_`\"'\s]{0,6}(?P<num>[-+]?(?:\d{1,15}(?:\.\d{1,12})?|\.\d{1,12}))"
     r"(?:\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?))?(?P<pct>\s{0,2}%)?"
-    r"(?:\s{0,2}points?)?[*_`\"'\s]{0,6}",
+    r"(?:\s{0,2}points?)?[*_`\"'\s]{0,6}"
 )
 
 
@@ -141,29 +127,19 @@ def _decoration(line: str) -> bool:
     )
 
 
-def bare_first(text: str) -> tuple[Found, tuple[int, int]] | None:
+def bare_first(text: str) -> Hit | None:
     """The whole reply, or its first non-fence line, is a number."""
     pos = 0
-    n = len(text)
-    for _ in range(64):  # only the first few lines can hold a score-first answer
-        if pos >= n:
-            break
-        nl = text.find("\n", pos)
-        end = n if nl == -1 else nl
-        line = text[pos:end]
+    for line in text.split("\n", 64)[:64]:  # only the first few lines can hold a score-first answer
         if line.strip() and not line.strip().startswith("```"):
-            if end - pos > 80:
-                return None
-            m = _BARE.fullmatch(line)
-            if m is None:
-                return None
-            f = found_from_value(m)
-            return (f, (pos, end)) if f is not None else None
-        pos = end + 1
+            m = _BARE.fullmatch(line) if len(line) <= 80 else None
+            f = None if m is None else found_from_value(m)
+            return None if f is None else (f, (pos, pos + len(line)))
+        pos += len(line) + 1
     return None
 
 
-def bare_last(text: str) -> tuple[Found, tuple[int, int]] | None:
+def bare_last(text: str) -> Hit | None:
     """The last line is a number and every line before it is decoration."""
     stripped = text.rstrip()
     nl = stripped.rfind("\n")
@@ -180,4 +156,4 @@ def bare_last(text: str) -> tuple[Found, tuple[int, int]] | None:
     return (f, (nl + 1, len(stripped))) if f is not None else None
 
 
-install(globals())  # first uses swap the compiled patterns in (see lazy_patterns)
+install(globals())  # first uses swap the compiled patterns in (see patterns)
