@@ -103,10 +103,8 @@ class Dimensions(Rubric):
         return reply_object(reasoning=REASONING, scores=scores, **self.extra_fields)
 
     def label(self, score: float) -> str:
-        for name, bound in self.labels.items():
-            if score >= bound:
-                return name
-        return list(self.labels)[-1]
+        """The label with the highest bound `score` reaches, else the lowest label."""
+        return next((name for name, bound in self.labels.items() if score >= bound), list(self.labels)[-1])
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         """The dimension scores of the object the judge wrote itself: an object it copied from the prompt

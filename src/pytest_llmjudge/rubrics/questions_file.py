@@ -49,7 +49,7 @@ def is_yaml(path: Path) -> bool:
 
 
 def _yaml(path: Path, doing: str) -> Any:
-    """PyYAML (untyped here: only safe_load, safe_dump and YAMLError are used), or a RubricError saying it is needed."""
+    """PyYAML (untyped here), or a RubricError saying it is needed."""
     try:
         yaml: ModuleType = importlib.import_module("yaml")
     except ImportError:
