@@ -1,13 +1,10 @@
 """Conversations and agent runs as plain messages, whatever framework produced them.
 
-`messages_of` reads a list of chat messages or run items into `Message`s: OpenAI chat messages
-(with `tool_calls`, and `tool` results), Responses API items (`message`, `function_call`,
-`function_call_output` and the other `*_call` / `*_output` items; an OpenAI Agents SDK run
-item's `raw_item`), Anthropic messages (`text`,
-`tool_use` and `tool_result` blocks), LangChain / LangGraph messages (as objects, their
-`model_dump()`, or their serialized `constructor` form), and plain tool calls
-(`{"name": ..., "arguments": ...}`).  SDK objects are recognized by shape: no SDK is imported.
-Reasoning and thinking items are left out, as in `outputs`.
+`messages_of` reads OpenAI chat messages (with `tool_calls` and `tool` results), Responses API items
+(`*_call` / `*_output`; an OpenAI Agents SDK run item's `raw_item`), Anthropic messages (`text`,
+`tool_use` and `tool_result` blocks), LangChain / LangGraph messages (objects, `model_dump()`s or
+the serialized `constructor` form) and plain tool calls into `Message`s, by shape (no SDK is
+imported), leaving out reasoning and thinking items.
 
 `transcript` is how a conversation is judged: one role-labelled line per message.
 """
@@ -21,24 +18,14 @@ from typing import Any
 
 from .errors import JudgeError
 
-__all__ = ["Message", "ToolCall", "as_mapping", "is_conversation", "messages_of", "parsed_arguments", "transcript"]
-
 # The roles a chat message may have (OpenAI's, and Anthropic's two); anything else is not a chat message.
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
-# LangChain message types -> roles (`type` of a message's `model_dump()`, or its class name when serialized)
-_LANGCHAIN_ROLES = {
-    "human": "user",
-    "ai": "assistant",
-    "system": "system",
-    "tool": "tool",
-    "function": "function",
-    "AIMessageChunk": "assistant",
-    "HumanMessage": "user",
-    "AIMessage": "assistant",
-    "SystemMessage": "system",
-    "ToolMessage": "tool",
-    "HumanMessageChunk": "user",
-    "ToolMessageChunk": "tool",
+# LangChain message types -> roles: a message's `model_dump()` `type`, or its class name when serialized
+_LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function"}
+_LANGCHAIN_ROLES |= {
+    f"{cls}Message{chunk}": role
+    for cls, role in (("Human", "user"), ("AI", "assistant"), ("System", "system"), ("Tool", "tool"))
+    for chunk in ("", "Chunk")
 }
 
 
@@ -87,9 +74,7 @@ def parsed_arguments(raw: object) -> object:
 
 
 def is_conversation(value: object) -> bool:
-    """Whether `value` is a list of chat messages (at least one with a role): judged as a transcript.
-
-    A list of tool calls alone is not: it stays plain data, judged as JSON as it always was."""
+    """Whether `value` is a list of chat messages, at least one with a role (tool calls alone stay plain data)."""
     if not isinstance(value, (list, tuple)) or not value:
         return False
     for item in (as_mapping(v) for v in value):
@@ -228,9 +213,7 @@ def _add(messages: list[Message], item: Mapping[str, Any], where: str) -> None:
         return
     kind = item.get("type")
     if kind == "function":  # one of a chat message's `tool_calls`, on its own
-        function = as_mapping(item.get("function")) or {}
-        arguments = parsed_arguments(function.get("arguments"))
-        _call_into(messages, ToolCall(_name(function, where), arguments, _call_id(item)))
+        _call_into(messages, _chat_call(item, where))
     elif isinstance(kind, str) and kind.endswith("_call"):
         # A Responses API tool call: a function's, a custom or MCP tool's (named), or a hosted tool's
         # (web search, code interpreter, ...: named by its kind).
@@ -266,20 +249,20 @@ def _message(messages: list[Message], role: str, item: Mapping[str, Any], where:
                 messages.append(Message("tool", _text(block.get("content")), tool_call_id=answers))
             elif isinstance(block.get("text"), str) and kind not in ("thinking", "reasoning"):
                 texts.append(block["text"])
-    for raw in item.get("tool_calls") or ():
-        call = as_mapping(raw) or {}
-        function = as_mapping(call.get("function"))
-        if function is not None:  # OpenAI: {"id", "type": "function", "function": {"name", "arguments"}}
-            calls.append(ToolCall(_name(function, where), parsed_arguments(function.get("arguments")), _call_id(call)))
-        else:  # LangChain: {"name", "args", "id"}
-            arguments = call.get("args", call.get("arguments"))
-            calls.append(ToolCall(_name(call, where), parsed_arguments(arguments), _call_id(call)))
+    calls.extend(_chat_call(as_mapping(raw) or {}, where) for raw in item.get("tool_calls") or ())
     text = "\n".join(t for t in texts if t.strip())
     if not text and not calls and any(m.role == "tool" for m in messages[-1:]) and role == "user":
         return  # a user message that only carried tool results
     name = _text_or_none(item.get("name"))
     call_id = _text_or_none(item.get("tool_call_id"))
     messages.append(Message(role, text, tuple(calls), name, call_id))
+
+
+def _chat_call(call: Mapping[str, Any], where: str) -> ToolCall:
+    """One of a chat message's `tool_calls`: OpenAI's `{"id", "function": {"name", "arguments"}}`, or
+    LangChain's `{"name", "args", "id"}`."""
+    named = as_mapping(call.get("function")) or call
+    return ToolCall(_name(named, where), parsed_arguments(named.get("args", named.get("arguments"))), _call_id(call))
 
 
 def _named_results(messages: list[Message]) -> tuple[Message, ...]:

@@ -145,22 +145,5 @@ GOAL_COMPLETION = Criterion(
     name="goal_completion",
 )
 
-LIBRARY: Mapping[str, Criterion] = {
-    c.name: c
-    for c in (
-        FACTUAL_ACCURACY,
-        RELEVANCE,
-        COMPLETENESS,
-        TONE,
-        INSTRUCTION_FOLLOWING,
-        SAFETY,
-        LOGICAL_CONSISTENCY,
-        REASONING_VALIDITY,
-        KNOWLEDGE_RETENTION,
-        ROLE_ADHERENCE,
-        GOAL_COMPLETION,
-        GROUNDEDNESS,
-        CONTEXT_RELEVANCE,
-        CONTEXT_SUFFICIENCY,
-    )
-}
+# every criterion above, by name
+LIBRARY: Mapping[str, Criterion] = {c.name: c for c in list(globals().values()) if isinstance(c, Criterion)}

@@ -3,11 +3,9 @@
 Strings are judged as they are, dicts and lists as JSON, other objects as their ``str()``.  Three
 kinds of value get more care:
 
-- Responses as the LLM SDKs return them (an OpenAI ``ChatCompletion`` or Responses API
-  ``Response``, an Anthropic ``Message``, a LiteLLM ``ModelResponse``, or any of them as a dict)
-  are judged by their answer: the text, and tool calls as JSON.  They are recognized by shape, so
-  no SDK is imported.  Thinking and reasoning blocks are left out: they are how the model got to
-  its answer, not the answer the application shows.
+- Responses as the LLM SDKs return them (OpenAI, Anthropic, LiteLLM; objects or dicts, recognized by
+  shape) are judged by their answer: the text, and tool calls as JSON; thinking and reasoning are
+  how the model got there, not the answer the application shows, and are left out.
 - A conversation (a list of chat messages, at least one with a role; see `conversation`) is
   judged as its role-labelled transcript.
 - The text is hashed into the verdict key, so it must not depend on the process.  Sets are
@@ -23,8 +21,6 @@ from typing import Any
 
 from .conversation import as_mapping, is_conversation, messages_of, parsed_arguments, transcript
 from .errors import JudgeError
-
-__all__ = ["judged_text"]
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # `<foo.Bar object at 0x7f3a...>`: a default repr names a memory address, different every run.
@@ -108,69 +104,53 @@ def _sdk_answer(value: object, what: str) -> str | None:
                 f"{what} is a chat completion with {len(choices)} choices: judge each one "
                 "(e.g. `[c.message for c in response.choices]`), or the one the application shows"
             )
-        choice = choices[0]
-        message = choice.get("message")
+        message = choices[0].get("message")
         if isinstance(message, Mapping):
-            return _chat_message(message, what, finish=choice.get("finish_reason"))
+            return _chat_message(message, what, finish=choices[0].get("finish_reason"))
     if data.get("type") == "message" and data.get("role") == "assistant" and isinstance(data.get("content"), list):
-        return _anthropic_message(data, what)
+        nothing = f"stop_reason {data.get('stop_reason')!r}"
+        return _answer(data["content"], what, "an Anthropic message", nothing)
     if data.get("object") == "response" and isinstance(data.get("output"), list):
-        return _responses_output(data["output"], what)
+        return _answer(data["output"], what, "a Responses API response", "no message or function_call output")
     if data.get("role") == "assistant" and "content" in data and ("tool_calls" in data or "refusal" in data):
         return _chat_message(data, what, finish=None)  # a chat message on its own (`choices[0].message`)
     return None
 
 
-def _answer(texts: list[str], calls: list[dict[str, Any]], what: str, kind: str, nothing: str) -> str:
+def _chat_message(message: Mapping[str, Any], what: str, *, finish: object) -> str:
+    content = message.get("content")
+    parts = content if isinstance(content, list) else [{"text": content}]  # content parts count by their text
+    blocks = [{"type": "text", "text": p.get("text")} for p in parts if isinstance(p, Mapping)]
+    blocks += [{**call, "type": "function"} for call in message.get("tool_calls") or [] if isinstance(call, Mapping)]
+    refusal = message.get("refusal")
+    nothing = f"refusal: {refusal!r}" if refusal else f"finish_reason {finish!r}"
+    return _answer(blocks, what, "a chat completion", nothing)
+
+
+def _answer(blocks: list[Any], what: str, kind: str, nothing: str) -> str:
+    """The texts of an answer's blocks, then its tool calls as JSON (text: Anthropic's `text`, a Responses
+    `message`'s `output_text`; calls: Anthropic's `tool_use`, a Responses `function_call`, a chat `function`)."""
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in blocks:
+        kind_of = block.get("type") if isinstance(block, Mapping) else None
+        if kind_of == "message":
+            pieces = [
+                p for p in block.get("content") or [] if isinstance(p, Mapping) and p.get("type") == "output_text"
+            ]
+            texts.extend(p["text"] for p in pieces if isinstance(p.get("text"), str))
+        elif kind_of == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif kind_of == "tool_use":
+            calls.append({"name": block.get("name"), "arguments": block.get("input")})
+        elif kind_of == "function_call":
+            calls.append({"name": block.get("name"), "arguments": parsed_arguments(block.get("arguments"))})
+        elif kind_of == "function" and isinstance(block.get("function"), Mapping):
+            function = block["function"]
+            calls.append({"name": function.get("name"), "arguments": parsed_arguments(function.get("arguments"))})
     parts = [t for t in texts if t.strip()]
     if calls:
         parts.append(json.dumps({"tool_calls": calls}, indent=2, ensure_ascii=False))
     if not parts:
         raise JudgeError(f"{what} is {kind} with no text and no tool calls ({nothing}): there is nothing to judge")
     return "\n\n".join(parts)
-
-
-def _chat_message(message: Mapping[str, Any], what: str, *, finish: object) -> str:
-    content = message.get("content")
-    texts: list[str] = []
-    if isinstance(content, str):
-        texts.append(content)
-    elif isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-        texts.extend(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
-    calls = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if isinstance(function, Mapping):
-            calls.append({"name": function.get("name"), "arguments": parsed_arguments(function.get("arguments"))})
-    refusal = message.get("refusal")
-    nothing = f"refusal: {refusal!r}" if refusal else f"finish_reason {finish!r}"
-    return _answer(texts, calls, what, "a chat completion", nothing)
-
-
-def _anthropic_message(data: Mapping[str, Any], what: str) -> str:
-    texts: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for block in data["content"]:
-        if not isinstance(block, Mapping):
-            continue
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
-        elif block.get("type") == "tool_use":
-            calls.append({"name": block.get("name"), "arguments": block.get("input")})
-    return _answer(texts, calls, what, "an Anthropic message", f"stop_reason {data.get('stop_reason')!r}")
-
-
-def _responses_output(items: list[Any], what: str) -> str:
-    texts: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        if item.get("type") == "message":
-            for part in item.get("content") or []:
-                text = part.get("text") if isinstance(part, Mapping) and part.get("type") == "output_text" else None
-                if isinstance(text, str):
-                    texts.append(text)
-        elif item.get("type") == "function_call":
-            calls.append({"name": item.get("name"), "arguments": parsed_arguments(item.get("arguments"))})
-    return _answer(texts, calls, what, "a Responses API response", "no message or function_call output")

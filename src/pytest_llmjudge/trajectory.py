@@ -1,17 +1,8 @@
 """An agent's trajectory: the tools it called, in order, and `assert_trajectory`, which matches two of them.
 
-Matching is deterministic (no model call).  The modes are agentevals' trajectory match modes:
-
-- `order`: "strict" (the same calls in the same order), "unordered" (the same calls in any order,
-  each used once), "subset" (every call of `actual` appears in `expected`), "superset" (every call
-  of `expected` appears in `actual`).
-- `args`: "exact" (arguments equal, a JSON string and the dict it encodes being equal), "ignore",
-  "subset" (the expected arguments appear in the actual ones), or a callable
-  `(name, actual_args, expected_args) -> bool`.
-
-Where agentevals pairs calls greedily (the first that matches), this finds the largest pairing, so
-that a loose `args` cannot make a match fail that another pairing would pass.  Its "strict" compares
-message by message (roles and which message carries which calls); this compares the calls alone.
+Matching is deterministic (no model call), with agentevals' trajectory match modes (the agents page
+of the docs says each, and where this differs); unlike agentevals, it finds the largest pairing of
+calls, so that a loose `args` cannot make a match fail that another pairing would pass.
 """
 
 from __future__ import annotations
@@ -22,17 +13,6 @@ from typing import Any
 
 from .conversation import Message, ToolCall, call_text, messages_of
 from .errors import JudgeError
-
-__all__ = [
-    "ARGS_MODES",
-    "ORDERS",
-    "Step",
-    "TrajectoryMismatch",
-    "assert_trajectory",
-    "steps_from",
-    "steps_of",
-    "steps_text",
-]
 
 ORDERS = ("strict", "unordered", "subset", "superset")
 ARGS_MODES = ("exact", "ignore", "subset")

@@ -14,41 +14,15 @@ from __future__ import annotations
 import importlib
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
-from ..case import Case, data_rules
+from ..case import Case, data_rules, render_case
 from ..errors import JudgeError, VerdictParseError
 from ..parsing import Asked, ParsedVerdict, parse_verdict
-
-__all__ = [
-    "DEFAULT_KIND",
-    "EVALUATOR",
-    "NUMBER",
-    "REASONING",
-    "Message",
-    "Outcome",
-    "Prompt",
-    "Reply",
-    "Rubric",
-    "RubricError",
-    "chat",
-    "details_of",
-    "kind_named",
-    "parse_failure",
-    "reading",
-    "register_rubric",
-    "reply_object",
-    "require",
-    "resolve_rubric",
-    "rubric_kinds",
-    "system_prompt",
-    "text_items",
-    "unit_score",
-]
 
 Message = Mapping[str, str]
 
@@ -92,9 +66,7 @@ class Outcome:
 
 
 def details_of(parsed: ParsedVerdict) -> Mapping[str, Any]:
-    """What a structured rubric read from a reply beyond the score (empty for a plain parse).
-
-    Read as an attribute: `RubricParse` (see `parsed`) loads with the first kind that makes one."""
+    """What a structured rubric read from a reply beyond the score (a `RubricParse`'s details; else empty)."""
     details: Mapping[str, Any] | None = getattr(parsed, "details", None)
     return details if details is not None else {}
 
@@ -102,14 +74,12 @@ def details_of(parsed: ParsedVerdict) -> Mapping[str, Any]:
 class Rubric(ABC):
     """A kind of judgment: its prompts, how one reply is parsed, and how the parsed replies combine.
 
-    The defaults parse one reply with the tolerant parser on the prompt's scale and take it as the
-    outcome; a kind overrides `parse`/`combine` where it reads more (or asks more than once).
+    By default one reply is parsed by the tolerant parser on the prompt's scale and is the outcome.
     """
 
     name: ClassVar[str] = "rubric"
     version: ClassVar[int] = 1  # bump when the prompt text changes meaning: it is part of every key
-    # The names of the steps of a kind that asks in several (see `next_prompts`), in order: each stored
-    # call and a replay miss name their step.
+    # The names of the steps of a kind that asks in several (see `next_prompts`): stored calls name theirs.
     steps: ClassVar[tuple[str, ...]] = ()
 
     def describe(self) -> dict[str, Any]:
@@ -125,21 +95,16 @@ class Rubric(ABC):
         """The judge calls this case needs, each with its messages (the case's texts fenced as data)."""
 
     def next_prompts(self, case: Case, earlier: Sequence[tuple[Prompt, ParsedVerdict]]) -> list[Prompt]:
-        """The prompts of the next step, built from every earlier step's prompts and parsed replies (in
-        order); [] when no step is left.  The default: one step, the prompts of `prompts`.
-
-        A later step's messages carry what it took from the earlier replies, so they make its key:
-        a step is stored and replayed like any call.  `combine` then gets every step's results.
-        """
+        """The next step's prompts, built from every earlier step's prompts and parsed replies; [] when
+        no step is left (the default: `prompts` is the only step).  What a step took from the earlier
+        replies is in its messages, so in its key: a step is stored and replayed like any call."""
         return []
 
     def reply_schema(self) -> dict[str, Any] | None:
-        """The JSON schema of one reply, as the prompt asks for it, or None (no structured output).
+        """The JSON schema of one reply as the prompt asks for it, or None (no structured output).
 
-        Sent as `response_format` where the judge takes it (see `--judge-structured`), and part of
-        every key then.  It must describe what the prompt asks for and `parse` reads: a schema is a
-        request to the judge, and the reply is parsed all the same.  A kind of your own gets no
-        structured output unless it declares one (`reply_object` builds the usual shape).
+        Sent as `response_format` under `--judge-structured` (and then part of every key); the reply is
+        parsed all the same.  A kind of your own declares one to get structured output.
         """
         return None
 
@@ -149,10 +114,8 @@ class Rubric(ABC):
 
     def asked(self, prompt: Prompt) -> Asked:
         """What `prompt` asks the judge for, as the parser needs it: the texts sent (a copy of them in
-        the reply is never the verdict), whether a pass/fail verdict was asked, the reply's field names.
-
-        Read from the reply schema (the prompt's own, for a step that asks for another shape): a `verdict`
-        field means a verdict was asked, a schema without one a score; a kind with no schema leaves it open.
+        the reply is never the verdict), and from the reply schema (the prompt's own, where it has one)
+        its field names and whether a verdict was asked (a `verdict` field) or a score; no schema: open.
         """
         schema = self.reply_schema() if prompt.schema is None else prompt.schema[1]
         properties = schema.get("properties") if isinstance(schema, Mapping) else None
@@ -166,17 +129,13 @@ class Rubric(ABC):
         return Outcome(parsed.score, parsed.reasoning, parsed.verdict, parsed.confidence, dict(details_of(parsed)))
 
     def stored_logprobs(self, prompt: Prompt, reply: Reply) -> Any:
-        """What of the reply's token log-probabilities the verdict file keeps: what `parse` needs of them.
-
-        The default keeps them all (a kind of your own may read any of them); a kind that knows what
-        it reads keeps only that, so that parsing the stored reply still gives the same verdict.
-        """
+        """What of the reply's token log-probabilities the verdict file keeps: all by default, or what
+        `parse` needs of them (parsing the stored reply must give the same verdict)."""
         return reply.logprobs
 
     @classmethod
     def from_stored(cls, entry: Mapping[str, Any]) -> list[Rubric]:
-        """Rubrics of this kind that may have judged a stored entry (`rebuild_stored` keeps the one whose
-        prompt hashes to the stored messages).  The default: the kind with its default arguments."""
+        """Rubrics of this kind that may have judged a stored entry (by default: its default arguments)."""
         return [cls()]
 
     def failure_details(self, outcome: Outcome) -> list[str]:
@@ -194,9 +153,8 @@ DEFAULT_KIND = "score"
 _KINDS: dict[str, type[Rubric]] = {}
 R = TypeVar("R", bound=type[Rubric])
 
-# Built-in kind name -> the module of this package that defines and registers it.  A kind's module is
-# imported on first need (its prompts, patterns and parsers cost time to load), so a suite judging with
-# the default kind does not load every other kind.
+# Built-in kind name -> the module that defines it, imported on first need: a suite judging with the
+# default kind does not pay to load every other kind.
 _BUILT_IN = {
     "checklist": "checklist",
     "dimensions": "dimensions",
@@ -283,25 +241,13 @@ def resolve_rubric(value: Any) -> Rubric:
 EVALUATOR = (
     "You are an impartial evaluator of the output of an AI system. Judge the output only against the criteria. {rules}"
 )
+REASONING: Mapping[str, Any] = MappingProxyType({"type": "string"})
+NUMBER: Mapping[str, Any] = MappingProxyType({"type": "number"})
 
 
 def system_prompt(case: Case, instructions: str) -> str:
     """The evaluator's system message: its role, the rule that fenced text is data, then `instructions`."""
-    template = _SYSTEM_TEMPLATES.get(instructions)
-    if template is None:
-        if _NONCE_SLOT in instructions:  # (never, in practice) the slot's text is the rubric's own
-            return EVALUATOR.format(rules=data_rules(case.nonce)) + "\n\n" + instructions
-        template = EVALUATOR.format(rules=data_rules(_NONCE_SLOT)) + "\n\n" + instructions
-        if len(_SYSTEM_TEMPLATES) >= 64:
-            _SYSTEM_TEMPLATES.clear()
-        _SYSTEM_TEMPLATES[instructions] = template
-    return template.replace(_NONCE_SLOT, case.nonce)
-
-
-# The system message of each kind's instructions with a slot for the nonce: a judgment fills in the
-# nonce rather than formatting the role and the data rule again.
-_NONCE_SLOT = "\x00nonce\x00"
-_SYSTEM_TEMPLATES: dict[str, str] = {}
+    return EVALUATOR.format(rules=data_rules(case.nonce)) + "\n\n" + instructions
 
 
 def chat(system: str, user: str) -> tuple[Message, ...]:
@@ -309,12 +255,14 @@ def chat(system: str, user: str) -> tuple[Message, ...]:
     return ({"role": "system", "content": system}, {"role": "user", "content": user})
 
 
-def reply_object(**properties: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON schema of a reply object with these properties, in this order, all required, no others.
+def ask(case: Case, instructions: str, user: str | None = None, **fields: Any) -> Prompt:
+    """One call: the evaluator told `instructions`, the case rendered (or `user`) as the user message."""
+    return Prompt(chat(system_prompt(case, instructions), render_case(case) if user is None else user), **fields)
 
-    The shape strict structured output needs (OpenAI's `strict` mode).  Properties come in the order
-    the prompt asks for them: a judge writes its reasoning before its score.
-    """
+
+def reply_object(**properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON schema of a reply object with these properties, in this order, all required, no others
+    (what OpenAI's strict structured output needs; the reasoning comes before the score)."""
     return {
         "type": "object",
         "properties": {name: dict(schema) for name, schema in properties.items()},
@@ -323,8 +271,9 @@ def reply_object(**properties: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-REASONING: Mapping[str, Any] = MappingProxyType({"type": "string"})
-NUMBER: Mapping[str, Any] = MappingProxyType({"type": "number"})
+def score_reply() -> dict[str, Any]:
+    """The schema of a reasoning and a score: the reply of `Score` and the kinds that ask as it does."""
+    return reply_object(reasoning=REASONING, score=NUMBER)
 
 
 def require(case: Case, kind: str, **needed: str) -> None:
@@ -346,6 +295,11 @@ def reading(kind: str, reply: Reply) -> Iterator[None]:
         yield
     except VerdictParseError as exc:
         raise parse_failure(f"{kind}: {exc}", reply) from None
+
+
+def listing(head: str, rows: Iterable[tuple[str, str]]) -> list[str]:
+    """Failure lines: `head`, then `  - what: why` per row (no `: why` where no reason was given)."""
+    return [head] + [f"  - {what}" + (f": {why}" if why else "") for what, why in rows]
 
 
 def unit_score(value: Any) -> float | None:
@@ -375,3 +329,9 @@ def text_items(kind: str, values: Any) -> tuple[str, ...]:
     if len(set(items)) != len(items):
         raise RubricError(f"{kind}: items must be distinct")
     return tuple(i.strip() for i in items)
+
+
+def one_of(what: str, value: Any, choices: Sequence[str]) -> None:
+    """A `RubricError` unless `value` is one of `choices`, naming the argument `what` and the choices."""
+    if value not in choices:
+        raise RubricError(f"{what} must be one of {', '.join(choices)}, got {value!r}")

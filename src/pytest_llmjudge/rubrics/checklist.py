@@ -14,16 +14,14 @@ from .base import (
     Prompt,
     Reply,
     Rubric,
-    chat,
+    ask,
+    listing,
     reading,
     register_rubric,
     reply_object,
-    system_prompt,
     text_items,
 )
 from .parsed import RubricParse
-
-__all__ = ["CHECKLIST_INSTRUCTIONS", "Checklist"]
 
 CHECKLIST_INSTRUCTIONS = (
     "Check the output against each numbered constraint, one at a time, independently of the others. "
@@ -33,21 +31,15 @@ CHECKLIST_INSTRUCTIONS = (
 )
 
 _VERDICT_FIELDS = ("verdict", "result", "passed", "pass")
-_PASS_WORDS = {"pass", "passed", "yes", "true", "met", "ok"}
-_FAIL_WORDS = {"fail", "failed", "no", "false", "not met"}
+_PASSED = dict.fromkeys(("pass", "passed", "yes", "true", "met", "ok"), True)
+_WORDS = _PASSED | dict.fromkeys(("fail", "failed", "no", "false", "not met"), False)  # verdict word -> passed
 
 
 def _pass_fail(value: Any) -> bool | None:
     """One constraint's verdict as a bool (True, "PASS", "met", ...), or None when it says neither."""
-    if isinstance(value, bool):
-        return value
     if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _PASS_WORDS:
-            return True
-        if word in _FAIL_WORDS:
-            return False
-    return None
+        return _WORDS.get(value.strip().lower())
+    return value if isinstance(value, bool) else None
 
 
 @register_rubric
@@ -67,8 +59,8 @@ class Checklist(Rubric):
 
     def prompts(self, case: Case) -> list[Prompt]:
         numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(self.constraints, 1))
-        user = render_case(case, criteria=f"{case.criteria}\n\nConstraints:\n{numbered}")
-        return [Prompt(messages=chat(system_prompt(case, CHECKLIST_INSTRUCTIONS), user))]
+        criteria = f"{case.criteria}\n\nConstraints:\n{numbered}"
+        return [ask(case, CHECKLIST_INSTRUCTIONS, render_case(case, criteria=criteria))]
 
     def reply_schema(self) -> dict[str, Any]:
         item = reply_object(
@@ -129,6 +121,5 @@ class Checklist(Rubric):
         if not checks:
             return []
         total = outcome.details.get("total", len(self.constraints))
-        return [f"failed constraints ({len(checks)} of {total}):"] + [
-            f"  - {c['constraint']}" + (f": {c['reasoning']}" if c["reasoning"] else "") for c in checks
-        ]
+        rows = ((c["constraint"], c["reasoning"]) for c in checks)
+        return listing(f"failed constraints ({len(checks)} of {total}):", rows)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from ..case import Case, render_case
+from ..case import Case
 from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
 from .base import (
     NUMBER,
@@ -17,17 +17,14 @@ from .base import (
     Reply,
     Rubric,
     RubricError,
-    chat,
+    ask,
     parse_failure,
     reading,
     register_rubric,
     reply_object,
-    system_prompt,
     unit_score,
 )
 from .parsed import RubricParse
-
-__all__ = ["DIMENSIONS_INSTRUCTIONS", "DIMENSION_DESCRIPTIONS", "DIMENSION_WEIGHTS", "QUALITY_LABELS", "Dimensions"]
 
 DIMENSION_WEIGHTS: Mapping[str, float] = {
     "correctness": 0.4,
@@ -64,6 +61,8 @@ class Dimensions(Rubric):
     """
 
     name = "dimensions"
+    instructions: ClassVar[str] = DIMENSIONS_INSTRUCTIONS  # with slots for the {dimensions} and the {fields}
+    extra_fields: ClassVar[Mapping[str, Mapping[str, Any]]] = {}  # what the reply holds beside the scores
 
     def __init__(
         self,
@@ -97,17 +96,15 @@ class Dimensions(Rubric):
     def prompts(self, case: Case) -> list[Prompt]:
         dims = "\n".join(f"- {d}: {text}" if text else f"- {d}" for d, text in self.descriptions.items())
         fields = ", ".join(f'"{d}": <0.0-1.0>' for d in self.weights)
-        system = system_prompt(case, DIMENSIONS_INSTRUCTIONS.format(dimensions=dims, fields=fields))
-        return [Prompt(messages=chat(system, render_case(case)))]
+        return [ask(case, self.instructions.format(dimensions=dims, fields=fields))]
 
     def reply_schema(self) -> dict[str, Any]:
-        return reply_object(reasoning=REASONING, scores=reply_object(**dict.fromkeys(self.weights, NUMBER)))
+        scores = reply_object(**dict.fromkeys(self.weights, NUMBER))
+        return reply_object(reasoning=REASONING, scores=scores, **self.extra_fields)
 
     def label(self, score: float) -> str:
-        for name, bound in self.labels.items():
-            if score >= bound:
-                return name
-        return list(self.labels)[-1]
+        """The label with the highest bound `score` reaches, else the lowest label."""
+        return next((name for name, bound in self.labels.items() if score >= bound), list(self.labels)[-1])
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         """The dimension scores of the object the judge wrote itself: an object it copied from the prompt
@@ -123,19 +120,12 @@ class Dimensions(Rubric):
         scores = obj.get("scores") if isinstance(obj.get("scores"), Mapping) else obj.get("dimensions")
         if not isinstance(scores, Mapping):
             scores = obj
-        found: dict[str, float] = {}
-        missing, bad = [], []
-        for dim in self.weights:
-            value = scores.get(dim)
-            if isinstance(value, Mapping):  # {"correctness": {"score": 0.9, "reasoning": ...}}
-                value = value.get("score")
-            unit = None if value is None else unit_score(value)
-            if value is None:
-                missing.append(dim)
-            elif unit is None:
-                bad.append(dim)
-            else:
-                found[dim] = unit
+        values = {d: scores.get(d) for d in self.weights}
+        # {"correctness": {"score": 0.9, "reasoning": ...}} holds its score inside
+        values = {d: v.get("score") if isinstance(v, Mapping) else v for d, v in values.items()}
+        found = {d: unit for d, v in values.items() if v is not None and (unit := unit_score(v)) is not None}
+        missing = [d for d, v in values.items() if v is None]
+        bad = [d for d in values if d not in found and d not in missing]
         if missing or bad:
             problems = ([f"no score for {', '.join(missing)}"] if missing else []) + (
                 [f"a score outside [0, 1] for {', '.join(bad)}"] if bad else []

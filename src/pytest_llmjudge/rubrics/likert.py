@@ -2,38 +2,20 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import itertools
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..backends.protocol import CallRequest, UnsupportedParamError
-from ..case import Case, render_case
+from ..case import Case
 from ..errors import VerdictParseError
 from ..parsing import ParsedVerdict, parse_verdict
-from .base import (
-    REASONING,
-    Prompt,
-    Reply,
-    Rubric,
-    RubricError,
-    chat,
-    parse_failure,
-    register_rubric,
-    reply_object,
-    system_prompt,
-)
+from .base import REASONING, Prompt, Reply, Rubric, RubricError, ask, parse_failure, register_rubric, reply_object
 from .parsed import RubricParse
-
-__all__ = [
-    "LIKERT_INSTRUCTIONS",
-    "Likert",
-    "LogprobsFallbackWarning",
-    "score_distribution",
-    "score_token",
-    "without_logprobs",
-]
 
 LIKERT_INSTRUCTIONS = (
     "Rate how well the output meets the criteria on an integer scale from {low} (fails them entirely) "
@@ -48,13 +30,9 @@ _SCORE_FIELD = re.compile(r'"score"\s{0,8}:\s{0,8}"?\s{0,8}(\d{1,4})')
 class Likert(Rubric):
     """An integer scale (1-5, 1-10, ...) normalized to [0, 1].
 
-    With `logprobs=True` the call asks for token log-probabilities and the score is their expected
-    value over the scale (G-Eval): the top alternatives of the score token that are valid scale
-    integers, weighted by probability.  Where the backend returns none, the plain integer is used;
-    where the judge refuses log-probabilities (Anthropic, Gemini, Ollama), the call is made again
-    without them and scored plainly, with a `LogprobsFallbackWarning` (see `without_logprobs`).
-    `verdict.details["scoring"]` says which ("logprobs" or "plain").  Stored replies keep their
-    log-probabilities, so a replay gives the same weighted score.
+    With `logprobs=True` the score is the expected value of the score token's log-probabilities over
+    the scale (G-Eval); where the backend gives none, or refuses them (with a `LogprobsFallbackWarning`),
+    the plain integer.  `verdict.details["scoring"]` says which ("logprobs" or "plain").
     """
 
     name = "likert"
@@ -76,9 +54,9 @@ class Likert(Rubric):
         return params
 
     def prompts(self, case: Case) -> list[Prompt]:
-        system = system_prompt(case, LIKERT_INSTRUCTIONS.format(low=self.low, high=self.high))
         params = {"logprobs": True, "top_logprobs": self.top_logprobs} if self.logprobs else {}
-        return [Prompt(messages=chat(system, render_case(case)), scale=(self.low, self.high), params=params)]
+        instructions = LIKERT_INSTRUCTIONS.format(low=self.low, high=self.high)
+        return [ask(case, instructions, scale=(self.low, self.high), params=params)]
 
     def reply_schema(self) -> dict[str, Any]:
         return reply_object(reasoning=REASONING, score={"type": "integer"})
@@ -99,12 +77,10 @@ class Likert(Rubric):
         if not self.logprobs or reply.logprobs is None:
             return None
         try:
-            parsed = parse_verdict(reply.text, scale=(self.low, self.high), asked=self.asked(prompt))
+            raw = parse_verdict(reply.text, scale=(self.low, self.high), asked=self.asked(prompt)).raw_score
         except VerdictParseError:
             return None
-        if parsed.raw_score is None:
-            return None
-        token = score_token(reply.logprobs, reply.text, parsed.raw_score)
+        token = None if raw is None else score_token(reply.logprobs, reply.text, raw)
         if token is None:
             return None
         kept: dict[str, Any] = {"token": token["token"], "logprob": token.get("logprob")}
@@ -148,9 +124,7 @@ class LogprobsFallbackWarning(UserWarning):
 def without_logprobs(request: CallRequest, exc: UnsupportedParamError) -> CallRequest | None:
     """The same call without log-probabilities, when `exc` is the judge refusing them; else None.
 
-    The plain call's reply is stored under the judgment's usual key: the key names what the judgment
-    asks for, and a judge that refuses log-probabilities answers that question plainly every time
-    (a replay then scores the stored reply plainly too, as `details["scoring"]` says).
+    Its reply is stored under the judgment's usual key: a judge that refuses them answers plainly every time.
     """
     params = dict(request.params or {})
     if exc.unsupported_param not in LOGPROB_PARAMS or not any(p in params for p in LOGPROB_PARAMS):
@@ -164,10 +138,8 @@ _USUAL_SCALES = ((1, 5), (1, 10), (0, 10), (1, 7), (1, 3), (0, 5), (0, 4), (1, 4
 def score_distribution(logprobs: Any, text: str, raw: float, low: int, high: int) -> dict[int, float] | None:
     """Probabilities of each scale integer at the score token, normalized; None if not found.
 
-    `logprobs` is the OpenAI chat `choice.logprobs` as plain data (`{"content": [{"token",
-    "logprob", "top_logprobs": [...]}, ...]}`).  The score token is the one at the `"score":`
-    field's value (located by character offsets when the tokens spell the reply), else the last
-    token that is the score itself.  A score split over several tokens is not weighted.
+    `logprobs` is the OpenAI chat `choice.logprobs` as plain data (`{"content": [{"token", "logprob",
+    "top_logprobs": [...]}, ...]}`); a score split over several tokens is not weighted.
     """
     token = score_token(logprobs, text, raw)
     if token is None:
@@ -187,26 +159,19 @@ def score_distribution(logprobs: Any, text: str, raw: float, low: int, high: int
 
 
 def score_token(logprobs: Any, text: str, raw: float) -> Mapping[str, Any] | None:
-    """The token (with its alternatives) that holds the reply's integer score, or None (see score_distribution)."""
+    """The token (with its alternatives) holding the integer score: the `"score":` field's value (found by
+    character offsets where the tokens spell the reply), else the last token that is the score; or None."""
     content = logprobs.get("content") if isinstance(logprobs, Mapping) else logprobs
     if not isinstance(content, list) or not content or not float(raw).is_integer():
         return None
     tokens = [t for t in content if isinstance(t, Mapping) and isinstance(t.get("token"), str)]
     if len(tokens) != len(content):
         return None
-    wanted = str(int(raw))
     index = None
     joined = "".join(t["token"] for t in tokens)
-    match = None
-    for found in _SCORE_FIELD.finditer(joined):
-        match = found  # the last "score" field
-    if joined == text and match is not None and match.group(1) == wanted:
-        offset, position = 0, match.start(1)
-        for i, token in enumerate(tokens):
-            if offset <= position < offset + len(token["token"]):
-                index = i
-                break
-            offset += len(token["token"])
+    fields = list(_SCORE_FIELD.finditer(joined))
+    if joined == text and fields and fields[-1].group(1) == str(int(raw)):  # the last "score" field's token
+        index = bisect.bisect_right(list(itertools.accumulate(len(t["token"]) for t in tokens)), fields[-1].start(1))
     if index is None:
         index = next((i for i in range(len(tokens) - 1, -1, -1) if _token_int(tokens[i]["token"]) == int(raw)), None)
     if index is None or _token_int(tokens[index]["token"]) != int(raw):

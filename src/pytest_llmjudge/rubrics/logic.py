@@ -1,21 +1,13 @@
-"""Logic: the consistency of an output and the validity of its reasoning, as weighted dimensions.
-
-Both are `Dimensions` with fixed dimensions and instructions of their own, and read more from the
-reply than the scores: the issues found (`LogicConsistency`), or whether the argument is valid, the
-fallacies named and the kind of reasoning (`ReasoningValidity`), all in the verdict's details.
-"""
+"""Logic: the consistency of an output and the validity of its reasoning, as `Dimensions` of their own
+that read more from the reply into the details (issues; validity, fallacies and kind of reasoning)."""
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..case import Case, render_case
-from .base import REASONING, Outcome, Prompt, chat, register_rubric, reply_object, system_prompt
+from .base import REASONING, Outcome, register_rubric, reply_object
 from .dimensions import Dimensions
-
-__all__ = ["LOGIC_WEIGHTS", "REASONING_KINDS", "LogicConsistency", "ReasoningValidity"]
 
 LOGIC_WEIGHTS: Mapping[str, float] = {"contradiction": 0.5, "causal": 0.3, "data": 0.2}
 LOGIC_DESCRIPTIONS: Mapping[str, str] = {
@@ -24,8 +16,7 @@ LOGIC_DESCRIPTIONS: Mapping[str, str] = {
     "data": "numbers, quantities and dates agree with each other (1.0 where the output has none)",
 }
 REASONING_KINDS = ("deductive", "inductive", "abductive")
-
-_STRING_LIST: Mapping[str, Any] = {"type": "array", "items": {"type": "string"}}
+ISSUE = reply_object(type={"type": "string", "enum": list(LOGIC_WEIGHTS)}, description=REASONING, evidence=REASONING)
 
 LOGIC_INSTRUCTIONS = (
     "Audit the output for logical consistency: whether what it says fits together, not whether it is "
@@ -49,35 +40,16 @@ VALIDITY_INSTRUCTIONS = (
 
 
 class _Audit(Dimensions):
-    """Fixed dimensions with instructions of their own, and more read from the reply (`extras`, which each kind
-    defines)."""
+    """Fixed dimensions with instructions of their own, and more read from the reply (`extras`)."""
 
     weights_of: ClassVar[Mapping[str, float]]
     descriptions_of: ClassVar[Mapping[str, str]]
-    instructions: ClassVar[str]
 
     def __init__(self) -> None:
         super().__init__(weights=self.weights_of, descriptions=self.descriptions_of)
 
     def parameters(self) -> dict[str, Any]:
         return {}  # the dimensions and weights are the kind's own: its name and version say them
-
-    def prompts(self, case: Case) -> list[Prompt]:
-        dims = "\n".join(f"- {d}: {text}" for d, text in self.descriptions.items())
-        fields = ", ".join(f'"{d}": <0.0-1.0>' for d in self.weights)
-        system = system_prompt(case, self.instructions.format(dimensions=dims, fields=fields))
-        return [Prompt(messages=chat(system, render_case(case)))]
-
-    def reply_schema(self) -> dict[str, Any]:
-        schema = super().reply_schema()
-        extra = self.extra_schema()
-        schema["properties"].update(extra)
-        schema["required"] += list(extra)
-        return schema
-
-    @abstractmethod
-    def extra_schema(self) -> dict[str, Any]:
-        """The schema of what the kind reads beside the scores, by field."""
 
 
 @register_rubric
@@ -92,12 +64,7 @@ class LogicConsistency(_Audit):
     weights_of = LOGIC_WEIGHTS
     descriptions_of = LOGIC_DESCRIPTIONS
     instructions = LOGIC_INSTRUCTIONS
-
-    def extra_schema(self) -> dict[str, Any]:
-        issue = reply_object(
-            type={"type": "string", "enum": list(LOGIC_WEIGHTS)}, description=REASONING, evidence=REASONING
-        )
-        return {"issues": {"type": "array", "items": issue}}
+    extra_fields: ClassVar[Mapping[str, Mapping[str, Any]]] = {"issues": {"type": "array", "items": ISSUE}}
 
     def extras(self, obj: Mapping[str, Any], score: float) -> dict[str, Any]:
         found = obj.get("issues", obj.get("issues_found"))
@@ -133,12 +100,11 @@ class ReasoningValidity(_Audit):
     }
     instructions = VALIDITY_INSTRUCTIONS
 
-    def extra_schema(self) -> dict[str, Any]:
-        return {
-            "valid": {"type": "boolean"},
-            "fallacies": dict(_STRING_LIST),
-            "reasoning_type": {"type": "string", "enum": list(REASONING_KINDS)},
-        }
+    extra_fields: ClassVar[Mapping[str, Mapping[str, Any]]] = {
+        "valid": {"type": "boolean"},
+        "fallacies": {"type": "array", "items": {"type": "string"}},
+        "reasoning_type": {"type": "string", "enum": list(REASONING_KINDS)},
+    }
 
     def extras(self, obj: Mapping[str, Any], score: float) -> dict[str, Any]:
         valid = obj.get("valid", obj.get("is_valid"))

@@ -1,13 +1,10 @@
 """Pairwise judging: is the candidate better than the baseline?  Both orders, ties on disagreement.
 
-Judges prefer a position (MT-Bench measured GPT-4 consistent on only ~65% of swapped pairs), so
-each comparison is asked twice, candidate first and baseline first, each its own call and key.
-Within one sample a win needs both orders to agree; any disagreement is a tie (MT-Bench's rule).
-A sample scores the candidate 1.0 (win), 0.5 (tie) or 0.0 (loss); samples and panel models combine
-those like any other judgment, and the winner is read off the combined score.
-
-In the verdict ledger a pairwise entry stores the candidate as `output` and the baseline as
-`expected`: both sit inside the case, so one nonce fences both.
+Judges prefer a position (MT-Bench measured GPT-4 consistent on only ~65% of swapped pairs), so each
+comparison is asked in both orders, each its own call and key; a win needs both to agree, else a tie
+(MT-Bench's rule).  A sample scores the candidate 1.0, 0.5 or 0.0; samples and panel models combine like
+any other judgment, and the winner is read off the combined score.  The case carries the candidate as
+`output` and the baseline as `expected`, so one nonce fences both.
 """
 
 from __future__ import annotations
@@ -39,8 +36,6 @@ from .parsed import RubricParse
 if TYPE_CHECKING:
     from ..verdict import Verdict
 
-__all__ = ["PAIRWISE_SYSTEM", "Comparison", "OrderResult", "Pairwise", "comparison_from"]
-
 ORDERS = ("candidate-first", "baseline-first")
 PAIRWISE_SYSTEM = (
     "You are an impartial judge comparing two responses (A and B) of AI systems. Judge them only "
@@ -62,6 +57,7 @@ _LETTER = {
     "both": "tie",
 }
 _MARKER = re.compile(r"\[\[\s{0,3}(A|B|C|tie)\s{0,3}\]\]", re.IGNORECASE)
+_SCORES = {"candidate": 1.0, "tie": 0.5, "baseline": 0.0}  # the candidate's score by the side preferred
 
 
 @register_rubric
@@ -73,10 +69,10 @@ class Pairwise(Rubric):
     def prompts(self, case: Case) -> list[Prompt]:
         assert case.expected is not None, "a pairwise case carries the baseline as `expected`"
         system = PAIRWISE_SYSTEM.format(rules=data_rules(case.nonce))
-        pairs = {"candidate-first": (case.output, case.expected), "baseline-first": (case.expected, case.output)}
         prompts = []
-        for order in ORDERS:
-            first, second = pairs[order]
+        for order, (first, second) in zip(
+            ORDERS, [(case.output, case.expected), (case.expected, case.output)], strict=True
+        ):
             parts = [f"Criteria:\n{case.criteria}"]
             if case.input is not None:
                 parts.append("Input given to both systems:\n" + fence("input", case.input, case.nonce))
@@ -112,23 +108,18 @@ class Pairwise(Rubric):
             raise parse_failure("pairwise: the reply names no winner (A, B or tie)", reply)
         candidate_letter = "A" if prompt.name == "candidate-first" else "B"
         preferred = "tie" if letter == "tie" else ("candidate" if letter == candidate_letter else "baseline")
-        score = {"candidate": 1.0, "tie": 0.5, "baseline": 0.0}[preferred]
-        return RubricParse(
-            score, None, None, None, reasoning, "pairwise", {"order": prompt.name, "preferred": preferred}
-        )
+        details = {"order": prompt.name, "preferred": preferred}
+        return RubricParse(_SCORES[preferred], None, None, None, reasoning, "pairwise", details)
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
         orders: list[dict[str, Any]] = [
             {"order": p.name, "preferred": details_of(r).get("preferred"), "reasoning": r.reasoning} for p, r in results
         ]
         picks = {o["preferred"] for o in orders}
-        winner = picks.pop() if len(picks) == 1 else "tie"
-        score = {"candidate": 1.0, "tie": 0.5, "baseline": 0.0}[winner]
+        winner = next(iter(picks)) if len(picks) == 1 else "tie"
         reasoning = "\n".join(f"{o['order']}: prefers {o['preferred']}. {o['reasoning']}" for o in orders)
         return Outcome(
-            score,
-            reasoning,
-            details={"winner": winner, "consistent": len({o["preferred"] for o in orders}) == 1, "orders": orders},
+            _SCORES[winner], reasoning, details={"winner": winner, "consistent": len(picks) == 1, "orders": orders}
         )
 
 
@@ -185,20 +176,11 @@ class Comparison:
 
 def comparison_from(verdict: Verdict) -> Comparison:
     """Read a pairwise Verdict back as a Comparison."""
-    orders = []
-    for sample in verdict.samples:
-        for key, order in zip(sample.keys, sample.details.get("orders", ()), strict=False):
-            orders.append(
-                OrderResult(
-                    order["order"],
-                    order["preferred"],
-                    order["reasoning"],
-                    key,
-                    sample.model,
-                    sample.sample,
-                    sample.source,
-                )
-            )
+    orders = [
+        OrderResult(order["order"], order["preferred"], order["reasoning"], key, s.model, s.sample, s.source)
+        for s in verdict.samples
+        for key, order in zip(s.keys, s.details.get("orders", ()), strict=False)
+    ]
     score = verdict.score
     winner = "candidate" if score > 0.5 else "baseline" if score < 0.5 else "tie"
     return Comparison(

@@ -12,8 +12,6 @@ from typing import Any
 
 from ..parsing import ParsedVerdict
 
-__all__ = ["RubricParse"]
-
 
 @dataclass(frozen=True)
 class RubricParse(ParsedVerdict):

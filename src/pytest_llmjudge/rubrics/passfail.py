@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..case import Case, render_case
+from ..case import Case
 from ..parsing import ParsedVerdict, parse_verdict
 from .base import (
     REASONING,
@@ -13,16 +13,13 @@ from .base import (
     Reply,
     Rubric,
     RubricError,
-    chat,
+    ask,
     parse_failure,
     register_rubric,
     reply_object,
-    system_prompt,
     unit_score,
 )
 from .parsed import RubricParse
-
-__all__ = ["PASS_FAIL_INSTRUCTIONS", "PASS_FAIL_SCORES", "PassFail"]
 
 PASS_FAIL_SCORES: Mapping[str, float] = {
     "pass/high": 1.0,
@@ -69,7 +66,7 @@ class PassFail(Rubric):
         return {"scores": dict(sorted(self.scores.items()))}
 
     def prompts(self, case: Case) -> list[Prompt]:
-        return [Prompt(messages=chat(system_prompt(case, PASS_FAIL_INSTRUCTIONS), render_case(case)))]
+        return [ask(case, PASS_FAIL_INSTRUCTIONS)]
 
     def reply_schema(self) -> dict[str, Any]:
         return reply_object(

@@ -11,9 +11,7 @@ from ..case import Case
 from ..conversation import transcript
 from ..errors import JudgeError
 from ..parsing import ParsedVerdict
-from .base import Outcome, Prompt, Reply, Rubric, RubricError, register_rubric, resolve_rubric
-
-__all__ = ["PER_TURN_AGGREGATES", "PerTurn"]
+from .base import Outcome, Prompt, Reply, Rubric, RubricError, one_of, register_rubric, resolve_rubric
 
 PER_TURN_AGGREGATES = ("min", "mean")
 # What each turn's criteria add: the judge sees one turn as the output, the turns before it as the input.
@@ -39,9 +37,7 @@ class PerTurn(Rubric):
         inner = resolve_rubric(rubric)
         if isinstance(inner, PerTurn):
             raise RubricError("PerTurn(rubric=...) cannot be another PerTurn")
-        if aggregate not in PER_TURN_AGGREGATES:
-            choices = ", ".join(PER_TURN_AGGREGATES)
-            raise RubricError(f"PerTurn(aggregate=...) must be one of {choices}, got {aggregate!r}")
+        one_of("PerTurn(aggregate=...)", aggregate, PER_TURN_AGGREGATES)
         self.rubric, self.aggregate = inner, aggregate
 
     def parameters(self) -> dict[str, Any]:

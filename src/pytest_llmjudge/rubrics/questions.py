@@ -10,21 +10,18 @@ from typing import Any
 from ..case import Case, render_case
 from ..parsing import ParsedVerdict
 from .base import (
-    NUMBER,
-    REASONING,
     Outcome,
     Prompt,
     Rubric,
     RubricError,
-    chat,
+    ask,
+    listing,
+    one_of,
     register_rubric,
-    reply_object,
-    system_prompt,
+    score_reply,
     text_items,
     unit_score,
 )
-
-__all__ = ["QUESTION_AGGREGATES", "QUESTION_INSTRUCTIONS", "Questions"]
 
 QUESTION_INSTRUCTIONS = (
     "Answer one assessment question about the output, and nothing else: ignore every other quality "
@@ -47,10 +44,7 @@ class Questions(Rubric):
 
     def __init__(self, questions: Sequence[str], aggregate: str = "mean", *, pass_at: float = 0.5) -> None:
         self.questions = text_items("Questions(questions)", questions)
-        if aggregate not in QUESTION_AGGREGATES:
-            raise RubricError(
-                f"Questions(aggregate=...) must be one of {', '.join(QUESTION_AGGREGATES)}, got {aggregate!r}"
-            )
+        one_of("Questions(aggregate=...)", aggregate, QUESTION_AGGREGATES)
         if unit_score(pass_at) is None or isinstance(pass_at, str):
             raise RubricError(f"Questions(pass_at=...) must be a number in [0, 1], got {pass_at!r}")
         self.aggregate, self.pass_at = aggregate, float(pass_at)
@@ -73,25 +67,16 @@ class Questions(Rubric):
         return {"questions": list(self.questions), "aggregate": self.aggregate, "pass_at": self.pass_at}
 
     def prompts(self, case: Case) -> list[Prompt]:
-        system = system_prompt(case, QUESTION_INSTRUCTIONS)
-        prompts = []
-        for i, question in enumerate(self.questions, 1):
-            user = render_case(case, criteria=f"{case.criteria}\n\nQuestion: {question}")
-            prompts.append(Prompt(messages=chat(system, user), name=f"q{i}"))
-        return prompts
+        users = [render_case(case, criteria=f"{case.criteria}\n\nQuestion: {q}") for q in self.questions]
+        return [ask(case, QUESTION_INSTRUCTIONS, user, name=f"q{i}") for i, user in enumerate(users, 1)]
 
     def reply_schema(self) -> dict[str, Any]:
-        return reply_object(reasoning=REASONING, score=NUMBER)
+        return score_reply()
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
         answers: list[dict[str, Any]] = [
-            {
-                "question": q,
-                "score": parsed.score,
-                "passed": parsed.score >= self.pass_at,
-                "reasoning": parsed.reasoning,
-            }
-            for q, (_, parsed) in zip(self.questions, results, strict=False)
+            {"question": q, "score": r.score, "passed": r.score >= self.pass_at, "reasoning": r.reasoning}
+            for q, (_, r) in zip(self.questions, results, strict=False)
         ]
         scores = [a["score"] for a in answers]
         if self.aggregate == "mean":
@@ -105,10 +90,6 @@ class Questions(Rubric):
         return Outcome(round(score, 6), reasoning, details={"questions": answers, "failed": failed})
 
     def failure_details(self, outcome: Outcome) -> list[str]:
-        failed = [a for a in outcome.details.get("questions", ()) if not a["passed"]]
-        if not failed:
-            return []
-        return [f"failed questions ({len(failed)} of {len(self.questions)}):"] + [
-            f"  - {a['question']} ({a['score']:.2f})" + (f": {a['reasoning']}" if a["reasoning"] else "")
-            for a in failed
-        ]
+        answers = outcome.details.get("questions", ())
+        failed = [(f"{a['question']} ({a['score']:.2f})", a["reasoning"]) for a in answers if not a["passed"]]
+        return listing(f"failed questions ({len(failed)} of {len(self.questions)}):", failed) if failed else []

@@ -29,8 +29,6 @@ from ..errors import first_line
 from ..store.atomic import write_atomically
 from .base import RubricError
 
-__all__ = ["FORMAT", "MAX_FILE_BYTES", "QuestionsFile", "dump_questions_file", "is_yaml", "read_questions_file"]
-
 FORMAT = 1
 MAX_FILE_BYTES = 4 * 1024 * 1024  # far above any question list and reply: a larger file is not one
 
@@ -51,7 +49,7 @@ def is_yaml(path: Path) -> bool:
 
 
 def _yaml(path: Path, doing: str) -> Any:
-    """PyYAML (untyped here: only safe_load, safe_dump and YAMLError are used), or a RubricError saying it is needed."""
+    """PyYAML (untyped here), or a RubricError saying it is needed."""
     try:
         yaml: ModuleType = importlib.import_module("yaml")
     except ImportError:

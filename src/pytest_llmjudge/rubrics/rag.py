@@ -1,11 +1,8 @@
 """RAG: an answer judged with the context it was retrieved for, claim by claim or passage by passage.
 
-`Faithfulness`, `AnswerRelevancy` and `ContextRecall` ask in two steps: the judge lists the claims
-of a text (step "claims"), then rules on each claim in a call of its own (step "verdicts"), whose
-messages carry the claim, so each ruling is stored and replayed under its own key.  The score is the
-share of claims ruled "yes".  `ContextPrecision` asks once per passage whether it is relevant, and
-scores the ranking like average precision.  Every ruling is a yes or no with the judge's reason,
-read by the tolerant parser as a pass/fail verdict.
+`Faithfulness`, `AnswerRelevancy` and `ContextRecall` list the claims of a text (step "claims"), then
+rule yes or no on each in a call of its own (step "verdicts"): the score is the share ruled "yes".
+`ContextPrecision` rules on each passage, and scores the ranking like average precision.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..case import Case, fence, render_context
+from ..case import Case, fence, labelled, render_context
 from ..parsing import Asked, ParsedVerdict, parse_json_object, parse_verdict
 from ..parsing.echo import only_copies
 from .base import (
@@ -24,6 +21,7 @@ from .base import (
     Rubric,
     chat,
     details_of,
+    listing,
     parse_failure,
     reading,
     register_rubric,
@@ -32,8 +30,6 @@ from .base import (
     system_prompt,
 )
 from .parsed import RubricParse
-
-__all__ = ["MAX_CLAIMS", "AnswerRelevancy", "ContextPrecision", "ContextRecall", "Faithfulness"]
 
 MAX_CLAIMS = 32  # each claim is a call: a longer list is an error, not a bill
 
@@ -64,12 +60,10 @@ def ruling(reply: Reply, kind: str, asked: Asked) -> RubricParse:
 
 
 def claims_of(reply: Reply, kind: str, asked: Asked) -> RubricParse:
-    """The claims a reply lists (distinct, in order).  An extraction has no score of its own: 1.0 keeps
-    the stored entry's score in range, and `combine` reads only the claims.
+    """The claims a reply lists (distinct, in order; the score 1.0 only keeps a stored entry in range).
 
-    A claim is a sentence of the text it came from, so a claim may copy that text; the list may not: one
-    found only in what the judge copied from its prompt (an output carrying `{"claims": []}`) is no
-    reply, nor is a claim that is the format's placeholder."""
+    A claim may copy the text it came from; the list may not be a copy (an output carrying
+    `{"claims": []}`), nor a claim the format's placeholder."""
     with reading(kind, reply):
         obj = parse_json_object(reply.text, asked)
     items = None if obj is None else next((obj[k] for k in ("claims", "statements") if k in obj), None)
@@ -93,12 +87,7 @@ def claims_of(reply: Reply, kind: str, asked: Asked) -> RubricParse:
 
 
 class ClaimRubric(Rubric):
-    """Two steps: the claims of one of the case's texts, then a yes/no ruling on each claim.
-
-    A kind says which text its claims come from (`source`: "output" or "expected"), what each is ruled
-    against (`against`: "context" or "input"), the question asked of each claim, and the score of a text
-    with no claims.
-    """
+    """Two steps: the claims of the case's `source` text, then a yes/no ruling on each against `against`."""
 
     steps = ("claims", "verdicts")
     source: ClassVar[str] = "output"
@@ -114,27 +103,25 @@ class ClaimRubric(Rubric):
         require(case, type(self).__name__, **self.needs)
         where = {"output": "output", "expected": "reference answer"}[self.source]
         system = system_prompt(case, CLAIMS_INSTRUCTIONS.format(what=self.what, where=where, which=self.which))
-        text = case.output if self.source == "output" else case.expected
-        label = {"output": "Output to evaluate", "expected": "Reference answer"}[self.source]
-        user = f"{label}:\n" + fence(self.source, text or "", case.nonce)
+        user = labelled(case, self.source)
         return [Prompt(chat(system, user), name="claims", schema=(f"{self.name}_claims", CLAIMS_SCHEMA))]
 
     def next_prompts(self, case: Case, earlier: Sequence[tuple[Prompt, ParsedVerdict]]) -> list[Prompt]:
         if len(earlier) != 1:  # the rulings are in: no step is left
             return []
         system = system_prompt(case, RULING_INSTRUCTIONS.format(question=self.question))
-        if self.against == "context":
-            basis = render_context(case.context or (), case.nonce)
-        else:
-            basis = "Input given to the system under test:\n" + fence("input", case.input or "", case.nonce)
+        basis = render_context(case.context or (), case.nonce) if self.against == "context" else labelled(case, "input")
         schema = (f"{self.name}_verdict", RULING_SCHEMA)
+        # A claim is the judge's reply, which may quote the prompt's tags: it loses the nonce, not to close its fence.
+        nonce = case.nonce
+        claims = [claim.replace(nonce, "-") for claim in details_of(earlier[0][1])["claims"]]
         return [
             Prompt(
-                chat(system, f"{basis}\n\nClaim to check:\n" + fence("claim", _safe(claim, case), case.nonce)),
+                chat(system, f"{basis}\n\nClaim to check:\n{fence('claim', claim, nonce)}"),
                 name=f"claim {i}",
                 schema=schema,
             )
-            for i, claim in enumerate(details_of(earlier[0][1])["claims"], 1)
+            for i, claim in enumerate(claims, 1)
         ]
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
@@ -159,21 +146,13 @@ class ClaimRubric(Rubric):
 
     def failure_details(self, outcome: Outcome) -> list[str]:
         checked = outcome.details.get("claims", ())
-        rejected = [c for c in checked if c["verdict"] != "yes"]
-        if not rejected:
-            return []
-        return [f"{self.rejected} claims ({len(rejected)} of {len(checked)}):"] + [
-            f"  - {c['claim']}" + (f": {c['reasoning']}" if c["reasoning"] else "") for c in rejected
-        ]
+        rejected = [(c["claim"], c["reasoning"]) for c in checked if c["verdict"] != "yes"]
+        return listing(f"{self.rejected} claims ({len(rejected)} of {len(checked)}):", rejected) if rejected else []
 
 
 @register_rubric
 class Faithfulness(ClaimRubric):
-    """The share of the output's claims the retrieved context supports (needs `context=`).
-
-    An output that makes no claims (a refusal, a greeting) has nothing unsupported: it scores 1.0.
-    The failure lists the unsupported claims with the judge's reason for each.
-    """
+    """The share of the output's claims the retrieved context supports (needs `context=`; no claims: 1.0)."""
 
     name = "faithfulness"
     question = (
@@ -185,10 +164,7 @@ class Faithfulness(ClaimRubric):
 
 @register_rubric
 class AnswerRelevancy(ClaimRubric):
-    """The share of the output's statements that address the input (needs `input=`).
-
-    An output that makes no statements addresses nothing: it scores 0.0.
-    """
+    """The share of the output's statements that address the input (needs `input=`; no statements: 0.0)."""
 
     name = "answer_relevancy"
     against = "input"
@@ -232,27 +208,17 @@ PRECISION_INSTRUCTIONS = RULING_INSTRUCTIONS.format(
 @register_rubric
 class ContextPrecision(Rubric):
     """Whether the relevant passages of the context are ranked first (needs `input=` and `context=`;
-    `expected=` sharpens what relevant means).
-
-    Each passage is judged relevant or not in a call of its own; the score is average precision over
-    the ranks of the relevant passages, sum(precision@k for each relevant k) / relevant passages, so a
-    relevant passage ranked low costs more than one ranked high.  No relevant passage scores 0.0.
-    """
+    `expected=` sharpens what relevant means): one call per passage, scored as average precision
+    (no relevant passage scores 0.0)."""
 
     name = "context_precision"
 
     def prompts(self, case: Case) -> list[Prompt]:
-        require(
-            case,
-            "ContextPrecision",
-            input="the request the passages were retrieved for",
-            context="the retrieved passages, in rank order",
-        )
+        ranked = "the retrieved passages, in rank order"
+        require(case, "ContextPrecision", input="the request the passages were retrieved for", context=ranked)
         system = system_prompt(case, PRECISION_INSTRUCTIONS)
         nonce = case.nonce
-        asked = "Input given to the system under test:\n" + fence("input", case.input or "", nonce)
-        if case.expected is not None:
-            asked += "\n\nReference answer:\n" + fence("expected", case.expected, nonce)
+        asked = labelled(case, "input") + ("" if case.expected is None else "\n\n" + labelled(case, "expected"))
         passages = case.context or ()
         return [
             Prompt(
@@ -287,15 +253,5 @@ class ContextPrecision(Rubric):
 
     def failure_details(self, outcome: Outcome) -> list[str]:
         passages = outcome.details.get("passages", ())
-        shown = [p for p in passages if not p["relevant"]]
-        if not shown:
-            return []
-        return [f"irrelevant passages ({len(shown)} of {len(passages)}, by rank):"] + [
-            f"  - passage {p['rank']}" + (f": {p['reasoning']}" if p["reasoning"] else "") for p in shown
-        ]
-
-
-def _safe(text: str, case: Case) -> str:
-    """`text` with the case's nonce taken out: a claim is the judge's own reply, which may quote the
-    system prompt's tags, and must not close the fence it is put in."""
-    return text.replace(case.nonce, "-")
+        shown = [(f"passage {p['rank']}", p["reasoning"]) for p in passages if not p["relevant"]]
+        return listing(f"irrelevant passages ({len(shown)} of {len(passages)}, by rank):", shown) if shown else []

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..case import Case, render_case
-from .base import NUMBER, REASONING, Prompt, Rubric, chat, register_rubric, reply_object, system_prompt
-
-__all__ = ["SCORE_INSTRUCTIONS", "Score"]
+from ..case import Case
+from .base import Prompt, Rubric, ask, register_rubric, score_reply
 
 SCORE_INSTRUCTIONS = (
     "Think first, then score. Reply with one JSON object and nothing else:\n"
@@ -23,7 +21,7 @@ class Score(Rubric):
     name = "score"
 
     def prompts(self, case: Case) -> list[Prompt]:
-        return [Prompt(messages=chat(system_prompt(case, SCORE_INSTRUCTIONS), render_case(case)))]
+        return [ask(case, SCORE_INSTRUCTIONS)]
 
     def reply_schema(self) -> dict[str, Any]:
-        return reply_object(reasoning=REASONING, score=NUMBER)
+        return score_reply()

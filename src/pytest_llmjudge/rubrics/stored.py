@@ -1,9 +1,5 @@
-"""A stored reply's score: one decision, made the same way by replay and by `llmjudge reparse`.
-
-`read_reply` is that decision: the rubric's parse of one reply (a hand-edited score loses to its
-reply).  `score_stored` rebuilds the rubric and prompt a stored entry was judged with (the one
-whose prompt hashes to the stored `messages_sha256`) and decides through `read_reply`.
-"""
+"""A stored reply's score: one decision (the rubric's parse of the reply, never a hand-edited score),
+made the same way by replay and by `llmjudge reparse`."""
 
 from __future__ import annotations
 
@@ -14,8 +10,6 @@ from ..case import Case
 from ..keys import messages_sha256
 from ..parsing import ParsedVerdict, parse_verdict
 from .base import DEFAULT_KIND, Prompt, Reply, Rubric, kind_named
-
-__all__ = ["read_reply", "rebuild_stored", "score_stored"]
 
 
 def read_reply(rubric: Rubric, prompt: Prompt, reply: Reply) -> ParsedVerdict:
@@ -44,11 +38,8 @@ def rebuild_stored(entry: Mapping[str, Any]) -> tuple[Rubric, Prompt] | None:
 
 
 def score_stored(entry: Mapping[str, Any]) -> ParsedVerdict | None:
-    """The score of a stored entry's reply, decided as replay decides it; None when its rubric cannot be
-    rebuilt (the default `score` kind then falls back to the plain parser on 0-1).
-
-    Raises `VerdictParseError` when the reply does not parse.
-    """
+    """The score of a stored entry's reply, decided as replay decides it (`VerdictParseError` when it does
+    not parse); None when its rubric cannot be rebuilt (the default kind then parses plainly on 0-1)."""
     reply = Reply(str(entry.get("reply", "")), entry.get("logprobs"))
     rebuilt = rebuild_stored(entry)
     if rebuilt is not None:

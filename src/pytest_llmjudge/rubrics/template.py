@@ -8,9 +8,7 @@ from typing import Any
 
 from ..case import Case, fence
 from ..errors import JudgeError
-from .base import NUMBER, REASONING, Prompt, Rubric, RubricError, chat, register_rubric, reply_object, system_prompt
-
-__all__ = ["TEMPLATE_FIELDS", "TEMPLATE_INSTRUCTIONS", "Template"]
+from .base import Prompt, Rubric, RubricError, ask, register_rubric, score_reply
 
 TEMPLATE_FIELDS = ("input", "expected", "output", "criteria")
 TEMPLATE_INSTRUCTIONS = (
@@ -71,8 +69,8 @@ class Template(Rubric):
                     raise JudgeError(f"this Template uses {{{name}}}, but no {name}= was given to judge with")
                 continue
             values[name] = fence(name, value, case.nonce)
-        system = system_prompt(case, TEMPLATE_INSTRUCTIONS.format(low=self.scale[0], high=self.scale[1]))
-        return [Prompt(messages=chat(system, self.text.format(**values)), scale=self.scale)]
+        instructions = TEMPLATE_INSTRUCTIONS.format(low=self.scale[0], high=self.scale[1])
+        return [ask(case, instructions, self.text.format(**values), scale=self.scale)]
 
     def reply_schema(self) -> dict[str, Any]:
-        return reply_object(reasoning=REASONING, score=NUMBER)
+        return score_reply()

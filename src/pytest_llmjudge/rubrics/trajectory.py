@@ -5,12 +5,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..case import Case, render_case
+from ..case import Case
 from ..errors import JudgeError
 from ..trajectory import steps_from, steps_of, steps_text
-from .base import NUMBER, REASONING, Prompt, Rubric, chat, register_rubric, reply_object, system_prompt
-
-__all__ = ["TRAJECTORY_INSTRUCTIONS", "Trajectory"]
+from .base import Prompt, Rubric, ask, register_rubric, score_reply
 
 TRAJECTORY_INSTRUCTIONS = (
     "The output is an AI agent's trajectory: the tools it called, numbered in order, each with its arguments "
@@ -46,8 +44,7 @@ class Trajectory(Rubric):
             )
         steps = steps_text(steps_from(case.messages))
         expected = self.reference if self.reference is not None else case.expected
-        judged = dataclasses.replace(case, output=steps, expected=expected)
-        return [Prompt(messages=chat(system_prompt(judged, TRAJECTORY_INSTRUCTIONS), render_case(judged)))]
+        return [ask(dataclasses.replace(case, output=steps, expected=expected), TRAJECTORY_INSTRUCTIONS)]
 
     def reply_schema(self) -> dict[str, Any]:
-        return reply_object(reasoning=REASONING, score=NUMBER)
+        return score_reply()
