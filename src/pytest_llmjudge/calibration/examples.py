@@ -30,15 +30,6 @@ from typing import Literal
 
 from ..errors import JudgeError
 
-__all__ = [
-    "FIELDS",
-    "CalibrationError",
-    "LabelKind",
-    "LabelledExample",
-    "load_examples",
-    "parse_label",
-]
-
 LabelKind = Literal["pass/fail", "score"]
 
 REQUIRED = ("output", "criteria", "label")
@@ -210,20 +201,17 @@ def _jsonl_rows(text: str) -> Iterable[tuple[int, Mapping[str, object] | _RowPro
         try:
             value = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
         except _RowProblem as problem:
-            yield number, problem
-            continue
+            value = problem
         except json.JSONDecodeError as exc:
-            yield number, _RowProblem(f"not JSON ({exc.msg} at column {exc.colno})")
-            continue
+            value = _RowProblem(f"not JSON ({exc.msg} at column {exc.colno})")
         except (ValueError, RecursionError) as exc:
             # An integer past the int-to-str digit limit, or arrays nested past the recursion limit.
             reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long to read"
-            yield number, _RowProblem(f"not JSON ({reason})")
-            continue
-        if not isinstance(value, dict):
+            value = _RowProblem(f"not JSON ({reason})")
+        if isinstance(value, (dict, _RowProblem)):
+            yield number, value
+        else:
             yield number, _RowProblem(f"each line must be a JSON object, not {type(value).__name__}")
-            continue
-        yield number, value
 
 
 def _csv_rows(text: str) -> Iterable[tuple[int, Mapping[str, object] | _RowProblem]]:

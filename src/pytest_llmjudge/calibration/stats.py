@@ -11,36 +11,20 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
+from statistics import NormalDist, StatisticsError, correlation
 from typing import Any
-
-__all__ = [
-    "CalibrationResult",
-    "Confusion",
-    "CriteriaFigures",
-    "Disagreement",
-    "Judged",
-    "Kappa",
-    "ThresholdChoice",
-    "average_ranks",
-    "best_threshold",
-    "calibrate",
-    "candidate_thresholds",
-    "cohen_kappa",
-    "confusion",
-    "spearman",
-]
 
 # Two-sided 95%: the 0.975 quantile of the standard normal (1.959963984540054).
 Z95 = NormalDist().inv_cdf(0.975)
 
 
-def _check_score(score: float) -> float:
+def _check_score(score: float, name: str = "judge score") -> float:
     # A judge score outside [0, 1] is a bug upstream; figures computed from it would mislead.
     if isinstance(score, bool) or not math.isfinite(score) or not 0.0 <= score <= 1.0:
-        raise ValueError(f"judge score must be a number in [0, 1], got {score!r}")
+        raise ValueError(f"{name} must be a number in [0, 1], got {score!r}")
     return float(score)
 
 
@@ -75,18 +59,8 @@ class Confusion:
 
 def confusion(pairs: Sequence[tuple[bool, float]], threshold: float) -> Confusion:
     """Count (human passed, judge score) pairs; the judge passes when `score >= threshold`."""
-    tp = fp = tn = fn = 0
-    for human, score in pairs:
-        judge = _check_score(score) >= threshold
-        if human and judge:
-            tp += 1
-        elif judge:
-            fp += 1
-        elif human:
-            fn += 1
-        else:
-            tn += 1
-    return Confusion(tp=tp, fp=fp, tn=tn, fn=fn)
+    cells = Counter((bool(human), _check_score(score) >= threshold) for human, score in pairs)  # (human, judge)
+    return Confusion(tp=cells[True, True], fp=cells[False, True], tn=cells[False, False], fn=cells[True, False])
 
 
 @dataclass(frozen=True)
@@ -187,30 +161,20 @@ def best_threshold(pairs: Sequence[tuple[bool, float]], configured: float) -> Th
     """
     if not pairs:
         return None
-    best: tuple[float, float, float] | None = None  # (-accuracy, distance, threshold): smallest wins
-    for threshold in candidate_thresholds([score for _, score in pairs], configured):
-        accuracy = confusion(pairs, threshold).accuracy
-        assert accuracy is not None  # pairs is not empty
-        key = (-accuracy, abs(threshold - configured), threshold)
-        if best is None or key < best:
-            best = key
-    assert best is not None
-    return ThresholdChoice(threshold=best[2], accuracy=-best[0])
+    tried = [(confusion(pairs, t).accuracy or 0.0, t) for t in candidate_thresholds([s for _, s in pairs], configured)]
+    accuracy, threshold = min(tried, key=lambda tried: (-tried[0], abs(tried[1] - configured), tried[1]))
+    return ThresholdChoice(threshold=threshold, accuracy=accuracy)
 
 
 def average_ranks(values: Sequence[float]) -> list[float]:
     """1-based ranks of `values`, tied values sharing the mean of the ranks they span."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
     ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        shared = (start + end) / 2.0 + 1.0  # mean of the ranks start+1 .. end+1
-        for k in range(start, end + 1):
-            ranks[order[k]] = shared
-        start = end + 1
+    start = 0  # the ranks before this run of ties
+    for _, run in itertools.groupby(sorted(range(len(values)), key=values.__getitem__), key=values.__getitem__):
+        tied = list(run)
+        for index in tied:
+            ranks[index] = start + (len(tied) + 1) / 2.0  # mean of the ranks start+1 .. start+len(tied)
+        start += len(tied)
     return ranks
 
 
@@ -219,17 +183,12 @@ def spearman(pairs: Sequence[tuple[float, float]]) -> float | None:
     1 - 6 sum d^2 / (n (n^2 - 1))).  None with fewer than 2 pairs or when either side is constant."""
     if len(pairs) < 2:
         return None
-    xs = average_ranks([_finite(x) for x, _ in pairs])
-    ys = average_ranks([_finite(y) for _, y in pairs])
-    mx = sum(xs) / len(xs)
-    my = sum(ys) / len(ys)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    if sxx == 0.0 or syy == 0.0:
+    try:
+        rho = correlation(average_ranks([_finite(x) for x, _ in pairs]), average_ranks([_finite(y) for _, y in pairs]))
+    except StatisticsError:  # a constant side
         return None
     # Clamp: rounding can push a perfect correlation a hair past 1.
-    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+    return max(-1.0, min(1.0, rho))
 
 
 @dataclass(frozen=True)
@@ -352,8 +311,7 @@ def calibrate(items: Sequence[Judged], threshold: float) -> CalibrationResult:
     human pass or score `>= threshold`), worst first: largest |label - score| (a pass label counts
     as 1, a fail as 0), then input order.  Raises ValueError on mixed label kinds or a bad score.
     """
-    if isinstance(threshold, bool) or not math.isfinite(threshold) or not 0.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+    threshold = _check_score(threshold, "threshold")
     kind = _kind(items)
     pairs = [(_human_passes(item.label, threshold), _check_score(item.score)) for item in items]
     table = confusion(pairs, threshold)
@@ -395,7 +353,7 @@ def calibrate(items: Sequence[Judged], threshold: float) -> CalibrationResult:
     return CalibrationResult(
         n=len(items),
         kind=kind,
-        threshold=float(threshold),
+        threshold=threshold,
         confusion=table,
         accuracy=table.accuracy,
         kappa=cohen_kappa(table),
