@@ -13,7 +13,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from statistics import NormalDist, StatisticsError, correlation
 from typing import Any
 
@@ -52,9 +52,6 @@ class Confusion:
     def accuracy(self) -> float | None:
         """Share of examples where judge and human agree; None when there are none."""
         return (self.tp + self.tn) / self.n if self.n else None
-
-    def to_json(self) -> dict[str, int]:
-        return {"tp": self.tp, "fp": self.fp, "tn": self.tn, "fn": self.fn}
 
 
 def confusion(pairs: Sequence[tuple[bool, float]], threshold: float) -> Confusion:
@@ -217,14 +214,8 @@ class Disagreement:
     reasoning: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "criteria": self.criteria,
-            "label": _label_json(self.label),
-            "score": self.score,
-            "gap": self.gap,
-            "reasoning": self.reasoning,
-        }
+        label = ("pass" if self.label else "fail") if isinstance(self.label, bool) else self.label
+        return {**asdict(self), "label": label}
 
 
 @dataclass(frozen=True)
@@ -245,7 +236,7 @@ class CriteriaFigures:
             "accuracy": self.accuracy,
             "kappa": self.kappa.value,
             "kappa_ci": list(self.kappa.ci) if self.kappa.ci else None,
-            "confusion": self.confusion.to_json(),
+            "confusion": asdict(self.confusion),
             "spearman": self.spearman,
         }
 
@@ -277,19 +268,13 @@ class CalibrationResult:
             "kappa_se": self.kappa.se,
             "kappa_ci": list(self.kappa.ci) if self.kappa.ci else None,
             "kappa_note": self.kappa.note,
-            "confusion": self.confusion.to_json(),
+            "confusion": asdict(self.confusion),
             "best_threshold": self.best_threshold,
             "accuracy_at_best": self.accuracy_at_best,
             "spearman": self.spearman,
             "per_criteria": [figures.to_json() for figures in self.per_criteria],
             "disagreements": [item.to_json() for item in self.disagreements],
         }
-
-
-def _label_json(label: bool | float) -> str | float:
-    if isinstance(label, bool):
-        return "pass" if label else "fail"
-    return label
 
 
 def _kind(items: Sequence[Judged]) -> str | None:

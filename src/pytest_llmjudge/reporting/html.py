@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from importlib.resources import files
@@ -46,11 +47,7 @@ def _num(value: Any, fmt: Callable[[float], str] = "{:.2f}".format, missing: str
 
 def _histogram(judgments: list[Mapping[str, Any]]) -> str:
     scored = [j for j in judgments if isinstance(j.get("score"), (int, float)) and j.get("status") != "error"]
-    thresholds: dict[float, int] = {}
-    for j in judgments:
-        t = j.get("threshold")
-        if isinstance(t, (int, float)):
-            thresholds[round(float(t), 4)] = thresholds.get(round(float(t), 4), 0) + 1
+    thresholds = Counter(round(float(t), 4) for j in judgments if isinstance(t := j.get("threshold"), (int, float)))
     width, left, right, bottom = 900, 36, 12, 30
     placed = threshold_labels(thresholds, left, width - left - right)
     labels = 1 + max((row for _, _, row, _, _ in placed), default=-1)

@@ -73,9 +73,7 @@ def judgment_status(record: JudgmentRecord) -> str:
 def _judgment(record: JudgmentRecord) -> dict[str, Any]:
     row: dict[str, Any] = {"status": judgment_status(record), "live_calls": live_calls(record), **record}
     row.setdefault("drift", None)
-    ordered = {name: row[name] for name in JUDGMENT_FIELDS if name in row}
-    ordered.update({k: v for k, v in row.items() if k not in ordered})
-    return ordered
+    return {**{name: row[name] for name in JUDGMENT_FIELDS if name in row}, **row}  # the rest after, as they came
 
 
 def build_report(
