@@ -258,14 +258,6 @@ def _header_problem(header: list[str]) -> str | None:
     return None
 
 
-def _decode(data: bytes, where: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise CalibrationError(f"{where}:{line}: not UTF-8 text", source=where) from None
-
-
 def _read(path: Path) -> tuple[str, Iterable[tuple[int, Mapping[str, object] | _RowProblem]]]:
     where = str(path)
     suffix = path.suffix.lower()
@@ -276,11 +268,14 @@ def _read(path: Path) -> tuple[str, Iterable[tuple[int, Mapping[str, object] | _
         )
     try:
         data = path.read_bytes()
+        text = data.decode("utf-8-sig")
     except OSError as exc:
         raise CalibrationError(
             f"{where}: cannot read labelled examples ({exc.strerror or exc})", source=where
         ) from None
-    text = _decode(data, where)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise CalibrationError(f"{where}:{line}: not UTF-8 text", source=where) from None
     return where, (_csv_rows(text) if suffix == ".csv" else _jsonl_rows(text))
 
 

@@ -277,18 +277,6 @@ class CalibrationResult:
         }
 
 
-def _kind(items: Sequence[Judged]) -> str | None:
-    kinds = {"pass/fail" if isinstance(item.label, bool) else "score" for item in items}
-    if len(kinds) > 1:
-        raise ValueError("labels mix pass/fail and scores; calibrate one kind at a time")
-    return kinds.pop() if kinds else None
-
-
-def _human_passes(label: bool | float, threshold: float) -> bool:
-    # A score label is a pass at the same bar the judge's score must clear.
-    return label if isinstance(label, bool) else label >= threshold
-
-
 def calibrate(items: Sequence[Judged], threshold: float) -> CalibrationResult:
     """Every figure for judged, labelled examples at the configured `threshold`.
 
@@ -297,8 +285,13 @@ def calibrate(items: Sequence[Judged], threshold: float) -> CalibrationResult:
     as 1, a fail as 0), then input order.  Raises ValueError on mixed label kinds or a bad score.
     """
     threshold = _check_score(threshold, "threshold")
-    kind = _kind(items)
-    pairs = [(_human_passes(item.label, threshold), _check_score(item.score)) for item in items]
+    kinds = {"pass/fail" if isinstance(item.label, bool) else "score" for item in items}
+    if len(kinds) > 1:
+        raise ValueError("labels mix pass/fail and scores; calibrate one kind at a time")
+    kind = kinds.pop() if kinds else None
+    # A score label is a pass at the same bar the judge's score must clear.
+    humans = [item.label if isinstance(item.label, bool) else item.label >= threshold for item in items]
+    pairs = [(human, _check_score(item.score)) for human, item in zip(humans, items, strict=True)]
     table = confusion(pairs, threshold)
     best = best_threshold(pairs, threshold)
     rho = spearman([(float(item.label), item.score) for item in items]) if kind == "score" else None

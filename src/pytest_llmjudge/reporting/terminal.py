@@ -48,11 +48,6 @@ def is_scored_only(record: JudgmentRecord) -> bool:
     return fields.get("asserted") is False or ("error" not in record and record.get("threshold") is None)
 
 
-def below_threshold(record: JudgmentRecord) -> bool:
-    """A judgment whose score fell below its threshold (a passing test may hold some)."""
-    return "error" not in record and not is_scored_only(record) and not record.get("passed")
-
-
 def live_calls(record: JudgmentRecord) -> int:
     """Judge calls a judgment made over the network, unparseable replies included (a panel or
     samples make several): the pipeline's own count where the record has it."""
@@ -127,8 +122,9 @@ class Tally:
         source = record.get("source")
         if source in self.sources:
             self.sources[str(source)] += 1
-        self.below += below_threshold(record)
-        self.scored += is_scored_only(record)
+        scored = is_scored_only(record)
+        self.below += not scored and not record.get("passed")  # below its threshold: a passing test may hold one
+        self.scored += scored
 
     def cost_text(self) -> str:
         """`$0.0031`; `cost unknown` when no live call was priced; `at least $0.0031 (2 of 5 live calls
