@@ -137,12 +137,7 @@ def _required_text(row: Mapping[str, object], name: str) -> str:
 
 
 def _optional_text(row: Mapping[str, object], name: str) -> str | None:
-    value = row.get(name)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise _RowProblem(f"field {name!r} must be a string, not {type(value).__name__}")
-    return value
+    return None if row.get(name) in (None, "") else _required_text(row, name)
 
 
 def _example(row: Mapping[str, object], line: int) -> LabelledExample:
