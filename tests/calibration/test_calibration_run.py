@@ -139,7 +139,7 @@ def calibrate(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
     environ = {k: v for k, v in os.environ.items() if not k.startswith("LLMJUDGE_")}
     environ.update(OPENAI_API_KEY=CANARY_KEY, LITELLM_LOCAL_MODEL_COST_MAP="True", **env)
     environ["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [environ.get("PYTHONPATH")])])
-    command = [sys.executable, "-m", "pytest_llmjudge.calibration.command", *args]
+    command = [sys.executable, "-m", "pytest_llmjudge", "calibrate", *args]
     return subprocess.run(command, cwd=cwd, env=environ, capture_output=True, text=True, timeout=120)
 
 

@@ -43,7 +43,8 @@ def test_confusion_counts_pass_as_positive_and_score_at_threshold_as_pass() -> N
     assert table == Confusion(tp=2, fp=1, tn=1, fn=1)
     assert table.n == 5
     assert table.accuracy == approx(3 / 5)
-    assert table.to_json() == {"tp": 2, "fp": 1, "tn": 1, "fn": 1}
+    judged = [Judged(str(i), "c", human, score) for i, (human, score) in enumerate(pairs)]
+    assert calibrate(judged, 0.5).to_json()["confusion"] == {"tp": 2, "fp": 1, "tn": 1, "fn": 1}
 
 
 def test_confusion_of_nothing_has_no_accuracy() -> None:

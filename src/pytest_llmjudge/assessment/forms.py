@@ -15,8 +15,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "MAX_QUESTION_CHARS", "Dropped", "check_question", "normalized", "select_questions"]
-
 KINDS = ("binary", "scaled", "multiple-choice")
 MAX_QUESTION_CHARS = 600  # a single-focus question and its criterion fit in far less
 SCALE = (1, 5)

@@ -29,8 +29,6 @@ from ..settings import OPTIONS_BY_NAME, SettingError, Settings
 from .forms import KINDS, Dropped, select_questions
 from .prompt import question_messages, read_questions
 
-__all__ = ["QuestionSet", "QuestionsWarning", "generate_question_set", "generate_questions"]
-
 MAX_QUESTIONS = 100
 
 
@@ -116,7 +114,8 @@ def _differences(stored: Mapping[str, Any], current: Mapping[str, Any]) -> str:
     return ", ".join(shown.get(name, name) for name in changed) or "the prompt (a newer version of this tool?)"
 
 
-def _call(settings: Settings, request: CallRequest) -> str:
+def _call(settings: Settings, model: str, messages: list[dict[str, str]]) -> str:
+    request = CallRequest(model=model, messages=messages, api_base=settings.api_base, temperature=settings.temperature)
     loop = LoopThread(name="llmjudge-questions")
     try:
         result = loop.run(
@@ -149,8 +148,7 @@ def generate_question_set(
     model = _model(settings)
     focus = focus.strip() if focus else None
     messages = question_messages(text, n, focus, kind)
-    params = {"temperature": settings.temperature}
-    key = judgment_key({"model": model, "messages": messages, "params": params})
+    key = judgment_key({"model": model, "messages": messages, "params": {"temperature": settings.temperature}})
     about = {
         "model": model,
         "kind": kind,
@@ -187,8 +185,7 @@ def generate_question_set(
         )
     if recorded is not None and stored.get("key") != key and settings.mode == "auto":
         notes.append(f"{path}: the spec or options changed since it was written ({_differences(stored, about)})")
-    request = CallRequest(model=model, messages=messages, api_base=settings.api_base, temperature=settings.temperature)
-    reply = redact(_call(settings, request))
+    reply = redact(_call(settings, model, messages))
     items = read_questions(reply)
     if items is None:
         raise JudgeError(

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..parsing import parse_json_object
+from ..parsing.funnel import parse_json_object
 from ..parsing.json_scan import RepairBudget, load_json, load_whole
 from ..parsing.prepare import prepare, strip_fences
-
-__all__ = ["FORMS", "question_messages", "read_questions"]
 
 # Each kind's form, with one example of it, as the model is shown it.
 FORMS = {

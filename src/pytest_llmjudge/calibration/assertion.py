@@ -10,7 +10,6 @@ judge for our criteria?", and a plain run replays it offline.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -20,15 +19,6 @@ from ..redact import redact
 from .examples import CalibrationError
 from .runner import Source, run_calibration
 from .stats import CalibrationResult, Disagreement, Kappa
-
-__all__ = [
-    "CalibrationFailed",
-    "assert_judge_agrees",
-    "disagreement_lines",
-    "failure_message",
-    "figures_lines",
-    "number_text",
-]
 
 # The failure message lists this many disagreements, worst first.
 WORST_SHOWN = 5
@@ -108,27 +98,22 @@ def disagreement_lines(item: Disagreement) -> list[str]:
 def _bar(name: str, value: Any, low: float) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise CalibrationError(f"{name} must be a number in [{low:g}, 1], got {value!r}")
-    if not low <= value <= 1.0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= 1.0:
         raise CalibrationError(f"{name} must be a number in [{low:g}, 1], got {value!r}")
     return float(value)
 
 
 def _shortfalls(result: CalibrationResult, min_kappa: float | None, min_accuracy: float | None) -> list[str]:
     found = []
-    if min_kappa is not None:
-        kappa = result.kappa.value
-        if kappa is None:
-            found.append(f"kappa is undefined ({result.kappa.note}), so it cannot reach min_kappa {min_kappa:.2f}")
-        elif kappa < min_kappa:
-            found.append(f"kappa {kappa:.2f} < min_kappa {min_kappa:.2f}")
-    if min_accuracy is not None:
-        accuracy = result.accuracy
-        if accuracy is None:
-            found.append(f"accuracy is undefined (no examples), so it cannot reach min_accuracy {min_accuracy:.2f}")
-        elif accuracy < min_accuracy:
-            found.append(f"accuracy {accuracy:.2f} < min_accuracy {min_accuracy:.2f}")
+    bars = (
+        ("kappa", result.kappa.value, min_kappa, result.kappa.note),
+        ("accuracy", result.accuracy, min_accuracy, "no examples"),
+    )
+    for name, value, bar, why in bars:
+        if bar is not None and value is None:
+            found.append(f"{name} is undefined ({why}), so it cannot reach min_{name} {bar:.2f}")
+        elif bar is not None and value is not None and value < bar:
+            found.append(f"{name} {value:.2f} < min_{name} {bar:.2f}")
     return found
 
 

@@ -6,8 +6,7 @@ Takes the same `--judge-*` options, environment and ini file as a pytest run in 
 CI detection included (so on CI it replays).  Its verdicts live in their own file,
 `judge_verdicts/calibration/<file stem>.json` under the rootdir (or under `--judge-store`): commit
 it, and CI re-checks the figures offline.  Errors (a bad row, a replay miss, a bad option) are one
-line on stderr and exit status 2.  Until `cli.py` wires it, run it as
-`python -m pytest_llmjudge.calibration.command FILE ...`.
+line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 from ..errors import JudgeError, first_line
@@ -23,8 +21,6 @@ from ..redact import redact
 from ..settings import OPTIONS_BY_NAME, SettingError
 from .assertion import disagreement_lines, figures_lines, number_text
 from .stats import CalibrationResult
-
-__all__ = ["add_parser", "build_parser", "main", "render", "run"]
 
 COMMAND = "calibration"  # names the folder of the command's verdict files
 
@@ -56,9 +52,15 @@ def render(result: CalibrationResult, *, title: str | None = None) -> str:
 # -- the command -------------------------------------------------------------------------------------
 
 
-def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add `calibrate` to the `llmjudge` subcommands (`subparsers` from `add_subparsers`)."""
     from ..standalone import add_judge_options
 
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "calibrate",
+        help="judge human-labelled examples and report how far the judge agrees (kappa, accuracy, ...)",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
     parser.add_argument("file", metavar="FILE", help="labelled examples: .jsonl (or .ndjson) or .csv")
     parser.add_argument(
         "--threshold",
@@ -70,21 +72,6 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add_judge_options(parser.add_argument_group("judge options (as for pytest)"))
     parser.set_defaults(run=run)
     return parser
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add `calibrate` to the `llmjudge` subcommands (`subparsers` from `add_subparsers`)."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "calibrate",
-        help="judge human-labelled examples and report how far the judge agrees (kappa, accuracy, ...)",
-        description=__doc__.splitlines()[0] if __doc__ else None,
-    )
-    return _configure(parser)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command on its own (`python -m pytest_llmjudge.calibration.command`)."""
-    return _configure(argparse.ArgumentParser(prog="llmjudge calibrate", description=__doc__))
 
 
 def _error(message: str) -> int:
@@ -130,17 +117,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(result, title=str(args.file)))
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return run(args)
-    except BrokenPipeError:  # `... | head`
-        return 0
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -30,15 +30,6 @@ from typing import Literal
 
 from ..errors import JudgeError
 
-__all__ = [
-    "FIELDS",
-    "CalibrationError",
-    "LabelKind",
-    "LabelledExample",
-    "load_examples",
-    "parse_label",
-]
-
 LabelKind = Literal["pass/fail", "score"]
 
 REQUIRED = ("output", "criteria", "label")
@@ -146,12 +137,7 @@ def _required_text(row: Mapping[str, object], name: str) -> str:
 
 
 def _optional_text(row: Mapping[str, object], name: str) -> str | None:
-    value = row.get(name)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise _RowProblem(f"field {name!r} must be a string, not {type(value).__name__}")
-    return value
+    return None if row.get(name) in (None, "") else _required_text(row, name)
 
 
 def _example(row: Mapping[str, object], line: int) -> LabelledExample:
@@ -210,20 +196,17 @@ def _jsonl_rows(text: str) -> Iterable[tuple[int, Mapping[str, object] | _RowPro
         try:
             value = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
         except _RowProblem as problem:
-            yield number, problem
-            continue
+            value = problem
         except json.JSONDecodeError as exc:
-            yield number, _RowProblem(f"not JSON ({exc.msg} at column {exc.colno})")
-            continue
+            value = _RowProblem(f"not JSON ({exc.msg} at column {exc.colno})")
         except (ValueError, RecursionError) as exc:
             # An integer past the int-to-str digit limit, or arrays nested past the recursion limit.
             reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long to read"
-            yield number, _RowProblem(f"not JSON ({reason})")
-            continue
-        if not isinstance(value, dict):
+            value = _RowProblem(f"not JSON ({reason})")
+        if isinstance(value, (dict, _RowProblem)):
+            yield number, value
+        else:
             yield number, _RowProblem(f"each line must be a JSON object, not {type(value).__name__}")
-            continue
-        yield number, value
 
 
 def _csv_rows(text: str) -> Iterable[tuple[int, Mapping[str, object] | _RowProblem]]:
@@ -270,14 +253,6 @@ def _header_problem(header: list[str]) -> str | None:
     return None
 
 
-def _decode(data: bytes, where: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise CalibrationError(f"{where}:{line}: not UTF-8 text", source=where) from None
-
-
 def _read(path: Path) -> tuple[str, Iterable[tuple[int, Mapping[str, object] | _RowProblem]]]:
     where = str(path)
     suffix = path.suffix.lower()
@@ -288,11 +263,14 @@ def _read(path: Path) -> tuple[str, Iterable[tuple[int, Mapping[str, object] | _
         )
     try:
         data = path.read_bytes()
+        text = data.decode("utf-8-sig")
     except OSError as exc:
         raise CalibrationError(
             f"{where}: cannot read labelled examples ({exc.strerror or exc})", source=where
         ) from None
-    text = _decode(data, where)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise CalibrationError(f"{where}:{line}: not UTF-8 text", source=where) from None
     return where, (_csv_rows(text) if suffix == ".csv" else _jsonl_rows(text))
 
 

@@ -18,7 +18,6 @@ from .stats import CalibrationResult, Judged, calibrate
 if TYPE_CHECKING:
     from ..judge import Judge
 
-__all__ = ["ExampleError", "Source", "run_calibration"]
 
 Source = str | os.PathLike[str] | Iterable[LabelledExample | Mapping[str, object]]
 
@@ -40,15 +39,13 @@ class ExampleError(CalibrationError):
 def _examples(examples: Source, source: str | None) -> tuple[str, list[LabelledExample]]:
     if isinstance(examples, (str, os.PathLike)):
         return source or os.fspath(examples), load_examples(examples)
-    rows = list(examples)
-    if rows and all(isinstance(row, LabelledExample) for row in rows):
-        return source or "<rows>", [row for row in rows if isinstance(row, LabelledExample)]
-    if any(isinstance(row, LabelledExample) for row in rows):
+    rows, where = list(examples), source or "<rows>"
+    read = [row for row in rows if isinstance(row, LabelledExample)]
+    if read and len(read) < len(rows):
         raise CalibrationError("<rows>: give labelled examples or dict rows, not both", source="<rows>")
-    where = source or "<rows>"
     if not rows:
         raise CalibrationError(f"{where}: no labelled examples", source=where)
-    return where, load_examples([row for row in rows if not isinstance(row, LabelledExample)])
+    return where, read or load_examples([row for row in rows if not isinstance(row, LabelledExample)])
 
 
 def _rubric(example: LabelledExample, default: Any, where: str) -> Any:
@@ -92,18 +89,17 @@ def run_calibration(
     judged: list[Judged] = []
     used_threshold = threshold
     for example in items:
+        kind = _rubric(example, rubric, where)
         try:
             verdict = judge.score(
                 example.output,
                 example.criteria,
                 input=example.input,
                 expected=example.expected,
-                rubric=_rubric(example, rubric, where),
+                rubric=kind,
                 threshold=threshold,
                 model=model,
             )
-        except CalibrationError:
-            raise
         except JudgeError as exc:
             message = f"{where}:{example.line}: example {example.name!r}: {first_line(exc)}"
             raise ExampleError(message, source=where, example=example, cause=exc) from None

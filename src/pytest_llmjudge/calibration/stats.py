@@ -11,36 +11,20 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from statistics import NormalDist
+from dataclasses import asdict, dataclass
+from statistics import NormalDist, StatisticsError, correlation
 from typing import Any
-
-__all__ = [
-    "CalibrationResult",
-    "Confusion",
-    "CriteriaFigures",
-    "Disagreement",
-    "Judged",
-    "Kappa",
-    "ThresholdChoice",
-    "average_ranks",
-    "best_threshold",
-    "calibrate",
-    "candidate_thresholds",
-    "cohen_kappa",
-    "confusion",
-    "spearman",
-]
 
 # Two-sided 95%: the 0.975 quantile of the standard normal (1.959963984540054).
 Z95 = NormalDist().inv_cdf(0.975)
 
 
-def _check_score(score: float) -> float:
+def _check_score(score: float, name: str = "judge score") -> float:
     # A judge score outside [0, 1] is a bug upstream; figures computed from it would mislead.
     if isinstance(score, bool) or not math.isfinite(score) or not 0.0 <= score <= 1.0:
-        raise ValueError(f"judge score must be a number in [0, 1], got {score!r}")
+        raise ValueError(f"{name} must be a number in [0, 1], got {score!r}")
     return float(score)
 
 
@@ -69,24 +53,11 @@ class Confusion:
         """Share of examples where judge and human agree; None when there are none."""
         return (self.tp + self.tn) / self.n if self.n else None
 
-    def to_json(self) -> dict[str, int]:
-        return {"tp": self.tp, "fp": self.fp, "tn": self.tn, "fn": self.fn}
-
 
 def confusion(pairs: Sequence[tuple[bool, float]], threshold: float) -> Confusion:
     """Count (human passed, judge score) pairs; the judge passes when `score >= threshold`."""
-    tp = fp = tn = fn = 0
-    for human, score in pairs:
-        judge = _check_score(score) >= threshold
-        if human and judge:
-            tp += 1
-        elif judge:
-            fp += 1
-        elif human:
-            fn += 1
-        else:
-            tn += 1
-    return Confusion(tp=tp, fp=fp, tn=tn, fn=fn)
+    cells = Counter((bool(human), _check_score(score) >= threshold) for human, score in pairs)  # (human, judge)
+    return Confusion(tp=cells[True, True], fp=cells[False, True], tn=cells[False, False], fn=cells[True, False])
 
 
 @dataclass(frozen=True)
@@ -187,30 +158,20 @@ def best_threshold(pairs: Sequence[tuple[bool, float]], configured: float) -> Th
     """
     if not pairs:
         return None
-    best: tuple[float, float, float] | None = None  # (-accuracy, distance, threshold): smallest wins
-    for threshold in candidate_thresholds([score for _, score in pairs], configured):
-        accuracy = confusion(pairs, threshold).accuracy
-        assert accuracy is not None  # pairs is not empty
-        key = (-accuracy, abs(threshold - configured), threshold)
-        if best is None or key < best:
-            best = key
-    assert best is not None
-    return ThresholdChoice(threshold=best[2], accuracy=-best[0])
+    tried = [(confusion(pairs, t).accuracy or 0.0, t) for t in candidate_thresholds([s for _, s in pairs], configured)]
+    accuracy, threshold = min(tried, key=lambda tried: (-tried[0], abs(tried[1] - configured), tried[1]))
+    return ThresholdChoice(threshold=threshold, accuracy=accuracy)
 
 
 def average_ranks(values: Sequence[float]) -> list[float]:
     """1-based ranks of `values`, tied values sharing the mean of the ranks they span."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
     ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        shared = (start + end) / 2.0 + 1.0  # mean of the ranks start+1 .. end+1
-        for k in range(start, end + 1):
-            ranks[order[k]] = shared
-        start = end + 1
+    start = 0  # the ranks before this run of ties
+    for _, run in itertools.groupby(sorted(range(len(values)), key=values.__getitem__), key=values.__getitem__):
+        tied = list(run)
+        for index in tied:
+            ranks[index] = start + (len(tied) + 1) / 2.0  # mean of the ranks start+1 .. start+len(tied)
+        start += len(tied)
     return ranks
 
 
@@ -219,17 +180,12 @@ def spearman(pairs: Sequence[tuple[float, float]]) -> float | None:
     1 - 6 sum d^2 / (n (n^2 - 1))).  None with fewer than 2 pairs or when either side is constant."""
     if len(pairs) < 2:
         return None
-    xs = average_ranks([_finite(x) for x, _ in pairs])
-    ys = average_ranks([_finite(y) for _, y in pairs])
-    mx = sum(xs) / len(xs)
-    my = sum(ys) / len(ys)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    if sxx == 0.0 or syy == 0.0:
+    try:
+        rho = correlation(average_ranks([_finite(x) for x, _ in pairs]), average_ranks([_finite(y) for _, y in pairs]))
+    except StatisticsError:  # a constant side
         return None
     # Clamp: rounding can push a perfect correlation a hair past 1.
-    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+    return max(-1.0, min(1.0, rho))
 
 
 @dataclass(frozen=True)
@@ -258,14 +214,8 @@ class Disagreement:
     reasoning: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "criteria": self.criteria,
-            "label": _label_json(self.label),
-            "score": self.score,
-            "gap": self.gap,
-            "reasoning": self.reasoning,
-        }
+        label = ("pass" if self.label else "fail") if isinstance(self.label, bool) else self.label
+        return {**asdict(self), "label": label}
 
 
 @dataclass(frozen=True)
@@ -286,7 +236,7 @@ class CriteriaFigures:
             "accuracy": self.accuracy,
             "kappa": self.kappa.value,
             "kappa_ci": list(self.kappa.ci) if self.kappa.ci else None,
-            "confusion": self.confusion.to_json(),
+            "confusion": asdict(self.confusion),
             "spearman": self.spearman,
         }
 
@@ -318,31 +268,13 @@ class CalibrationResult:
             "kappa_se": self.kappa.se,
             "kappa_ci": list(self.kappa.ci) if self.kappa.ci else None,
             "kappa_note": self.kappa.note,
-            "confusion": self.confusion.to_json(),
+            "confusion": asdict(self.confusion),
             "best_threshold": self.best_threshold,
             "accuracy_at_best": self.accuracy_at_best,
             "spearman": self.spearman,
             "per_criteria": [figures.to_json() for figures in self.per_criteria],
             "disagreements": [item.to_json() for item in self.disagreements],
         }
-
-
-def _label_json(label: bool | float) -> str | float:
-    if isinstance(label, bool):
-        return "pass" if label else "fail"
-    return label
-
-
-def _kind(items: Sequence[Judged]) -> str | None:
-    kinds = {"pass/fail" if isinstance(item.label, bool) else "score" for item in items}
-    if len(kinds) > 1:
-        raise ValueError("labels mix pass/fail and scores; calibrate one kind at a time")
-    return kinds.pop() if kinds else None
-
-
-def _human_passes(label: bool | float, threshold: float) -> bool:
-    # A score label is a pass at the same bar the judge's score must clear.
-    return label if isinstance(label, bool) else label >= threshold
 
 
 def calibrate(items: Sequence[Judged], threshold: float) -> CalibrationResult:
@@ -352,10 +284,14 @@ def calibrate(items: Sequence[Judged], threshold: float) -> CalibrationResult:
     human pass or score `>= threshold`), worst first: largest |label - score| (a pass label counts
     as 1, a fail as 0), then input order.  Raises ValueError on mixed label kinds or a bad score.
     """
-    if isinstance(threshold, bool) or not math.isfinite(threshold) or not 0.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
-    kind = _kind(items)
-    pairs = [(_human_passes(item.label, threshold), _check_score(item.score)) for item in items]
+    threshold = _check_score(threshold, "threshold")
+    kinds = {"pass/fail" if isinstance(item.label, bool) else "score" for item in items}
+    if len(kinds) > 1:
+        raise ValueError("labels mix pass/fail and scores; calibrate one kind at a time")
+    kind = kinds.pop() if kinds else None
+    # A score label is a pass at the same bar the judge's score must clear.
+    humans = [item.label if isinstance(item.label, bool) else item.label >= threshold for item in items]
+    pairs = [(human, _check_score(item.score)) for human, item in zip(humans, items, strict=True)]
     table = confusion(pairs, threshold)
     best = best_threshold(pairs, threshold)
     rho = spearman([(float(item.label), item.score) for item in items]) if kind == "score" else None
@@ -395,7 +331,7 @@ def calibrate(items: Sequence[Judged], threshold: float) -> CalibrationResult:
     return CalibrationResult(
         n=len(items),
         kind=kind,
-        threshold=float(threshold),
+        threshold=threshold,
         confusion=table,
         accuracy=table.accuracy,
         kappa=cohen_kappa(table),

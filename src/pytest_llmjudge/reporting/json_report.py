@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..store.atomic import write_atomically
 from ..verdict import DriftRecord, JudgmentRecord
-from .terminal import Tally, is_scored_only, live_calls, unpriced_calls
+from .terminal import Tally, is_scored_only, live_calls
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -72,9 +73,7 @@ def judgment_status(record: JudgmentRecord) -> str:
 def _judgment(record: JudgmentRecord) -> dict[str, Any]:
     row: dict[str, Any] = {"status": judgment_status(record), "live_calls": live_calls(record), **record}
     row.setdefault("drift", None)
-    ordered = {name: row[name] for name in JUDGMENT_FIELDS if name in row}
-    ordered.update({k: v for k, v in row.items() if k not in ordered})
-    return ordered
+    return {**{name: row[name] for name in JUDGMENT_FIELDS if name in row}, **row}  # the rest after, as they came
 
 
 def build_report(
@@ -90,37 +89,31 @@ def build_report(
     records = list(records)
     judgments = [_judgment(r) for r in records]
     drifted = [dict(d) for d in drift]
+    tally = Tally.of(records)  # the figures the terminal sentence shows, counted the same way
+    errors = Counter(str(j.get("error")) for j in judgments if j["status"] == "error")
     verdicts = [j for j in judgments if j["status"] != "error"]
-    errors: dict[str, int] = {}
-    for j in judgments:
-        if j["status"] == "error":
-            errors[str(j.get("error"))] = errors.get(str(j.get("error")), 0) + 1
     latencies = [j["latency_s"] for j in verdicts if isinstance(j.get("latency_s"), (int, float))]
-    tally = Tally.of(records)
-    unpriced = sum(unpriced_calls(r) for r in records)
-    priced = round(sum(j.get("cost_usd") or 0.0 for j in judgments), 8)
+    priced = round(tally.priced_usd, 8)
     totals = {
-        "judged": len(judgments),
+        "judged": tally.judged,
         "passed": sum(j["status"] in ("passed", "near") for j in judgments),
         "near_threshold": sum(j["status"] == "near" for j in judgments),
-        "failed": sum(j["status"] == "failed" for j in judgments),
+        "failed": tally.below,
         "errors": sum(errors.values()),
         "errors_by_type": dict(sorted(errors.items())),
-        "replayed": sum(j.get("source") == "replayed" for j in verdicts),
-        "cached": sum(j.get("source") == "cached" for j in verdicts),
-        "live": sum(j.get("source") == "live" for j in verdicts),
-        "scored": sum(j["status"] == "scored" for j in judgments),
-        "live_calls": sum(j["live_calls"] for j in judgments),
+        **tally.sources,  # replayed, cached, live
+        "scored": tally.scored,
+        "live_calls": tally.calls,
         # the sum of the priced calls (None: calls went live and none was priced, the cost is unknown);
         # `unpriced_calls` says how many live calls had no known price
-        "cost_usd": None if unpriced and not priced else priced,
-        "unpriced_calls": unpriced,
+        "cost_usd": None if tally.unpriced and not priced else priced,
+        "unpriced_calls": tally.unpriced,
         "latency_s": round(sum(latencies), 4),
         # as the judge's servers counted them (None: no live call reported usage)
         "prompt_tokens": tally.prompt_tokens,
         "completion_tokens": tally.completion_tokens if tally.prompt_tokens is not None else None,
+        "drifted": len(drifted),
     }
-    totals["drifted"] = len(drifted)
     document: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "tool": "pytest-llmjudge",

@@ -5,7 +5,6 @@ test's report section, and drift."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import cast
 
 from ..errors import BackendError, BudgetExceeded, ReplayMiss, VerdictParseError
 from ..verdict import DriftRecord, JudgmentRecord
@@ -28,19 +27,15 @@ def format_usd(cost: float) -> str:
     return f"${cost:.4f}"
 
 
-def _fields(record: JudgmentRecord) -> Mapping[str, object]:
-    """The record read by any field name (keys it does not declare included), without copying it."""
-    return cast("Mapping[str, object]", record)
-
-
-def _token_count(fields: Mapping[str, object], name: str) -> int | None:
+def _count(fields: Mapping[str, object], name: str) -> int | None:
+    """The count a record (or totals) holds under `name`, a field its type need not declare; None without one."""
     value = fields.get(name)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def tokens_text(fields: Mapping[str, object]) -> str | None:
     """`1,234 tokens (1,200 prompt + 34 completion)` from a record's (or totals') token counts; None without any."""
-    prompt, completion = _token_count(fields, "prompt_tokens"), _token_count(fields, "completion_tokens")
+    prompt, completion = _count(fields, "prompt_tokens"), _count(fields, "completion_tokens")
     if prompt is None and completion is None:
         return None
     prompt, completion = prompt or 0, completion or 0
@@ -49,21 +44,15 @@ def tokens_text(fields: Mapping[str, object]) -> str | None:
 
 def is_scored_only(record: JudgmentRecord) -> bool:
     """A `judge.score(...)` given no threshold: it scored, and passed or failed nothing of its own."""
-    fields = _fields(record)
+    fields: Mapping[str, object] = record  # `asserted` is not a declared field
     return fields.get("asserted") is False or ("error" not in record and record.get("threshold") is None)
-
-
-def below_threshold(record: JudgmentRecord) -> bool:
-    """A judgment whose score fell below its threshold (a passing test may hold some)."""
-    return "error" not in record and not is_scored_only(record) and not record.get("passed")
 
 
 def live_calls(record: JudgmentRecord) -> int:
     """Judge calls a judgment made over the network, unparseable replies included (a panel or
     samples make several): the pipeline's own count where the record has it."""
-    fields = _fields(record)
-    counted = fields.get("live_calls")
-    if isinstance(counted, int) and not isinstance(counted, bool):
+    counted = _count(record, "live_calls")
+    if counted is not None:
         return counted
     samples = record.get("samples") or []
     if samples:
@@ -73,9 +62,8 @@ def live_calls(record: JudgmentRecord) -> int:
 
 def unpriced_calls(record: JudgmentRecord) -> int:
     """Live calls of a judgment whose price is unknown (LiteLLM does not price every model)."""
-    fields = _fields(record)
-    counted = fields.get("unpriced_calls")
-    if isinstance(counted, int) and not isinstance(counted, bool):
+    counted = _count(record, "unpriced_calls")
+    if counted is not None:
         return counted
     return live_calls(record) if record.get("cost_usd") is None else 0
 
@@ -90,7 +78,7 @@ class Tally:
         self.below = 0
         self.scored = 0
         self.kinds: dict[str, int] = {}
-        self.priced_usd = 0.0
+        self.priced_usd: float = 0  # 0 until a judgment arrives: the JSON report's total of no judgments
         self.calls = 0
         self.unpriced = 0
         self.prompt_tokens: int | None = None  # None: no record carried token counts
@@ -116,10 +104,8 @@ class Tally:
         self.calls += calls
         self.unpriced += unpriced_calls(record)
         cost = record.get("cost_usd")
-        if isinstance(cost, (int, float)):
-            self.priced_usd += cost
-        fields = _fields(record)
-        prompt, completion = _token_count(fields, "prompt_tokens"), _token_count(fields, "completion_tokens")
+        self.priced_usd += cost if isinstance(cost, (int, float)) else 0.0
+        prompt, completion = _count(record, "prompt_tokens"), _count(record, "completion_tokens")
         if prompt is not None or completion is not None:
             self.prompt_tokens = (self.prompt_tokens or 0) + (prompt or 0)
             self.completion_tokens += completion or 0
@@ -136,8 +122,9 @@ class Tally:
         source = record.get("source")
         if source in self.sources:
             self.sources[str(source)] += 1
-        self.below += below_threshold(record)
-        self.scored += is_scored_only(record)
+        scored = is_scored_only(record)
+        self.below += not scored and not record.get("passed")  # below its threshold: a passing test may hold one
+        self.scored += scored
 
     def cost_text(self) -> str:
         """`$0.0031`; `cost unknown` when no live call was priced; `at least $0.0031 (2 of 5 live calls
@@ -177,9 +164,10 @@ class Tally:
             return None
         calls = self.calls
         text = f"llmjudge: {calls} live judge call{'s' if calls != 1 else ''}, "
-        tokens = tokens_text({"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens})
-        if self.prompt_tokens is not None and tokens:
-            text += f"{tokens}, "
+        if self.prompt_tokens is not None:
+            text += (
+                f"{tokens_text({'prompt_tokens': self.prompt_tokens, 'completion_tokens': self.completion_tokens})}, "
+            )
         text += f"{self.latency_s:.2f} s judging"
         if self.slowest is not None:
             text += f" (slowest {self.slowest[0]:.2f} s, {self.slowest[1]})"
@@ -206,7 +194,7 @@ def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = Fal
         unknown = "cost unknown" if live_calls(r) else "no cost"
         price = format_usd(cost) if isinstance(cost, (int, float)) else unknown
         latency_text = f"{latency:.2f} s" if isinstance(latency, (int, float)) else "-"
-        tokens = tokens_text(_fields(r))
+        tokens = tokens_text(r)
         if tokens:
             latency_text += f"  {tokens.split(' (')[0]}"
         lines.append(
