@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .current import active, standalone_runtime
 from .judge import Judge, passed_or_raise, user_facing
-from .pipeline import Options
+from .pipeline.plan import Options
 from .runtime import JudgeRuntime, TestContext
 from .verdict import Verdict
 
