@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from ..backends import CallResult
     from ..runtime import JudgeRuntime
     from ..store import Ledger
-    from .generations import Generation, GenerationPlan
-    from .plan import Call
+    from .generations import Generation
+    from .plan import Call, Planned
 
 
 class Answer(NamedTuple):
@@ -40,7 +40,7 @@ def reply_extra(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def lookup(
-    plan: Plan | GenerationPlan, runtime: JudgeRuntime, calls: Sequence[Call | Generation] | None = None
+    plan: Planned[Any], runtime: JudgeRuntime, calls: Sequence[Call | Generation] | None = None
 ) -> tuple[dict[str, Answer], list[Call | Generation]]:
     """The stored answers, by key, and the calls that must go live (replay: raise on a miss), of `calls`
     (a later step's) or of every call planned: a judgment's from the verdicts, a generation's from
@@ -161,7 +161,7 @@ def _mismatch(call: Call | Generation, entry: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _replay_miss(plan: Plan | GenerationPlan, call: Call | Generation) -> JudgeError:
+def _replay_miss(plan: Planned[Any], call: Call | Generation) -> JudgeError:
     from .replay_miss import replay_miss  # the diagnosis loads only when a replay misses
 
     ledger = plan.ledger

@@ -16,7 +16,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from ..backends import LiteLLMBackend
 from ..backends.formats import register_schema
@@ -183,32 +183,43 @@ class Setup:
         )
 
 
-@dataclass(slots=True)
-class Plan:
-    """One judgment, ready to look up: its case, rubric, resolved settings and calls.
+C = TypeVar("C")  # a plan's kind of call: a judge `Call`, or a `Generation`
 
-    The stages only read it, but for the counts the live stage keeps (`live_calls`, `requests`).
+
+@dataclass(slots=True, kw_only=True)
+class Planned(Generic[C]):
+    """What every plan holds, whatever it calls: its calls, settings, backend and verdict file, and
+    the counts the live stage keeps.  The stages only read it, but for those counts.
+
     Not frozen: every judgment makes one, and a frozen dataclass sets each field the slow way.
     """
 
-    what: ClassVar[Literal["verdict"]] = "verdict"  # its section of the verdict file, and its noun
+    what: ClassVar[Literal["verdict", "generation"]]  # its section of the verdict file, and its noun
 
-    case: Case
-    rubric: Rubric
+    calls: tuple[C, ...]
     settings: Settings
-    aggregate: str
-    band: float
-    calls: tuple[Call, ...]
     backend: Backend
     ledger: Ledger | None
     context: TestContext | None
     started: float
-    threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
-    clean: Callable[[str], str] = redact  # the judgment's redactor: its verdict file's name, its record
     live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
     paid: list[CallResult] = dataclasses.field(default_factory=list)  # those calls, priced: what an error cost
     # model id -> (parameters sent, parameters not sent and why), from its first live call
     requests: dict[str, tuple[dict[str, Any], dict[str, str]]] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(slots=True, kw_only=True)
+class Plan(Planned[Call]):
+    """One judgment, ready to look up: its case, rubric, resolved settings and calls."""
+
+    what = "verdict"
+
+    case: Case
+    rubric: Rubric
+    aggregate: str
+    band: float
+    threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
+    clean: Callable[[str], str] = redact  # the judgment's redactor: its verdict file's name, its record
 
     @property
     def threshold(self) -> float:
@@ -233,7 +244,7 @@ def plan(
     """
     started = time.monotonic()
     marker: Mapping[str, Any] = context.marker if context is not None else {}
-    memo = runtime.plans
+    memo = _memo(runtime)
     settings, merged = _merged_settings(runtime.settings, marker, overrides, options, memo)
     if settings.samples > 1 and settings.judge_temperature() == 0:
         warn_identical_samples(settings)
@@ -284,7 +295,20 @@ def plan(
         or "threshold" in marker
         or settings.sources.get("threshold", "default") != "default"
     )
-    return Plan(case, rubric, settings, aggregate, band, calls, setup.backend, ledger, context, started, given, clean)
+    return Plan(
+        calls=calls,
+        settings=settings,
+        backend=setup.backend,
+        ledger=ledger,
+        context=context,
+        started=started,
+        case=case,
+        rubric=rubric,
+        aggregate=aggregate,
+        band=band,
+        threshold_given=given,
+        clean=clean,
+    )
 
 
 def warn_identical_samples(settings: Settings) -> None:
@@ -329,6 +353,13 @@ class PlanMemo:
         self.merged: dict[tuple[Any, ...], Settings] = {}  # the run's settings with a combination merged in
         self.setups: dict[tuple[Any, ...], Setup] = {}  # the default rubric through LiteLLM, by the same
         self.index: VerdictIndex | None = None  # the whole store's index (`stored_elsewhere`), on first need
+
+
+def _memo(runtime: JudgeRuntime) -> PlanMemo:
+    memo = runtime.plans
+    if memo is None:
+        memo = runtime.plans = PlanMemo()
+    return memo
 
 
 def _merged_settings(
@@ -514,7 +545,7 @@ def recorded_by(
 
 def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
     """The runtime's index of the whole store, made on first need (a run the test files answer never walks)."""
-    memo = runtime.plans
+    memo = _memo(runtime)
     if memo.index is None:
         from ..store import VerdictIndex
 

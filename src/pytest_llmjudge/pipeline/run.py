@@ -10,13 +10,13 @@ background loop is asked for only when a call must go live: a replay never start
 from __future__ import annotations
 
 from collections.abc import Coroutine, Generator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..errors import JudgeError, JudgmentFailed
 from .finish import finish, finish_generations
 from .generations import GenerationPlan
 from .lookup import Answer, lookup
-from .plan import Call, Plan
+from .plan import Call, Plan, Planned
 from .record import note_error, note_verdict
 from .steps import next_calls
 
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from ..verdict import Verdict
     from .generations import Generation
 
-P = TypeVar("P", Plan, GenerationPlan)
 Outcome = dict[str, Answer] | BaseException  # a plan's answers by key, or its error
 Live = Coroutine[Any, Any, list[Outcome]]
 Steps = Generator[Live, list[Outcome], list[Outcome]]
@@ -56,7 +55,7 @@ async def agenerate(plan: GenerationPlan, runtime: JudgeRuntime) -> list[str]:
     return _generated(plan, await _awaited(steps([plan], runtime), runtime), runtime)
 
 
-def steps(plans: Sequence[P], runtime: JudgeRuntime) -> Steps:
+def steps(plans: Sequence[Planned[Any]], runtime: JudgeRuntime) -> Steps:
     """Lookup, then the live calls of what is missing, step after step, for every plan together.
 
     Yields each step's live work (every plan's missing calls at once) and is sent its outcomes;
@@ -146,7 +145,7 @@ def _generated(plan: GenerationPlan, outcomes: Sequence[Outcome], runtime: Judge
 
 
 async def _live_all(
-    going: Sequence[tuple[Plan | GenerationPlan, list[Call | Generation]]], runtime: JudgeRuntime
+    going: Sequence[tuple[Planned[Any], list[Call | Generation]]], runtime: JudgeRuntime
 ) -> list[Outcome]:
     """Every plan's missing calls of this step, all at once."""
     import asyncio  # with the first live calls: a replay never waits on any
