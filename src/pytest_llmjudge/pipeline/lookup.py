@@ -64,7 +64,7 @@ def lookup(
             if entry is not None:
                 check_entry(call, entry, ledger.location)
             else:
-                entry = adopt_from_elsewhere(runtime, ledger, call.key, copy=mode == "auto", what=plan.what, call=call)
+                entry = adopt_from_elsewhere(runtime, ledger, call, copy=mode == "auto", what=plan.what)
         if entry is not None:
             answers[call.key] = Answer(Reply(entry["reply"], entry.get("logprobs")), "replayed", entry)
             continue
@@ -86,27 +86,26 @@ def lookup(
 def adopt_from_elsewhere(
     runtime: JudgeRuntime,
     ledger: Ledger,
-    key: str,
+    call: Call | Generation,
     *,
     copy: bool,
-    what: Literal["verdict", "generation"] = "verdict",
-    call: Call | Generation | None = None,
+    what: Literal["verdict", "generation"],
 ) -> dict[str, Any] | None:
-    """The entry (a verdict, or a generation) for `key` from another verdict file, or None; with
-    `copy`, written into `ledger` too.  The entry is first checked against `call` (`check_entry`).
+    """The entry (a verdict, or a generation) for `call` from another verdict file, checked against it
+    (`check_entry`), or None; with `copy`, written into `ledger` too.
 
     The other file's entry is also marked used (through the runtime's Ledger of that file), so a
     prune after a replay that relied on it keeps it.  Files the search could not read are noted for
     the run's summary.
     """
+    key = call.key
     index = stored_elsewhere(runtime)
     found = index.find_generation(key) if what == "generation" else index.find(key)
     for problem in index.problems:
         runtime.note(f"llmjudge: skipped a verdict file: {problem}")
     if found is None or found.path == ledger.path:
         return None
-    if call is not None:
-        check_entry(call, found.entry, found.path)
+    check_entry(call, found.entry, found.path)
     runtime.ledger_at(found.path).used.add(key)
     if copy:
         try:

@@ -116,12 +116,6 @@ class Setup:
             for prompt in prompts
         )
 
-    def step_calls(
-        self, model_id: str, send_model: str, sample: int, prompts: Sequence[Prompt], step: int
-    ) -> list[Call]:
-        """The calls of a later step of one judge's sample (its prompts were built from that sample's replies)."""
-        return [self.call(model_id, send_model, sample, prompt, step) for prompt in prompts]
-
     def call(self, model_id: str, send_model: str, sample: int, prompt: Prompt, step: int = 1) -> Call:
         """One call, keyed: who judges and what it is asked; how the call travels (api base, proxy, key)
         stays out of its key."""
@@ -131,7 +125,7 @@ class Setup:
             if template is None:
                 template = self.templates[(model_id, sample)] = KeyTemplate(self._fields(model_id, sample, self.params))
         else:
-            template = KeyTemplate(self._fields(model_id, sample, self._params(prompt)))
+            template = KeyTemplate(self._fields(model_id, sample, self.params_for(prompt)))
         key, messages_sha256 = template.keyed(prompt.messages)
         return Call(model_id, sample, prompt, key, messages_sha256, send_model, self, step)
 
@@ -145,12 +139,9 @@ class Setup:
             return dict(prompt.params)
         return {**prompt.params, "response_format": wanted}
 
-    def params_of(self, prompt: Prompt) -> dict[str, Any]:
-        """Every parameter a call of `prompt` asks for, as its key and its verdict file name them."""
-        return dict(self._params(prompt))
-
-    def _params(self, prompt: Prompt) -> Mapping[str, Any]:
-        # A prompt without parameters of its own asks for the Setup's: shared, read only.
+    def params_for(self, prompt: Prompt) -> Mapping[str, Any]:
+        """Every parameter a call of `prompt` asks for, as its key and its verdict file name them.
+        A prompt without parameters of its own asks for the Setup's: shared, read only."""
         if not prompt.params and prompt.schema is None:
             return self.params
         return {"temperature": self.params["temperature"], **self.asked(prompt)}
@@ -501,7 +492,7 @@ def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> d
         "expected": plan.case.expected,
         "output": plan.case.output,
         "messages_sha256": call.messages_sha256,
-        "params": call.setup.params_of(call.prompt),
+        "params": dict(call.setup.params_for(call.prompt)),
         **requested(plan.settings),
         "key_version": KEY_VERSION,
     }
