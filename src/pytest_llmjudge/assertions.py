@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .current import active, standalone_runtime
 from .judge import Judge, passed_or_raise, user_facing
-from .pipeline import Options
-from .runtime import JudgeRuntime, TestContext
+from .pipeline.plan import Options
 from .verdict import Verdict
 
 if TYPE_CHECKING:
@@ -17,20 +16,10 @@ if TYPE_CHECKING:
 __all__ = ["assert_better", "assert_judged", "assert_judged_async"]
 
 
-_bound: tuple[JudgeRuntime, TestContext | None, Judge] | None = None  # the last test's Judge
-
-
 def _current_judge() -> Judge:
-    """A Judge bound to the running test (or, outside pytest, to the process's standalone runtime).
-
-    A test's assertions share one Judge (it holds no state of its own), made on the first.
-    """
-    global _bound
+    """A Judge bound to the running test (or, outside pytest, to the process's standalone runtime)."""
     runtime = active() or standalone_runtime()
-    context = runtime.current
-    if _bound is None or _bound[0] is not runtime or _bound[1] is not context:
-        _bound = (runtime, context, Judge(runtime=runtime, context=context))
-    return _bound[2]
+    return Judge(runtime=runtime, context=runtime.current)
 
 
 @user_facing

@@ -21,6 +21,8 @@ _STANDALONE_LOCK = threading.Lock()
 def activate(runtime: JudgeRuntime) -> None:
     """Make `runtime` the one `assert_judged` finds, until `deactivate`."""
     _ACTIVE.append(runtime)
+    # A session configured late resolves its settings on first need: redact what they name then.
+    runtime.on_settings = lambda: _redact_named_variables() if _ACTIVE and _ACTIVE[-1] is runtime else None
     _redact_named_variables()
 
 
@@ -28,12 +30,6 @@ def deactivate(runtime: JudgeRuntime) -> None:
     """Forget `runtime`: the session that made it has ended."""
     if runtime in _ACTIVE:
         _ACTIVE.remove(runtime)
-        _redact_named_variables()
-
-
-def redact_for(runtime: JudgeRuntime) -> None:
-    """`runtime` has just resolved its settings: if it is the innermost session's, redact what they name."""
-    if _ACTIVE and _ACTIVE[-1] is runtime:
         _redact_named_variables()
 
 

@@ -24,9 +24,9 @@ from .backends.protocol import CallRequest
 from .current import active, standalone_runtime
 from .errors import JudgeError
 from .judge import user_facing
-from .pipeline import agenerate as arun_generations
-from .pipeline import generate as run_generations
 from .pipeline.generations import Generation, generation_key, plan_generations
+from .pipeline.run import agenerate as arun_generations
+from .pipeline.run import generate as run_generations
 from .runtime import JudgeRuntime, TestContext
 
 __all__ = [

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 from .current import active, standalone_runtime
 from .errors import JudgeError, JudgmentFailed
 from .options import MARKER_KEYS
-from .pipeline import Options, Plan, arun, run, run_many
-from .pipeline import plan as plan_judgment
+from .pipeline.plan import Options, Plan
+from .pipeline.plan import plan as plan_judgment
+from .pipeline.run import arun, run, run_many
 from .runtime import JudgeRuntime, TestContext
 from .verdict import Sample, StoredScoreWarning, Verdict
 

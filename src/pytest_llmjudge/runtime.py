@@ -99,7 +99,8 @@ class JudgeRuntime:
         self._semaphore: asyncio.Semaphore | None = None
         self.limiters: dict[tuple[str, str | None], AdaptiveLimiter] = {}  # by judge model and api base
         self.child_settings: str | None = None  # LLMJUDGE_TEST's session part (JSON), once settings are resolved
-        self._plans: PlanMemo | None = None
+        self.plans: PlanMemo | None = None  # what planning keeps for this run, made by the first judgment
+        self.on_settings: Callable[[], None] | None = None  # called once the settings are resolved
 
     @property
     def settings(self) -> Settings:
@@ -107,24 +108,13 @@ class JudgeRuntime:
         settings = self._settings
         if callable(settings):
             settings = self._settings = settings()
-            from .current import redact_for
-
-            redact_for(self)  # the variables it names are known only now
+            if self.on_settings is not None:
+                self.on_settings()  # what they name (--judge-redact-env) is known only now
         return settings
 
     @property
     def settings_resolved(self) -> bool:
         return not callable(self._settings)
-
-    @property
-    def plans(self) -> PlanMemo:
-        """What planning keeps for this run (merged settings, shared setups), made on the first judgment."""
-        plans = self._plans
-        if plans is None:
-            from .pipeline.plan import PlanMemo
-
-            plans = self._plans = PlanMemo()
-        return plans
 
     def _cache_dir(self) -> Path | None:
         source = self._cache_dir_source
@@ -254,7 +244,7 @@ class JudgeRuntime:
         if self._cache is not None:
             self._notices[:] = self.notices
             self._cache.close()
-        self._plans = None
+        self.plans = None
 
 
 def _ledger_functions() -> tuple[type[Ledger], Callable[..., str]]:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..runtime import JudgeRuntime
     from .generations import GenerationPlan
     from .lookup import Answer
-    from .plan import Call, Plan
+    from .plan import Call, Plan, Planned
 
 
 def parse(rubric: Rubric, call: Call, reply: Reply) -> ParsedVerdict:
@@ -67,7 +67,7 @@ def finish_generations(plan: GenerationPlan, answers: Mapping[str, Answer], runt
     return [answers[c.key].reply.text for c in plan.calls]
 
 
-def write_back(plan: Plan | GenerationPlan, entries: Mapping[str, Mapping[str, Any]], runtime: JudgeRuntime) -> None:
+def write_back(plan: Planned[Any], entries: Mapping[str, Mapping[str, Any]], runtime: JudgeRuntime) -> None:
     """Store new entries in their section of the test's ledger (auto, refresh); one warning if it cannot be written."""
     ledger = plan.ledger
     if plan.settings.mode not in ("auto", "refresh") or ledger is None:

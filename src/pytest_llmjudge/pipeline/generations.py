@@ -9,21 +9,18 @@ parsed.  Its entries go in the verdict file's own "generations" section.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError, JudgeError
 from ..keys import KEY_VERSION, judgment_key, messages_sha256
-from .plan import recorded_by
+from .plan import Planned, recorded_by
 
 if TYPE_CHECKING:
-    from ..backends.protocol import Backend, CallRequest, CallResult
+    from ..backends.protocol import CallRequest
     from ..runtime import JudgeRuntime, TestContext
-    from ..settings import Settings
-    from ..store.ledger import Ledger
 
 NO_MODEL = "(no model under test configured)"  # names the generations of a replay that found no recorded model
 
@@ -73,21 +70,11 @@ class Generation:
         }
 
 
-@dataclass(slots=True)
-class GenerationPlan:
+@dataclass(slots=True, kw_only=True)
+class GenerationPlan(Planned[Generation]):
     """The generations of one call of `generate` (or a batch), with where they are stored."""
 
-    what: ClassVar[Literal["generation"]] = "generation"  # its section of the verdict file, and its noun
-
-    calls: tuple[Generation, ...]
-    settings: Settings
-    backend: Backend
-    ledger: Ledger | None
-    context: TestContext | None
-    started: float
-    live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])
-    paid: list[CallResult] = dataclasses.field(default_factory=list)
-    requests: dict[str, tuple[dict[str, Any], dict[str, str]]] = dataclasses.field(default_factory=dict)
+    what = "generation"
 
 
 def plan_generations(
@@ -116,7 +103,14 @@ def plan_generations(
     else:  # replay: the model they were recorded with, whose generations were keyed in finding it
         found = recorded_by(runtime, context, ledger, "generation", lambda m: make(m, base), several=SEVERAL_MODELS)
         generations = found[1] if found is not None else make(NO_MODEL, base)
-    return GenerationPlan(tuple(generations), settings, LiteLLMBackend(), ledger, context, time.monotonic())
+    return GenerationPlan(
+        calls=tuple(generations),
+        settings=settings,
+        backend=LiteLLMBackend(),
+        ledger=ledger,
+        context=context,
+        started=time.monotonic(),
+    )
 
 
 def failed(exc: BackendError, model: str) -> BackendError:

@@ -11,7 +11,7 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..backends.litellm import LiteLLMBackend
 from ..backends.litellm_import import import_litellm
@@ -29,11 +29,12 @@ from .structured import format_used
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime
     from ..store.cache import LocalCache
-    from .generations import Generation, GenerationPlan
+    from .generations import Generation
+    from .plan import Planned
 
 
 async def call_live(
-    plan: Plan | GenerationPlan, runtime: JudgeRuntime, missing: Sequence[Call | Generation]
+    plan: Planned[Any], runtime: JudgeRuntime, missing: Sequence[Call | Generation]
 ) -> dict[str, Answer]:
     """Make the missing calls concurrently; the first error is raised once all have finished."""
     if isinstance(plan.backend, LiteLLMBackend) and "litellm" not in sys.modules:
@@ -53,9 +54,7 @@ async def call_live(
     return answers
 
 
-async def _call_one(
-    plan: Plan | GenerationPlan, runtime: JudgeRuntime, call: Call | Generation, deadline: float
-) -> Answer:
+async def _call_one(plan: Planned[Any], runtime: JudgeRuntime, call: Call | Generation, deadline: float) -> Answer:
     settings = plan.settings
     cache: LocalCache | None = runtime.cache if settings.mode in ("auto", "refresh") else None
     async with runtime.key_lock(call.key), runtime.semaphore():
@@ -128,9 +127,7 @@ async def _until_parsed(
         result = combined(result, again)
 
 
-async def _send(
-    plan: Plan | GenerationPlan, runtime: JudgeRuntime, call: Call | Generation, deadline: float
-) -> CallResult:
+async def _send(plan: Planned[Any], runtime: JudgeRuntime, call: Call | Generation, deadline: float) -> CallResult:
     """One call, with retries; a judge that refuses the log-probabilities a rubric asked for is asked
     again without them (the rubric then scores plainly), with a warning; one that refuses the default
     reply cap is asked again without it.  A generation's failure is said of the model under test."""
@@ -164,9 +161,7 @@ async def _send(
 _CAPS = ("max_tokens", "max_completion_tokens")
 
 
-async def _with_retries(
-    plan: Plan | GenerationPlan, runtime: JudgeRuntime, request: CallRequest, deadline: float
-) -> CallResult:
+async def _with_retries(plan: Planned[Any], runtime: JudgeRuntime, request: CallRequest, deadline: float) -> CallResult:
     """One request under the run's retry policy, what is left of the deadline, and the rate limiter."""
     return await call_with_retries(
         plan.backend,
@@ -178,9 +173,7 @@ async def _with_retries(
     )
 
 
-def note_request(
-    plan: Plan | GenerationPlan, runtime: JudgeRuntime, call: Call | Generation, result: CallResult
-) -> None:
+def note_request(plan: Planned[Any], runtime: JudgeRuntime, call: Call | Generation, result: CallResult) -> None:
     """Keep what a live call sent for the verdict record; say once per run what a model was not sent."""
     if result.sent is None or call.model_id in plan.requests:
         return

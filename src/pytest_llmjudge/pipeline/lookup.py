@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from ..backends.protocol import CallResult
     from ..runtime import JudgeRuntime
     from ..store.ledger import Ledger
-    from .generations import Generation, GenerationPlan
-    from .plan import Call
+    from .generations import Generation
+    from .plan import Call, Planned
 
 
 class Answer(NamedTuple):
@@ -40,7 +40,7 @@ def reply_extra(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def lookup(
-    plan: Plan | GenerationPlan, runtime: JudgeRuntime, calls: Sequence[Call | Generation] | None = None
+    plan: Planned[Any], runtime: JudgeRuntime, calls: Sequence[Call | Generation] | None = None
 ) -> tuple[dict[str, Answer], list[Call | Generation]]:
     """The stored answers, by key, and the calls that must go live (replay: raise on a miss), of `calls`
     (a later step's) or of every call planned: a judgment's from the verdicts, a generation's from
@@ -64,7 +64,7 @@ def lookup(
             if entry is not None:
                 check_entry(call, entry, ledger.location)
             else:
-                entry = adopt_from_elsewhere(runtime, ledger, call.key, copy=mode == "auto", what=plan.what, call=call)
+                entry = adopt_from_elsewhere(runtime, ledger, call, copy=mode == "auto", what=plan.what)
         if entry is not None:
             answers[call.key] = Answer(Reply(entry["reply"], entry.get("logprobs")), "replayed", entry)
             continue
@@ -86,27 +86,26 @@ def lookup(
 def adopt_from_elsewhere(
     runtime: JudgeRuntime,
     ledger: Ledger,
-    key: str,
+    call: Call | Generation,
     *,
     copy: bool,
-    what: Literal["verdict", "generation"] = "verdict",
-    call: Call | Generation | None = None,
+    what: Literal["verdict", "generation"],
 ) -> dict[str, Any] | None:
-    """The entry (a verdict, or a generation) for `key` from another verdict file, or None; with
-    `copy`, written into `ledger` too.  The entry is first checked against `call` (`check_entry`).
+    """The entry (a verdict, or a generation) for `call` from another verdict file, checked against it
+    (`check_entry`), or None; with `copy`, written into `ledger` too.
 
     The other file's entry is also marked used (through the runtime's Ledger of that file), so a
     prune after a replay that relied on it keeps it.  Files the search could not read are noted for
     the run's summary.
     """
+    key = call.key
     index = stored_elsewhere(runtime)
     found = index.find_generation(key) if what == "generation" else index.find(key)
     for problem in index.problems:
         runtime.note(f"llmjudge: skipped a verdict file: {problem}")
     if found is None or found.path == ledger.path:
         return None
-    if call is not None:
-        check_entry(call, found.entry, found.path)
+    check_entry(call, found.entry, found.path)
     runtime.ledger_at(found.path).used.add(key)
     if copy:
         try:
@@ -161,7 +160,7 @@ def _mismatch(call: Call | Generation, entry: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _replay_miss(plan: Plan | GenerationPlan, call: Call | Generation) -> JudgeError:
+def _replay_miss(plan: Planned[Any], call: Call | Generation) -> JudgeError:
     from .replay_miss import replay_miss  # the diagnosis loads only when a replay misses
 
     ledger = plan.ledger

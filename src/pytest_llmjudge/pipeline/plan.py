@@ -16,7 +16,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from ..backends.formats import register_schema
 from ..backends.litellm import LiteLLMBackend
@@ -117,12 +117,6 @@ class Setup:
             for prompt in prompts
         )
 
-    def step_calls(
-        self, model_id: str, send_model: str, sample: int, prompts: Sequence[Prompt], step: int
-    ) -> list[Call]:
-        """The calls of a later step of one judge's sample (its prompts were built from that sample's replies)."""
-        return [self.call(model_id, send_model, sample, prompt, step) for prompt in prompts]
-
     def call(self, model_id: str, send_model: str, sample: int, prompt: Prompt, step: int = 1) -> Call:
         """One call, keyed: who judges and what it is asked; how the call travels (api base, proxy, key)
         stays out of its key."""
@@ -132,7 +126,7 @@ class Setup:
             if template is None:
                 template = self.templates[(model_id, sample)] = KeyTemplate(self._fields(model_id, sample, self.params))
         else:
-            template = KeyTemplate(self._fields(model_id, sample, self._params(prompt)))
+            template = KeyTemplate(self._fields(model_id, sample, self.params_for(prompt)))
         key, messages_sha256 = template.keyed(prompt.messages)
         return Call(model_id, sample, prompt, key, messages_sha256, send_model, self, step)
 
@@ -146,12 +140,9 @@ class Setup:
             return dict(prompt.params)
         return {**prompt.params, "response_format": wanted}
 
-    def params_of(self, prompt: Prompt) -> dict[str, Any]:
-        """Every parameter a call of `prompt` asks for, as its key and its verdict file name them."""
-        return dict(self._params(prompt))
-
-    def _params(self, prompt: Prompt) -> Mapping[str, Any]:
-        # A prompt without parameters of its own asks for the Setup's: shared, read only.
+    def params_for(self, prompt: Prompt) -> Mapping[str, Any]:
+        """Every parameter a call of `prompt` asks for, as its key and its verdict file name them.
+        A prompt without parameters of its own asks for the Setup's: shared, read only."""
         if not prompt.params and prompt.schema is None:
             return self.params
         return {"temperature": self.params["temperature"], **self.asked(prompt)}
@@ -184,32 +175,43 @@ class Setup:
         )
 
 
-@dataclass(slots=True)
-class Plan:
-    """One judgment, ready to look up: its case, rubric, resolved settings and calls.
+C = TypeVar("C")  # a plan's kind of call: a judge `Call`, or a `Generation`
 
-    The stages only read it, but for the counts the live stage keeps (`live_calls`, `requests`).
+
+@dataclass(slots=True, kw_only=True)
+class Planned(Generic[C]):
+    """What every plan holds, whatever it calls: its calls, settings, backend and verdict file, and
+    the counts the live stage keeps.  The stages only read it, but for those counts.
+
     Not frozen: every judgment makes one, and a frozen dataclass sets each field the slow way.
     """
 
-    what: ClassVar[Literal["verdict"]] = "verdict"  # its section of the verdict file, and its noun
+    what: ClassVar[Literal["verdict", "generation"]]  # its section of the verdict file, and its noun
 
-    case: Case
-    rubric: Rubric
+    calls: tuple[C, ...]
     settings: Settings
-    aggregate: str
-    band: float
-    calls: tuple[Call, ...]
     backend: Backend
     ledger: Ledger | None
     context: TestContext | None
     started: float
-    threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
-    clean: Callable[[str], str] = redact  # the judgment's redactor: its verdict file's name, its record
     live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
     paid: list[CallResult] = dataclasses.field(default_factory=list)  # those calls, priced: what an error cost
     # model id -> (parameters sent, parameters not sent and why), from its first live call
     requests: dict[str, tuple[dict[str, Any], dict[str, str]]] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(slots=True, kw_only=True)
+class Plan(Planned[Call]):
+    """One judgment, ready to look up: its case, rubric, resolved settings and calls."""
+
+    what = "verdict"
+
+    case: Case
+    rubric: Rubric
+    aggregate: str
+    band: float
+    threshold_given: bool = True  # False: a `score` with no threshold anywhere (no pass/fail of its own)
+    clean: Callable[[str], str] = redact  # the judgment's redactor: its verdict file's name, its record
 
     @property
     def threshold(self) -> float:
@@ -234,7 +236,7 @@ def plan(
     """
     started = time.monotonic()
     marker: Mapping[str, Any] = context.marker if context is not None else {}
-    memo = runtime.plans
+    memo = _memo(runtime)
     settings, merged = _merged_settings(runtime.settings, marker, overrides, options, memo)
     if settings.samples > 1 and settings.judge_temperature() == 0:
         warn_identical_samples(settings)
@@ -285,7 +287,20 @@ def plan(
         or "threshold" in marker
         or settings.sources.get("threshold", "default") != "default"
     )
-    return Plan(case, rubric, settings, aggregate, band, calls, setup.backend, ledger, context, started, given, clean)
+    return Plan(
+        calls=calls,
+        settings=settings,
+        backend=setup.backend,
+        ledger=ledger,
+        context=context,
+        started=started,
+        case=case,
+        rubric=rubric,
+        aggregate=aggregate,
+        band=band,
+        threshold_given=given,
+        clean=clean,
+    )
 
 
 def warn_identical_samples(settings: Settings) -> None:
@@ -330,6 +345,13 @@ class PlanMemo:
         self.merged: dict[tuple[Any, ...], Settings] = {}  # the run's settings with a combination merged in
         self.setups: dict[tuple[Any, ...], Setup] = {}  # the default rubric through LiteLLM, by the same
         self.index: VerdictIndex | None = None  # the whole store's index (`stored_elsewhere`), on first need
+
+
+def _memo(runtime: JudgeRuntime) -> PlanMemo:
+    memo = runtime.plans
+    if memo is None:
+        memo = runtime.plans = PlanMemo()
+    return memo
 
 
 def _merged_settings(
@@ -471,7 +493,7 @@ def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> d
         "expected": plan.case.expected,
         "output": plan.case.output,
         "messages_sha256": call.messages_sha256,
-        "params": call.setup.params_of(call.prompt),
+        "params": dict(call.setup.params_for(call.prompt)),
         **requested(plan.settings),
         "key_version": KEY_VERSION,
     }
@@ -515,7 +537,7 @@ def recorded_by(
 
 def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
     """The runtime's index of the whole store, made on first need (a run the test files answer never walks)."""
-    memo = runtime.plans
+    memo = _memo(runtime)
     if memo.index is None:
         from ..store.index import VerdictIndex
 

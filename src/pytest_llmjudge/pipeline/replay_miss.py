@@ -1,8 +1,8 @@
 """Why a replay found no stored verdict or generation: the nearest stored entry, and the fields in
 which it differs.
 
-As in vcrpy's matchers, each field has its own small function comparing what is stored with what the
-call wants; each returns the field's name when the two differ, else None.  A verdict's and a
+As in vcrpy's matchers, each field has a matcher comparing what is stored with what the call wants
+(most alike: `_differs`); each returns the field's name when the two differ, else None.  A verdict's and a
 generation's record different fields, so each kind of call has its own list (`KINDS`); the message
 around them is one.  A stored verdict that differs in none of its fields differs in the prompt
 template (or the rubric's parameters).  How the call travels (the api base) is not part of a key, so
@@ -25,49 +25,9 @@ Matcher = Callable[[Entry, Entry], "str | None"]
 # -- a verdict's fields ----------------------------------------------------------------------------
 
 
-def model(stored: Entry, wanted: Entry) -> str | None:
-    """Another judge model (or custom backend name)."""
-    return "model" if stored.get("model") != wanted["model"] else None
-
-
-def criteria(stored: Entry, wanted: Entry) -> str | None:
-    """The criteria text changed."""
-    return "criteria" if stored.get("criteria") != wanted["criteria"] else None
-
-
-def output(stored: Entry, wanted: Entry) -> str | None:
-    """The output under test changed (the usual cause: the application answers differently)."""
-    return "output" if stored.get("output") != wanted["output"] else None
-
-
-def input(stored: Entry, wanted: Entry) -> str | None:
-    """The input given to the application changed."""
-    return "input" if stored.get("input") != wanted["input"] else None
-
-
-def expected(stored: Entry, wanted: Entry) -> str | None:
-    """The reference answer changed."""
-    return "expected" if stored.get("expected") != wanted["expected"] else None
-
-
-def context(stored: Entry, wanted: Entry) -> str | None:
-    """The retrieved context changed (absent: the judgment had none)."""
-    return "context" if stored.get("context") != wanted.get("context") else None
-
-
-def step(stored: Entry, wanted: Entry) -> str | None:
-    """Another step of a rubric that asks in steps (absent: a rubric of one step)."""
-    return "step" if stored.get("step") != wanted.get("step") else None
-
-
-def rubric(stored: Entry, wanted: Entry) -> str | None:
-    """Another rubric judged."""
-    return "rubric" if stored.get("rubric") != wanted["rubric"] else None
-
-
-def sample(stored: Entry, wanted: Entry) -> str | None:
-    """Another sample index (more samples asked for than were recorded)."""
-    return "sample" if stored.get("sample") != wanted["sample"] else None
+def _differs(field: str, default: Any = None) -> Matcher:
+    """The matcher of a field that differs when its stored and wanted values do (`default`: absent)."""
+    return lambda stored, wanted: field if stored.get(field, default) != wanted.get(field, default) else None
 
 
 def params(stored: Entry, wanted: Entry) -> str | None:
@@ -75,16 +35,6 @@ def params(stored: Entry, wanted: Entry) -> str | None:
     if "params" not in stored or "params" not in wanted:
         return None
     return "params" if stored.get("params") != wanted["params"] else None
-
-
-def max_tokens(stored: Entry, wanted: Entry) -> str | None:
-    """Another cap on the reply's tokens (--judge-max-tokens; absent: none was set)."""
-    return "max_tokens" if stored.get("max_tokens") != wanted.get("max_tokens") else None
-
-
-def reasoning_effort(stored: Entry, wanted: Entry) -> str | None:
-    """Another reasoning effort (--judge-reasoning-effort; absent: none was set)."""
-    return "reasoning_effort" if stored.get("reasoning_effort") != wanted.get("reasoning_effort") else None
 
 
 def extra_params(stored: Entry, wanted: Entry) -> str | None:
@@ -103,16 +53,6 @@ def instructions_in_user(stored: Entry, wanted: Entry) -> str | None:
 
 
 _ABSENT = object()
-
-
-def key_version(stored: Entry, wanted: Entry) -> str | None:
-    """Recorded under another key scheme (an entry without `key_version` predates version 2)."""
-    return "key_version" if stored.get("key_version", 1) != wanted.get("key_version", 1) else None
-
-
-def messages(stored: Entry, wanted: Entry) -> str | None:
-    """The messages sent to the judge differ (the prompt template, when every field above matches)."""
-    return "messages_sha256" if stored.get("messages_sha256") != wanted["messages_sha256"] else None
 
 
 # -- a generation's fields (its model and parameters are compared as a verdict's) ------------------
@@ -135,36 +75,34 @@ def system(stored: Entry, wanted: Entry) -> str | None:
     return "system" if _message(stored, "system") != _message(wanted, "system") else None
 
 
-def index(stored: Entry, wanted: Entry) -> str | None:
-    """Another member of a batch (more members asked for than were recorded)."""
-    return "index" if stored.get("index", 0) != wanted.get("index", 0) else None
-
-
 def generation_messages(stored: Entry, wanted: Entry) -> str | None:
     """The messages differ otherwise (asked when every field above matches); else only the key scheme can."""
     return "messages" if stored.get("messages") != wanted.get("messages") else "key scheme (record it again)"
 
 
+MODEL = _differs("model")  # another judge model (or custom backend name), or model under test
+
+# In the order a miss names them; an absent step, context or request option: the judgment had none.
 MATCHERS: tuple[Matcher, ...] = (
-    model,
-    criteria,
-    output,
-    input,
-    expected,
-    context,
-    rubric,
-    step,
-    sample,
+    MODEL,
+    _differs("criteria"),
+    _differs("output"),  # the usual cause: the application answers differently
+    _differs("input"),  # what was given to the application
+    _differs("expected"),
+    _differs("context"),  # the retrieved context
+    _differs("rubric"),
+    _differs("step"),  # another step of a rubric that asks in steps
+    _differs("sample"),  # more samples asked for than were recorded
     params,
-    max_tokens,
-    reasoning_effort,
+    _differs("max_tokens"),
+    _differs("reasoning_effort"),
     extra_params,
     instructions_in_user,
-    messages,
-    key_version,
+    _differs("messages_sha256"),  # the prompt template, when every field above matches
+    _differs("key_version", 1),  # an entry without one predates version 2
 )
 
-GENERATION_MATCHERS: tuple[Matcher, ...] = (model, prompt, system, params, index)
+GENERATION_MATCHERS: tuple[Matcher, ...] = (MODEL, prompt, system, params, _differs("index", 0))  # index: a batch's
 
 # How a field is named in the miss's message, where its name alone would not say it.
 DESCRIBED = {

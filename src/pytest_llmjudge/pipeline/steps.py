@@ -42,6 +42,6 @@ def next_calls(plan: Plan, answers: Mapping[str, Answer]) -> tuple[Call, ...]:
         last = calls[-1]
         if last.step >= MAX_STEPS:
             raise JudgeError(f"rubric {rubric!r} asked for more than {MAX_STEPS} steps; its next_prompts must end")
-        new += last.setup.step_calls(model_id, last.send_model, sample, prompts, last.step + 1)
+        new += [last.setup.call(model_id, last.send_model, sample, p, last.step + 1) for p in prompts]
     plan.calls += tuple(new)
     return tuple(new)
