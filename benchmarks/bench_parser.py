@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from pytest_llmjudge.errors import VerdictParseError  # noqa: E402
-from pytest_llmjudge.parsing import Asked, parse_verdict  # noqa: E402
+from pytest_llmjudge.parsing import parse_verdict  # noqa: E402
+from pytest_llmjudge.parsing.funnel import Asked  # noqa: E402
 
 # The shared corpus stays in the shared folder next to the project; it is read, never copied.
 SHARED = ROOT.parent / "shared" / "corpus" / "judge_replies.jsonl"

@@ -28,7 +28,7 @@ _LAZY = {
     "Judge": "judge",
     "Sample": "verdict",
     "Verdict": "verdict",
-    "ParsedVerdict": "parsing",
+    "ParsedVerdict": "parsing.funnel",
     "parse_verdict": "parsing",
     "assert_better": "assertions",
     "Comparison": "rubrics.pairwise",
@@ -73,7 +73,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     )
     from .generation import agenerate, generate, generate_batch, generate_variations
     from .judge import Judge
-    from .parsing import ParsedVerdict, parse_verdict
+    from .parsing.funnel import ParsedVerdict, parse_verdict
     from .rubrics.base import RubricError
     from .rubrics.checklist import Checklist
     from .rubrics.dimensions import Dimensions
@@ -134,8 +134,6 @@ __all__ = [
 ]
 
 
-# Spelled out rather than built by `lazy.lazy_exports` as the subpackages' are: this package is
-# imported at every pytest start-up, and importing that module too would add to it.
 def __getattr__(name: str) -> Any:
     module_name = _LAZY.get(name)
     if module_name is None:

@@ -97,7 +97,7 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
     from .backends.litellm import key_variable
     from .backends.litellm_import import import_litellm
     from .backends.request import plan_request
-    from .pipeline import Options, plan
+    from .pipeline.plan import Options, plan
 
     litellm = import_litellm()
     settings = runtime.settings
@@ -174,8 +174,8 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
 def _probe(runtime: JudgeRuntime, model: str) -> tuple[list[Check], dict[str, Any] | None]:
     """A clear pass and a clear fail per rubric family, live; then what the probe cost.  Also what the
     first call that went out really sent (None if none did)."""
-    from .pipeline import Options, plan
-    from .pipeline import run as judge
+    from .pipeline.plan import Options, plan
+    from .pipeline.run import run as judge
 
     checks: list[Check] = []
     verdicts: list[Verdict] = []

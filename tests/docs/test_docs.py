@@ -253,3 +253,24 @@ def test_the_judge_fixtures_public_methods_are_the_ones_the_docs_describe():
     section = text.split("## The `judge` fixture", 1)[1].split("\n## ", 1)[0]
     described = set(re.findall(r"judge\.(\w+)\(", section))
     assert public == described
+
+
+# What a rubric of your own meets (the docs subclass `Rubric` and build `Prompt`s); `Rubric.prompts` is given a `Case`.
+RUBRIC_CONTRACT = {"Case", "Outcome", "Prompt", "Reply", "Rubric", "RubricError", "register_rubric"}
+
+
+def test_the_subpackages_export_only_what_the_docs_import_from_them():
+    """The top-level package is the API; a subpackage is public only for the names the docs import from it."""
+    import importlib
+
+    named: dict[str, set[str]] = {"rubrics": set(RUBRIC_CONTRACT)}
+    for page in PAGES:
+        for package, names in re.findall(r"from pytest_llmjudge\.(\w+) import ([\w, ]+)", page.read_text("utf-8")):
+            named.setdefault(package, set()).update(n.strip() for n in names.split(","))
+    beyond = {}
+    for init in sorted((ROOT / "src" / "pytest_llmjudge").glob("*/__init__.py")):
+        module = importlib.import_module(f"pytest_llmjudge.{init.parent.name}")
+        public = {name for name in vars(module) if not name.startswith("_") and name != "annotations"}
+        public = {name for name in public if not isinstance(getattr(module, name), type(module))}
+        beyond[init.parent.name] = sorted(public - named.get(init.parent.name, set()))
+    assert {package: names for package, names in beyond.items() if names} == {}

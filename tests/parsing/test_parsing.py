@@ -8,7 +8,8 @@ import json
 import pytest
 
 from pytest_llmjudge.errors import VerdictParseError
-from pytest_llmjudge.parsing import ParsedVerdict, parse_json_object, parse_verdict
+from pytest_llmjudge.parsing import parse_json_object, parse_verdict
+from pytest_llmjudge.parsing.funnel import ParsedVerdict
 
 TEN = (1, 10)
 FIVE = (1, 5)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_llmjudge.errors import VerdictParseError
-from pytest_llmjudge.parsing import Asked, parse_verdict
+from pytest_llmjudge.parsing import parse_verdict
+from pytest_llmjudge.parsing.funnel import Asked
 from pytest_llmjudge.rubrics import Case, Reply
 from pytest_llmjudge.rubrics.passfail import PassFail
 from pytest_llmjudge.rubrics.score import Score

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_llmjudge.errors import VerdictParseError
-from pytest_llmjudge.parsing import ParsedVerdict, parse_json_object, parse_verdict
+from pytest_llmjudge.parsing import parse_json_object, parse_verdict
+from pytest_llmjudge.parsing.funnel import ParsedVerdict
 
 FRAGMENTS = [
     "{",

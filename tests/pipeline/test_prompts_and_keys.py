@@ -110,7 +110,7 @@ def test_key_changes_with_everything_that_changes_a_verdict(change):
 def planned_keys(env: dict[str, str], **options: object) -> tuple[str, ...]:
     """The keys of the calls one judgment would make, on a runtime with these LLMJUDGE_* variables
     (the model openai/judge unless `env` names another) and these judgment options."""
-    from pytest_llmjudge.pipeline import Options, plan
+    from pytest_llmjudge.pipeline.plan import Options, plan
 
     runtime = own_runtime(environ={"LLMJUDGE_MODEL": "openai/judge", **env})
     planned = plan(

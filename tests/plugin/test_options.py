@@ -96,7 +96,7 @@ def test_an_option_that_joins_the_key_is_inherited():
 
 def _keys(environ: dict[str, str]) -> frozenset[str]:
     """The keys of the calls one judgment would make on a runtime with these LLMJUDGE_* variables."""
-    from pytest_llmjudge.pipeline import Options, plan
+    from pytest_llmjudge.pipeline.plan import Options, plan
 
     runtime = own_runtime(environ={"LLMJUDGE_MODEL": "openai/judge", **environ})
     try:

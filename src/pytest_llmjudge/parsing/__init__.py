@@ -7,6 +7,7 @@ other module holds one mechanism they share.
 
 from __future__ import annotations
 
-from .funnel import Asked, ParsedVerdict, parse_json_object, parse_verdict, reasoning_from
+# What a rubric of your own reads its replies with (the docs import these from here).
+from .funnel import parse_json_object, parse_verdict, reasoning_from
 
-__all__ = ["Asked", "ParsedVerdict", "parse_json_object", "parse_verdict", "reasoning_from"]
+__all__ = ["parse_json_object", "parse_verdict", "reasoning_from"]

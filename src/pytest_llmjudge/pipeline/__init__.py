@@ -7,38 +7,6 @@ must go live, concurrently, on the runtime's background loop, under the budget a
 `finish` parses, writes back, notes drift, aggregates and returns the Verdict.  `run` holds the one
 step loop chaining them for judgments and generations alike (`steps` builds a rubric's later step
 from the earlier replies); `record` adds each judgment to its test's records for reports.  A
-generation (`generations`: the model under test asked) keeps its replies, not parsed.
+generation (`generations`: the model under test asked) keeps its replies, not parsed.  Internal:
+import from the module that defines a name.
 """
-
-from __future__ import annotations
-
-from ..lazy import lazy_exports
-from .finish import finish
-from .generations import Generation, GenerationPlan
-from .lookup import Answer, lookup
-from .plan import Call, Options, Plan, plan, stored_elsewhere
-from .run import agenerate, arun, generate, run, run_many
-
-# The live stage (retries, the limiter, asking again) loads on the first call that must go live:
-# a run that replays every verdict never imports it.
-__getattr__, __dir__ = lazy_exports(__name__, {"call_live": ".live"}, globals())
-
-
-__all__ = [
-    "Answer",
-    "Call",
-    "Generation",
-    "GenerationPlan",
-    "Options",
-    "Plan",
-    "agenerate",
-    "arun",
-    "call_live",
-    "finish",
-    "generate",
-    "lookup",
-    "plan",
-    "run",
-    "run_many",
-    "stored_elsewhere",
-]

@@ -22,7 +22,7 @@ from .plan import stored_fields
 from .structured import structured_of
 
 if TYPE_CHECKING:
-    from ..parsing import ParsedVerdict
+    from ..parsing.funnel import ParsedVerdict
     from ..runtime import JudgeRuntime
     from .generations import GenerationPlan
     from .lookup import Answer

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, TypeVar
 
 from ..case import Case, data_rules, render_case
 from ..errors import JudgeError, VerdictParseError
-from ..parsing import Asked, ParsedVerdict, parse_verdict
+from ..parsing.funnel import Asked, ParsedVerdict, parse_verdict
 
 Message = Mapping[str, str]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..case import Case, render_case
 from ..errors import VerdictParseError
-from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
+from ..parsing.funnel import ParsedVerdict, parse_json_object, reasoning_from
 from .base import (
     REASONING,
     Outcome,

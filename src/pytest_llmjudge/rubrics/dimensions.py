@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..case import Case
-from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
+from ..parsing.funnel import ParsedVerdict, parse_json_object, reasoning_from
 from .base import (
     NUMBER,
     REASONING,

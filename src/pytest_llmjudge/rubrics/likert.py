@@ -13,7 +13,7 @@ from typing import Any
 from ..backends.protocol import CallRequest, UnsupportedParamError
 from ..case import Case
 from ..errors import VerdictParseError
-from ..parsing import ParsedVerdict, parse_verdict
+from ..parsing.funnel import ParsedVerdict, parse_verdict
 from .base import REASONING, Prompt, Reply, Rubric, RubricError, ask, parse_failure, register_rubric, reply_object
 from .parsed import RubricParse
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..case import Case, data_rules, fence
-from ..parsing import ParsedVerdict, parse_json_object, reasoning_from
-from ..parsing.funnel import own_text
+from ..parsing.funnel import ParsedVerdict, own_text, parse_json_object, reasoning_from
 from ..redact import redact
 from .base import (
     REASONING,

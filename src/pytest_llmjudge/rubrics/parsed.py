@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..parsing import ParsedVerdict
+from ..parsing.funnel import ParsedVerdict
 
 
 @dataclass(frozen=True)

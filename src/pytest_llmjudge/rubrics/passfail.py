@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..case import Case
-from ..parsing import ParsedVerdict, parse_verdict
+from ..parsing.funnel import ParsedVerdict, parse_verdict
 from .base import (
     REASONING,
     Prompt,

@@ -10,7 +10,7 @@ from typing import Any
 from ..case import Case
 from ..conversation import transcript
 from ..errors import JudgeError
-from ..parsing import ParsedVerdict
+from ..parsing.funnel import ParsedVerdict
 from .base import Outcome, Prompt, Reply, Rubric, RubricError, one_of, register_rubric, resolve_rubric
 
 PER_TURN_AGGREGATES = ("min", "mean")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..case import Case, render_case
-from ..parsing import ParsedVerdict
+from ..parsing.funnel import ParsedVerdict
 from .base import (
     Outcome,
     Prompt,

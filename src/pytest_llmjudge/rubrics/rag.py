@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..case import Case, fence, labelled, render_context
-from ..parsing import Asked, ParsedVerdict, parse_json_object, parse_verdict
 from ..parsing.echo import only_copies
+from ..parsing.funnel import Asked, ParsedVerdict, parse_json_object, parse_verdict
 from .base import (
     REASONING,
     Outcome,

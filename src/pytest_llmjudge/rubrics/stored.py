@@ -8,7 +8,7 @@ from typing import Any
 
 from ..case import Case
 from ..keys import messages_sha256
-from ..parsing import ParsedVerdict, parse_verdict
+from ..parsing.funnel import ParsedVerdict, parse_verdict
 from .base import DEFAULT_KIND, Prompt, Reply, Rubric, kind_named
 
 
