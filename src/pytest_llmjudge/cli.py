@@ -46,8 +46,8 @@ from .prune import (
     project_root,
 )
 from .prune_refusal import last_refusal
-from .store import LedgerDocument
 from .store import finder as store_finder
+from .store.ledger import LedgerDocument
 
 _HEX = re.compile(r"[0-9a-f]{4,64}")
 
@@ -96,7 +96,7 @@ def reparse_entry(entry: Mapping[str, Any]) -> Reparsed:
     """A stored reply read with today's parser, decided exactly as replay decides it (`score_stored`):
     through its own rubric where the stored prompt hash lets it be rebuilt, else (the default kind)
     the plain parser on 0-1; other rubrics are skipped rather than misread on the wrong scale."""
-    from .rubrics import score_stored
+    from .rubrics.stored import score_stored
 
     try:
         parsed = score_stored(entry)
@@ -340,7 +340,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_questions(args: argparse.Namespace) -> int:
-    from .assessment import generate_question_set
+    from .assessment.generator import generate_question_set
     from .errors import JudgeError
     from .settings import SettingError
     from .standalone import judge_cli_values, load_settings

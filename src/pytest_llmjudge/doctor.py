@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import BackendError, BudgetExceeded, JudgeError, VerdictParseError, first_line
+from .runtime import JudgeRuntime
+from .settings import SettingError, Settings
+from .standalone import add_judge_options, judge_cli_values, load_settings
 
 if TYPE_CHECKING:
-    from .rubrics import Rubric
-    from .runtime import JudgeRuntime
-    from .settings import Settings
+    from .rubrics.base import Rubric
     from .verdict import Verdict
 
 __all__ = ["Check", "add_parser", "diagnose", "doctor_lines", "run"]
@@ -37,7 +38,9 @@ CLEAR_FAIL = "The capital of France is Berlin."
 
 
 def _families() -> list[tuple[str, Callable[[], Rubric]]]:
-    from .rubrics import Likert, PassFail, Score
+    from .rubrics.likert import Likert
+    from .rubrics.passfail import PassFail
+    from .rubrics.score import Score
 
     return [("score", Score), ("pass/fail", PassFail), ("likert", Likert)]
 
@@ -69,8 +72,6 @@ def diagnose(settings: Settings, *, rootdir: Path) -> list[Check]:
                 "LLMJUDGE_MODEL). A judge_backend fixture of your own is not checked by the doctor.",
             )
         ]
-    from .runtime import JudgeRuntime
-
     # Live: the probe is judged for real and nothing is stored, whatever the configured mode.
     runtime = JudgeRuntime(settings._replace(mode="live"), rootdir=rootdir)
     checks = [Check("info", "settings", _settings_text(settings))]
@@ -95,7 +96,7 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
     from .backends.litellm import key_variable
     from .backends.litellm_import import import_litellm
     from .backends.request import plan_request
-    from .pipeline import Options, plan
+    from .pipeline.plan import Options, plan
 
     litellm = import_litellm()
     settings = runtime.settings
@@ -172,8 +173,8 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
 def _probe(runtime: JudgeRuntime, model: str) -> tuple[list[Check], dict[str, Any] | None]:
     """A clear pass and a clear fail per rubric family, live; then what the probe cost.  Also what the
     first call that went out really sent (None if none did)."""
-    from .pipeline import Options, plan
     from .pipeline import run as judge
+    from .pipeline.plan import Options, plan
 
     checks: list[Check] = []
     verdicts: list[Verdict] = []
@@ -300,8 +301,6 @@ DESCRIPTION = (
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add `doctor` to the `llmjudge` subcommands (`subparsers` from `add_subparsers`)."""
-    from .standalone import add_judge_options
-
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "doctor", help="check the configured judge with a few live calls", description=DESCRIPTION
     )
@@ -312,9 +311,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """`llmjudge doctor`: the report on stdout; 0 when healthy, 1 on a failed check, 2 on a bad setting."""
-    from .settings import SettingError
-    from .standalone import judge_cli_values, load_settings
-
     try:
         config = load_settings(judge_cli_values(args))
     except SettingError as exc:

@@ -28,15 +28,14 @@ CONTEXT_KEY: pytest.StashKey[TestContext] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from .options import OPTIONS
+    from .options import OPTIONS, add_options
 
     group = parser.getgroup("llmjudge", "LLM-judged assertions (pytest-llmjudge)")
+    add_options(group.addoption)
     for option in OPTIONS:
         if option.flag:
-            group.addoption(option.cli, action="store_true", dest=option.dest, default=None, help=option.described)
             parser.addini(option.ini, option.help, type="bool", default=False)
         else:
-            group.addoption(option.cli, dest=option.dest, metavar=option.metavar, default=None, help=option.described)
             parser.addini(option.ini, option.help, default="")
     group.addoption(
         "--judge-doctor",
@@ -68,7 +67,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     from .current import activate
-    from .options import OPTIONS
+    from .options import OPTIONS, judge_values
     from .runtime import JudgeRuntime
     from .session import RunRecorder
 
@@ -86,13 +85,13 @@ def pytest_configure(config: pytest.Config) -> None:
         option.env in os.environ for option in OPTIONS
     )
     if configured:  # resolve now, so a bad value stops the run before it starts
-        from .settings import SettingError, resolve
+        from .settings import SettingError, resolve, under
 
         try:
             settings = resolve(cli, ini)
         except SettingError as exc:
             raise pytest.UsageError(f"pytest-llmjudge: {exc}") from None
-        store_root = _under(rootdir, settings.store) if settings.store else None
+        store_root = under(rootdir, settings.store) if settings.store else None
         runtime = JudgeRuntime(
             settings, rootdir=rootdir, cache_dir=_cache_dir(config, settings.cache_dir), store_root=store_root
         )
@@ -110,35 +109,19 @@ def pytest_configure(config: pytest.Config) -> None:
     activate(runtime)
 
 
-def judge_values(config: pytest.Config) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Every judge option as given on the command line (addopts included) and in the ini file, by name.
-
-    The one reader of pytest's configuration for the judge: a run's and the `llmjudge` commands'.
-    """
-    from .options import OPTIONS
-
-    return (
-        {option.name: config.getoption(option.dest) for option in OPTIONS},
-        {option.name: config.getini(option.ini) for option in OPTIONS},
-    )
-
-
 def _default_settings() -> Settings:
     from .settings import resolve
 
     return resolve({}, {})
 
 
-def _under(rootdir: Path, value: str) -> Path:
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else rootdir / path
-
-
 def _cache_dir(config: pytest.Config, configured: str | None) -> Path | Callable[[], Path | None] | None:
     """The local cache: as configured, else a directory in pytest's cache (git-ignored, --cache-clear),
     asked for only when a live call opens the cache (asking creates it)."""
     if configured:
-        return _under(Path(config.rootpath), configured)
+        from .settings import under
+
+        return under(Path(config.rootpath), configured)
     cache: pytest.Cache | None = getattr(config, "cache", None)  # absent with -p no:cacheprovider
     if cache is None:
         return None

@@ -13,6 +13,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, NamedTuple
 
 # Declared with the option table; importers of the settings find them here too.
@@ -313,12 +314,18 @@ class Settings(NamedTuple):
                 continue
             option = OPTIONS_BY_NAME[name]
             try:
-                changes[name] = option.parse(raw)
+                changes[name] = read(option, raw)
             except SettingError as exc:
                 raise SettingError(f"{where}({name}=...): {exc}") from None
         if not changes:
             return self
         return self._replace(**changes, overridden=self.overridden | changes.keys())
+
+
+def under(rootdir: Path, value: str) -> Path:
+    """A configured path (`--judge-store`, `--judge-cache-dir`), made absolute against the rootdir."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else rootdir / path
 
 
 def detect_ci(environ: Mapping[str, str]) -> str | None:
@@ -350,7 +357,7 @@ def resolve(
         ):
             if raw is None or raw == "" or (option.flag and raw is False):
                 continue
-            values[option.name] = option.parse(raw, label)  # a bad value is named as it was spelled there
+            values[option.name] = read(option, raw, label)  # a bad value is named as it was spelled there
             sources[option.name] = source
             break
         else:
