@@ -15,7 +15,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,23 +26,13 @@ from .settings import SettingError, Settings
 from .standalone import add_judge_options, judge_cli_values, load_settings
 
 if TYPE_CHECKING:
-    from .rubrics.base import Rubric
     from .verdict import Verdict
 
-__all__ = ["Check", "add_parser", "diagnose", "doctor_lines", "run"]
 
 # One case any judge reads alike: the pass must pass and the fail must fail at any sane threshold.
 CRITERIA = "States correctly which city is the capital of France"
 CLEAR_PASS = "The capital of France is Paris."
 CLEAR_FAIL = "The capital of France is Berlin."
-
-
-def _families() -> list[tuple[str, Callable[[], Rubric]]]:
-    from .rubrics.likert import Likert
-    from .rubrics.passfail import PassFail
-    from .rubrics.score import Score
-
-    return [("score", Score), ("pass/fail", PassFail), ("likert", Likert)]
 
 
 @dataclass(frozen=True)
@@ -175,6 +165,9 @@ def _probe(runtime: JudgeRuntime, model: str) -> tuple[list[Check], dict[str, An
     first call that went out really sent (None if none did)."""
     from .pipeline import run as judge
     from .pipeline.plan import Options, plan
+    from .rubrics.likert import Likert
+    from .rubrics.passfail import PassFail
+    from .rubrics.score import Score
 
     checks: list[Check] = []
     verdicts: list[Verdict] = []
@@ -183,7 +176,7 @@ def _probe(runtime: JudgeRuntime, model: str) -> tuple[list[Check], dict[str, An
     cut_off = False
     slowest = 0.0
     started = time.monotonic()
-    for family, rubric in _families():
+    for family, rubric in (("score", Score), ("pass/fail", PassFail), ("likert", Likert)):
         scores: list[float] = []
         try:
             for output in (CLEAR_PASS, CLEAR_FAIL):
@@ -269,15 +262,10 @@ def _cost_text(verdicts: Sequence[Verdict], elapsed: float, model: str) -> str:
 
 
 def _params_text(params: Mapping[str, Any]) -> str:
-    """`temperature=0.0, response_format=json_object`: the parameters a call sends beside the messages."""
-    return ", ".join(f"{k}={_shown(k, v)}" for k, v in params.items()) or "nothing beyond the messages"
-
-
-def _shown(name: str, value: object) -> object:
-    """A parameter as the parameters line shows it: a response_format by its type (the schema is long)."""
-    if name == "response_format" and isinstance(value, dict):
-        return value.get("type")
-    return value
+    """`temperature=0.0, response_format=json_object`: the parameters a call sends beside the messages
+    (a response_format by its type: the schema is long)."""
+    shown = [f"{k}={v.get('type') if k == 'response_format' and isinstance(v, dict) else v}" for k, v in params.items()]
+    return ", ".join(shown) or "nothing beyond the messages"
 
 
 def doctor_lines(checks: Sequence[Check]) -> list[str]:
