@@ -1,17 +1,12 @@
 """The plugin's options, one row each: everything about an option is declared here and derived from it.
 
-A row names the option and holds its help, metavar, kind (its type and parser) and default, and says
-whether the `judge` marker may set it, whether it joins the verdict key and whether a test's
-subprocess inherits it.  From the rows come the command-line and ini registration (`add_options`,
-for pytest and the `llmjudge` commands alike), the parsing and defaults of `settings.Settings`, the
-marker's keys, what a subprocess inherits, and the options reference page (docs/gen_options.py).
-Each option is spelled three ways: `--judge-x` on the command line, `judge_x` in the ini file and
-`LLMJUDGE_X` in the environment.
+From the rows come the flags of pytest and the `llmjudge` commands, the ini names, the parsing and
+defaults of `settings.Settings`, the marker's keys, what a subprocess inherits, and the options page
+of the docs (docs/gen_options.py).
 
-pytest imports this module at every start-up, judging or not, to register the options: it holds
-names, texts and flags only, and imports nothing of the plugin's.  A row names its parser by kind;
-the parsers are in `settings` (`settings.read`), which sits above this module and loads when a value
-is read.
+pytest imports this module at every start-up, judging or not: it holds names, texts and flags only
+and imports nothing of the plugin's.  A row names its parser by kind; the parsers are in `settings`,
+above this module, and load when a value is read.
 """
 
 from __future__ import annotations
@@ -29,8 +24,7 @@ _OWN_PREFIX = "generate_"
 class Option:
     """One option: its names, help, type (and so its parser) and default, and where it applies.  Read only.
 
-    (A plain class, not a NamedTuple or a dataclass: pytest defines it at every start-up, and those
-    take a tenth of a millisecond and more to define.)
+    A plain class: a NamedTuple or dataclass takes a tenth of a millisecond to define, at every start-up.
     """
 
     def __init__(
@@ -266,11 +260,7 @@ INHERITED = tuple(o.name for o in OPTIONS if o.inherited)
 
 
 def add_options(add: Callable[..., object]) -> None:
-    """Declare every option's flag with `add`: pytest's `addoption` or argparse's `add_argument`.
-
-    Each defaults to None (not given), so the environment and the ini file can fill what the command
-    line left out.
-    """
+    """Declare every option's flag with `add` (pytest's `addoption`, argparse's `add_argument`); None: not given."""
     for option in OPTIONS:
         text = option.described.replace("%", "%%")  # argparse formats help with %, under pytest too
         if option.flag:

@@ -1,16 +1,9 @@
 """Judging from a command run outside pytest, with the settings a pytest run in the same folder would use.
 
-`load_settings` lets pytest itself read its configuration in the given folder (the ini file it
-finds, its rootdir, the ini `addopts` and `PYTEST_ADDOPTS`, `-o` overrides): it runs `pytest.main`
-with a plugin that takes the parsed `Config` and stops before anything is configured or collected.
-The judge options are then read from that `Config` exactly as the plugin reads them
-(`options.judge_values`), the command's own `--judge-*` values win over them, and the environment
-and CI detection resolve as in a run.
-
-`add_judge_options` adds every `--judge-*` option of `options.OPTIONS` to an argparse parser, and
-`command_context` gives a command's judgments a verdict file of their own, so that they record
-and replay like any test's: `judge_verdicts/<command>/<input file stem>.json` under the rootdir,
-or `<--judge-store>/<command>/<input file stem>.json`.
+`load_settings` lets pytest itself read its configuration in the folder (ini file, rootdir, addopts,
+`-o`), stopping before anything is configured, and reads the judge options from it as the plugin does;
+the command's own `--judge-*` values win.  `command_context` gives a command's judgments a verdict file
+of their own (`<store>/<command>/<input file stem>.json`), so they record and replay like a test's.
 """
 
 from __future__ import annotations
@@ -34,14 +27,6 @@ from .settings import SettingError, Settings, resolve, under
 if TYPE_CHECKING:
     from .judge import Judge
 
-__all__ = [
-    "CommandContext",
-    "CommandSettings",
-    "add_judge_options",
-    "command_context",
-    "judge_cli_values",
-    "load_settings",
-]
 
 PYTEST_CACHE_DIR = ".pytest_cache"  # pytest's `cache_dir` default
 _CACHEDIR_TAG = (
