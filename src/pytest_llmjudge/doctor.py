@@ -1,11 +1,8 @@
 """`llmjudge doctor` and `pytest --judge-doctor`: check the configured judge before a suite pays for it.
 
-The doctor takes the settings a pytest run would use (the `--judge-*` options, the ini file, the
-environment) and prints one line per check: which provider and model LiteLLM routes to, what a call
-sends and what it drops, whether the credentials LiteLLM needs are set, whether LiteLLM reports
-structured output and log-probabilities for the model, then a real probe: for each rubric family a
-clear pass and a clear fail, judged live through the same pipeline a test uses (nothing is stored),
-and the probe's latency, tokens and cost.  Any failed check makes the exit status non-zero.
+With the settings a pytest run would use, one line per check: routing, parameters, credentials, what
+LiteLLM reports of the model, then a live probe per rubric family (a clear pass and a clear fail,
+through a test's pipeline, nothing stored) and what it cost.  A failed check exits non-zero.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""The options of `options.OPTIONS`, resolved once per session into a frozen `Settings`.
+"""The options of `options.OPTIONS`: the parsers their kinds name, resolved once per session into a `Settings`.
 
-Each option exists three times: `--judge-x` on the command line, `judge_x` in the ini file and
-`LLMJUDGE_X` in the environment.  Precedence, as pytest-timeout's: default < ini < environment <
-CLI < the `@pytest.mark.judge` marker on the test (the most specific setting) < the arguments passed
-to `assert_judged` itself.  `parser.addini` has no
+Precedence, as pytest-timeout's: default < ini < environment < CLI < the `@pytest.mark.judge` marker
+(the most specific setting) < the arguments passed to `assert_judged` itself.  `parser.addini` has no
 environment fallback, so the order is resolved here rather than left to pytest.
 """
 
@@ -67,8 +65,7 @@ class Price(NamedTuple):
         return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
 
 
-# -- the readers an option's kind names: (raw value, the option as it was spelled, the kind's ----
-# -- arguments) -> the value, or a SettingError naming the option ---------------------------------
+# -- the readers an option's kind names: (raw value, the option as spelled, the kind's arguments) -> value
 
 
 def _number(raw: Any, name: str, low: float | None = None, high: float | None = None, low_open: bool = False) -> float:
