@@ -155,16 +155,14 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-def _uses_judge(item: pytest.Item) -> bool:
-    return item.get_closest_marker("judge") is not None or "judge" in getattr(item, "fixturenames", ())
-
-
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> str | None:
     """Say which mode the run judges in, and why, when anything here judges or is configured to."""
     runtime = config.stash.get(RUNTIME_KEY, None)
     if runtime is None:
         return None
-    if not runtime.configured and not any(_uses_judge(item) for item in items):
+    if not runtime.configured and not any(
+        item.get_closest_marker("judge") is not None or "judge" in getattr(item, "fixturenames", ()) for item in items
+    ):
         return None
     settings = runtime.settings
     # The judge_backend fixture is resolved per test, later: without a model, say only that.
@@ -175,22 +173,6 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     )
     store = str(runtime.store_root) if runtime.store_root else "judge_verdicts/ beside each test module"
     return f"llmjudge: mode {settings.mode} ({settings.mode_reason}), {judge}, verdicts in {store}"
-
-
-def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
-    """Merge every `judge` marker on the item; the closest (function over class over module) wins."""
-    merged: dict[str, Any] = {}
-    for marker in reversed(list(item.iter_markers("judge"))):
-        if marker.args:
-            raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.judge takes keyword arguments only, got {marker.args!r}"
-            )
-        merged.update(marker.kwargs)
-    return merged
-
-
-def _test_name(item: pytest.Item) -> str:
-    return item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name
 
 
 @pytest.hookimpl(wrapper=True)
@@ -205,7 +187,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     context = TestContext(
         nodeid=item.nodeid,
         module_path=path if path is not None and path.suffix in STORED_SUFFIXES else None,
-        test_name=_test_name(item),
+        test_name=item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name,
     )
     context.whole_records = runtime.whole_records
     context.default_backend = _sees_default_backend(item)
@@ -284,10 +266,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         return
     from .options import MARKER_KEYS
 
-    try:
-        kwargs = _marker_kwargs(item)
-    except pytest.UsageError as exc:
-        pytest.fail(str(exc), pytrace=False)
+    kwargs: dict[str, Any] = {}
+    for marker in reversed(list(item.iter_markers("judge"))):  # the closest (function, class, module) wins
+        if marker.args:
+            pytest.fail(
+                f"{item.nodeid}: @pytest.mark.judge takes keyword arguments only, got {marker.args!r}", pytrace=False
+            )
+        kwargs.update(marker.kwargs)
     unknown = sorted(set(kwargs) - set(MARKER_KEYS))
     if unknown:
         pytest.fail(
