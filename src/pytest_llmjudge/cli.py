@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,27 +57,18 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
-# -- finding and reading ledgers --------------------------------------------------------------
-
-
-def find_ledger_files(paths: Sequence[str | Path]) -> list[Path]:
-    """Every ledger file under `paths` (files are taken as given); CliError for a missing path."""
-    try:
-        return store_finder.find_ledger_files(paths)
-    except FileNotFoundError as exc:
-        raise CliError(f"{exc.filename}: no such file or directory") from None
-
-
-def read_ledger(path: Path) -> LedgerDocument:
-    """One ledger file, validated; CliError (one line) when it is malformed."""
-    try:
-        return LedgerDocument.read(path)
-    except StoreError as exc:
-        raise CliError(str(exc)) from None
+# -- reading verdict files ----------------------------------------------------------------------
 
 
 def load_ledgers(paths: Sequence[str | Path]) -> list[LedgerDocument]:
-    return [read_ledger(p) for p in find_ledger_files(paths or ["."])]
+    """Every verdict file under `paths` (default `.`; files are taken as given), validated; a missing
+    path or a malformed file is a CliError (one line)."""
+    try:
+        return [LedgerDocument.read(path) for path in store_finder.find_ledger_files(paths or ["."])]
+    except FileNotFoundError as exc:
+        raise CliError(f"{exc.filename}: no such file or directory") from None
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
 
 
 # -- parsing stored replies again ---------------------------------------------------------------
@@ -112,43 +104,33 @@ def reparse_entry(entry: Mapping[str, Any]) -> Reparsed:
 # -- commands -----------------------------------------------------------------------------------
 
 
-def _module_of(test: str, path: Path) -> str:
-    return test.split("::", 1)[0] if test else f"(unknown: {path})"
-
-
 def cmd_stats(args: argparse.Namespace) -> int:
     ledgers = load_ledgers(args.paths)
-    per_model: dict[str, int] = {}
-    per_module: dict[str, int] = {}
-    per_rubric: dict[str, int] = {}
+    counts: dict[str, Counter[str]] = {"by model": Counter(), "by test module": Counter(), "by rubric": Counter()}
     unparseable: list[tuple[LedgerDocument, str, str]] = []
     skipped = 0
-    total = 0
     for ledger in ledgers:
         for key, entry in ledger.entries.items():
-            total += 1
-            model = str(entry.get("model", "?"))
-            per_model[model] = per_model.get(model, 0) + 1
-            module = _module_of(ledger.test, ledger.path)
-            per_module[module] = per_module.get(module, 0) + 1
-            rubric = str(entry.get("rubric") or "score")
-            per_rubric[rubric] = per_rubric.get(rubric, 0) + 1
+            counts["by model"][str(entry.get("model", "?"))] += 1
+            counts["by test module"][ledger.test.split("::", 1)[0] if ledger.test else f"(unknown: {ledger.path})"] += 1
+            counts["by rubric"][str(entry.get("rubric") or "score")] += 1
             result = reparse_entry(entry)
             if result.error is not None:
                 unparseable.append((ledger, key, result.error))
             elif result.skipped is not None:
                 skipped += 1
+    total = sum(counts["by model"].values())
     tests = len({ledger.test for ledger in ledgers})
     print(
         f"{total} stored verdicts in {len(ledgers)} verdict files ({tests} tests), {len(unparseable)} "
         "unparseable replies" + (f", {skipped} not re-checked (rubric not rebuildable)" if skipped else "")
     )
-    for title, counts in (("by model", per_model), ("by test module", per_module), ("by rubric", per_rubric)):
-        if not counts:
+    for title, counted in counts.items():
+        if not counted:
             continue
         print(f"{title}:")
-        width = max(len(k) for k in counts)
-        for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        width = max(len(k) for k in counted)
+        for name, n in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0])):
             print(f"  {name:<{width}}  {n}")
     if unparseable:
         print("unparseable:")

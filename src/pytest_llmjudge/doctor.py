@@ -1,11 +1,8 @@
 """`llmjudge doctor` and `pytest --judge-doctor`: check the configured judge before a suite pays for it.
 
-The doctor takes the settings a pytest run would use (the `--judge-*` options, the ini file, the
-environment) and prints one line per check: which provider and model LiteLLM routes to, what a call
-sends and what it drops, whether the credentials LiteLLM needs are set, whether LiteLLM reports
-structured output and log-probabilities for the model, then a real probe: for each rubric family a
-clear pass and a clear fail, judged live through the same pipeline a test uses (nothing is stored),
-and the probe's latency, tokens and cost.  Any failed check makes the exit status non-zero.
+With the settings a pytest run would use, one line per check: routing, parameters, credentials, what
+LiteLLM reports of the model, then a live probe per rubric family (a clear pass and a clear fail,
+through a test's pipeline, nothing stored) and what it cost.  A failed check exits non-zero.
 """
 
 from __future__ import annotations
@@ -15,33 +12,24 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import BackendError, BudgetExceeded, JudgeError, VerdictParseError, first_line
+from .runtime import JudgeRuntime
+from .settings import SettingError, Settings
+from .standalone import add_judge_options, judge_cli_values, load_settings
 
 if TYPE_CHECKING:
-    from .rubrics.base import Rubric
-    from .runtime import JudgeRuntime
-    from .settings import Settings
     from .verdict import Verdict
 
-__all__ = ["Check", "add_parser", "diagnose", "doctor_lines", "run"]
 
 # One case any judge reads alike: the pass must pass and the fail must fail at any sane threshold.
 CRITERIA = "States correctly which city is the capital of France"
 CLEAR_PASS = "The capital of France is Paris."
 CLEAR_FAIL = "The capital of France is Berlin."
-
-
-def _families() -> list[tuple[str, Callable[[], Rubric]]]:
-    from .rubrics.likert import Likert
-    from .rubrics.passfail import PassFail
-    from .rubrics.score import Score
-
-    return [("score", Score), ("pass/fail", PassFail), ("likert", Likert)]
 
 
 @dataclass(frozen=True)
@@ -71,8 +59,6 @@ def diagnose(settings: Settings, *, rootdir: Path) -> list[Check]:
                 "LLMJUDGE_MODEL). A judge_backend fixture of your own is not checked by the doctor.",
             )
         ]
-    from .runtime import JudgeRuntime
-
     # Live: the probe is judged for real and nothing is stored, whatever the configured mode.
     runtime = JudgeRuntime(settings._replace(mode="live"), rootdir=rootdir)
     checks = [Check("info", "settings", _settings_text(settings))]
@@ -176,6 +162,9 @@ def _probe(runtime: JudgeRuntime, model: str) -> tuple[list[Check], dict[str, An
     first call that went out really sent (None if none did)."""
     from .pipeline.plan import Options, plan
     from .pipeline.run import run as judge
+    from .rubrics.likert import Likert
+    from .rubrics.passfail import PassFail
+    from .rubrics.score import Score
 
     checks: list[Check] = []
     verdicts: list[Verdict] = []
@@ -184,7 +173,7 @@ def _probe(runtime: JudgeRuntime, model: str) -> tuple[list[Check], dict[str, An
     cut_off = False
     slowest = 0.0
     started = time.monotonic()
-    for family, rubric in _families():
+    for family, rubric in (("score", Score), ("pass/fail", PassFail), ("likert", Likert)):
         scores: list[float] = []
         try:
             for output in (CLEAR_PASS, CLEAR_FAIL):
@@ -270,15 +259,10 @@ def _cost_text(verdicts: Sequence[Verdict], elapsed: float, model: str) -> str:
 
 
 def _params_text(params: Mapping[str, Any]) -> str:
-    """`temperature=0.0, response_format=json_object`: the parameters a call sends beside the messages."""
-    return ", ".join(f"{k}={_shown(k, v)}" for k, v in params.items()) or "nothing beyond the messages"
-
-
-def _shown(name: str, value: object) -> object:
-    """A parameter as the parameters line shows it: a response_format by its type (the schema is long)."""
-    if name == "response_format" and isinstance(value, dict):
-        return value.get("type")
-    return value
+    """`temperature=0.0, response_format=json_object`: the parameters a call sends beside the messages
+    (a response_format by its type: the schema is long)."""
+    shown = [f"{k}={v.get('type') if k == 'response_format' and isinstance(v, dict) else v}" for k, v in params.items()]
+    return ", ".join(shown) or "nothing beyond the messages"
 
 
 def doctor_lines(checks: Sequence[Check]) -> list[str]:
@@ -302,8 +286,6 @@ DESCRIPTION = (
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add `doctor` to the `llmjudge` subcommands (`subparsers` from `add_subparsers`)."""
-    from .standalone import add_judge_options
-
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "doctor", help="check the configured judge with a few live calls", description=DESCRIPTION
     )
@@ -314,9 +296,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """`llmjudge doctor`: the report on stdout; 0 when healthy, 1 on a failed check, 2 on a bad setting."""
-    from .settings import SettingError
-    from .standalone import judge_cli_values, load_settings
-
     try:
         config = load_settings(judge_cli_values(args))
     except SettingError as exc:

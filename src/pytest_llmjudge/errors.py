@@ -9,17 +9,6 @@ in the plugin's one-line reports.
 
 from __future__ import annotations
 
-__all__ = [
-    "BackendError",
-    "BudgetExceeded",
-    "JudgeError",
-    "JudgmentFailed",
-    "ReplayMiss",
-    "StoreError",
-    "VerdictParseError",
-    "first_line",
-]
-
 
 class JudgeError(Exception):
     """Base class of every error the plugin raises, other than `JudgmentFailed`."""

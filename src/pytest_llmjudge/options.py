@@ -1,20 +1,21 @@
 """The plugin's options, one row each: everything about an option is declared here and derived from it.
 
-A row names the option and holds its help, metavar, kind (its type and parser) and default, and says
-whether the `judge` marker may set it, whether it joins the verdict key and whether a test's
-subprocess inherits it.  From the rows come the command-line and ini registration (`plugin`), the
-parsing and defaults of `settings.Settings`, the marker's keys, what a subprocess inherits, and the
-options reference page (docs/gen_options.py).  Each option is spelled three ways: `--judge-x` on the
-command line, `judge_x` in the ini file and `LLMJUDGE_X` in the environment.
+From the rows come the flags of pytest and the `llmjudge` commands, the ini names, the parsing and
+defaults of `settings.Settings`, the marker's keys, what a subprocess inherits, and the options page
+of the docs (docs/gen_options.py).
 
-pytest imports this module at every start-up, judging or not, to register the options: it holds
-names, texts and flags only.  A row names its parser by kind; the parsers are in `settings`, which
-loads when a value is read.
+pytest imports this module at every start-up, judging or not: it holds names, texts and flags only
+and imports nothing of the plugin's.  A row names its parser by kind; the parsers are in `settings`,
+above this module, and load when a value is read.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pytest
 
 # Options of the model under test are spelled --generate-x and generate_x (LLMJUDGE_GENERATE_X in the environment).
 _OWN_PREFIX = "generate_"
@@ -23,8 +24,7 @@ _OWN_PREFIX = "generate_"
 class Option:
     """One option: its names, help, type (and so its parser) and default, and where it applies.  Read only.
 
-    (A plain class, not a NamedTuple or a dataclass: pytest defines it at every start-up, and those
-    take a tenth of a millisecond and more to define.)
+    A plain class: a NamedTuple or dataclass takes a tenth of a millisecond to define, at every start-up.
     """
 
     def __init__(
@@ -58,12 +58,6 @@ class Option:
     def described(self) -> str:
         """The help as `--help` shows it, with the option's other spellings."""
         return f"{self.help} [ini: {self.ini}, env: {self.env}]"
-
-    def parse(self, raw: Any, where: str | None = None) -> Any:
-        """The value of `raw`, or a SettingError naming the option as `where` spells it (default: the flag)."""
-        from .settings import read  # the parsers load with the settings, not at every start-up
-
-        return read(self, raw, where)
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -263,3 +257,24 @@ MARKER_ONLY = ("rubric", "aggregate", "band")
 MARKER_KEYS = (*(o.name for o in OPTIONS if o.marker), *MARKER_ONLY)
 # The settings a test's subprocess (LLMJUDGE_TEST) judges with, as the test would.
 INHERITED = tuple(o.name for o in OPTIONS if o.inherited)
+
+
+def add_options(add: Callable[..., object]) -> None:
+    """Declare every option's flag with `add` (pytest's `addoption`, argparse's `add_argument`); None: not given."""
+    for option in OPTIONS:
+        text = option.described.replace("%", "%%")  # argparse formats help with %, under pytest too
+        if option.flag:
+            add(option.cli, action="store_true", dest=option.dest, default=None, help=text)
+        else:
+            add(option.cli, dest=option.dest, metavar=option.metavar, default=None, help=text)
+
+
+def judge_values(config: pytest.Config) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every option as given on the command line (addopts included) and in the ini file, by name.
+
+    The one reader of pytest's configuration for the judge: a run's and the `llmjudge` commands'.
+    """
+    return (
+        {option.name: config.getoption(option.dest) for option in OPTIONS},
+        {option.name: config.getini(option.ini) for option in OPTIONS},
+    )

@@ -28,15 +28,14 @@ CONTEXT_KEY: pytest.StashKey[TestContext] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from .options import OPTIONS
+    from .options import OPTIONS, add_options
 
     group = parser.getgroup("llmjudge", "LLM-judged assertions (pytest-llmjudge)")
+    add_options(group.addoption)
     for option in OPTIONS:
         if option.flag:
-            group.addoption(option.cli, action="store_true", dest=option.dest, default=None, help=option.described)
             parser.addini(option.ini, option.help, type="bool", default=False)
         else:
-            group.addoption(option.cli, dest=option.dest, metavar=option.metavar, default=None, help=option.described)
             parser.addini(option.ini, option.help, default="")
     group.addoption(
         "--judge-doctor",
@@ -68,7 +67,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     from .current import activate
-    from .options import OPTIONS
+    from .options import OPTIONS, judge_values
     from .runtime import JudgeRuntime
     from .session import RunRecorder
 
@@ -86,13 +85,13 @@ def pytest_configure(config: pytest.Config) -> None:
         option.env in os.environ for option in OPTIONS
     )
     if configured:  # resolve now, so a bad value stops the run before it starts
-        from .settings import SettingError, resolve
+        from .settings import SettingError, resolve, under
 
         try:
             settings = resolve(cli, ini)
         except SettingError as exc:
             raise pytest.UsageError(f"pytest-llmjudge: {exc}") from None
-        store_root = _under(rootdir, settings.store) if settings.store else None
+        store_root = under(rootdir, settings.store) if settings.store else None
         runtime = JudgeRuntime(
             settings, rootdir=rootdir, cache_dir=_cache_dir(config, settings.cache_dir), store_root=store_root
         )
@@ -110,35 +109,19 @@ def pytest_configure(config: pytest.Config) -> None:
     activate(runtime)
 
 
-def judge_values(config: pytest.Config) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Every judge option as given on the command line (addopts included) and in the ini file, by name.
-
-    The one reader of pytest's configuration for the judge: a run's and the `llmjudge` commands'.
-    """
-    from .options import OPTIONS
-
-    return (
-        {option.name: config.getoption(option.dest) for option in OPTIONS},
-        {option.name: config.getini(option.ini) for option in OPTIONS},
-    )
-
-
 def _default_settings() -> Settings:
     from .settings import resolve
 
     return resolve({}, {})
 
 
-def _under(rootdir: Path, value: str) -> Path:
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else rootdir / path
-
-
 def _cache_dir(config: pytest.Config, configured: str | None) -> Path | Callable[[], Path | None] | None:
     """The local cache: as configured, else a directory in pytest's cache (git-ignored, --cache-clear),
     asked for only when a live call opens the cache (asking creates it)."""
     if configured:
-        return _under(Path(config.rootpath), configured)
+        from .settings import under
+
+        return under(Path(config.rootpath), configured)
     cache: pytest.Cache | None = getattr(config, "cache", None)  # absent with -p no:cacheprovider
     if cache is None:
         return None
@@ -172,16 +155,14 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-def _uses_judge(item: pytest.Item) -> bool:
-    return item.get_closest_marker("judge") is not None or "judge" in getattr(item, "fixturenames", ())
-
-
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> str | None:
     """Say which mode the run judges in, and why, when anything here judges or is configured to."""
     runtime = config.stash.get(RUNTIME_KEY, None)
     if runtime is None:
         return None
-    if not runtime.configured and not any(_uses_judge(item) for item in items):
+    if not runtime.configured and not any(
+        item.get_closest_marker("judge") is not None or "judge" in getattr(item, "fixturenames", ()) for item in items
+    ):
         return None
     settings = runtime.settings
     # The judge_backend fixture is resolved per test, later: without a model, say only that.
@@ -192,22 +173,6 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     )
     store = str(runtime.store_root) if runtime.store_root else "judge_verdicts/ beside each test module"
     return f"llmjudge: mode {settings.mode} ({settings.mode_reason}), {judge}, verdicts in {store}"
-
-
-def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
-    """Merge every `judge` marker on the item; the closest (function over class over module) wins."""
-    merged: dict[str, Any] = {}
-    for marker in reversed(list(item.iter_markers("judge"))):
-        if marker.args:
-            raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.judge takes keyword arguments only, got {marker.args!r}"
-            )
-        merged.update(marker.kwargs)
-    return merged
-
-
-def _test_name(item: pytest.Item) -> str:
-    return item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name
 
 
 @pytest.hookimpl(wrapper=True)
@@ -222,7 +187,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     context = TestContext(
         nodeid=item.nodeid,
         module_path=path if path is not None and path.suffix in STORED_SUFFIXES else None,
-        test_name=_test_name(item),
+        test_name=item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name,
     )
     context.whole_records = runtime.whole_records
     context.default_backend = _sees_default_backend(item)
@@ -301,10 +266,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         return
     from .options import MARKER_KEYS
 
-    try:
-        kwargs = _marker_kwargs(item)
-    except pytest.UsageError as exc:
-        pytest.fail(str(exc), pytrace=False)
+    kwargs: dict[str, Any] = {}
+    for marker in reversed(list(item.iter_markers("judge"))):  # the closest (function, class, module) wins
+        if marker.args:
+            pytest.fail(
+                f"{item.nodeid}: @pytest.mark.judge takes keyword arguments only, got {marker.args!r}", pytrace=False
+            )
+        kwargs.update(marker.kwargs)
     unknown = sorted(set(kwargs) - set(MARKER_KEYS))
     if unknown:
         pytest.fail(

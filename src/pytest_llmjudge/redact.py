@@ -13,8 +13,6 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["Redactor", "redact", "redact_variables", "redactor", "secret_values"]
-
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 # Also catch key-shaped strings that never came from the environment (a key passed in code).
 _KEY_SHAPED = re.compile(r"\b(sk|pk|rk|ak)-[A-Za-z0-9_\-]{12,}")

@@ -62,8 +62,8 @@ def item_payload(context: TestContext, *, full: bool = True) -> ItemPayload:
         for entry in context.records:
             record = full_record(entry) if full else counted_record(entry)
             change = moved.get(record.get("key"))
-            if change is not None:
-                record["drift"] = _change(change)
+            if change is not None:  # the two scores and whether pass/fail flipped
+                record["drift"] = cast("DriftRecord", {k: v for k, v in change.items() if k not in ("test", "key")})
             records.append(record)
         if context.attempt > 1:  # a rerun: say which attempt these judgments belong to
             records = [_in_attempt(record, context.attempt) for record in records]
@@ -81,14 +81,6 @@ def item_payload(context: TestContext, *, full: bool = True) -> ItemPayload:
 def _in_attempt(record: JudgmentRecord, attempt: int) -> JudgmentRecord:
     """The record, marked with the attempt (1, 2, ... under pytest-rerunfailures) it belongs to."""
     return cast("JudgmentRecord", {**record, "attempt": attempt})
-
-
-def _change(entry: DriftRecord) -> DriftRecord:
-    """What a record says of its drift: the two scores and whether pass/fail flipped."""
-    change = entry.copy()
-    change.pop("test", None)
-    change.pop("key", None)
-    return change
 
 
 class RunRecorder:

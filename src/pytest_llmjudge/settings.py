@@ -1,9 +1,7 @@
-"""The options of `options.OPTIONS`, resolved once per session into a frozen `Settings`.
+"""The options of `options.OPTIONS`: the parsers their kinds name, resolved once per session into a `Settings`.
 
-Each option exists three times: `--judge-x` on the command line, `judge_x` in the ini file and
-`LLMJUDGE_X` in the environment.  Precedence, as pytest-timeout's: default < ini < environment <
-CLI < the `@pytest.mark.judge` marker on the test (the most specific setting) < the arguments passed
-to `assert_judged` itself.  `parser.addini` has no
+Precedence, as pytest-timeout's: default < ini < environment < CLI < the `@pytest.mark.judge` marker
+(the most specific setting) < the arguments passed to `assert_judged` itself.  `parser.addini` has no
 environment fallback, so the order is resolved here rather than left to pytest.
 """
 
@@ -13,6 +11,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, NamedTuple
 
 # Declared with the option table; importers of the settings find them here too.
@@ -66,8 +65,7 @@ class Price(NamedTuple):
         return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
 
 
-# -- the readers an option's kind names: (raw value, the option as it was spelled, the kind's ----
-# -- arguments) -> the value, or a SettingError naming the option ---------------------------------
+# -- the readers an option's kind names: (raw value, the option as spelled, the kind's arguments) -> value
 
 
 def _number(raw: Any, name: str, low: float | None = None, high: float | None = None, low_open: bool = False) -> float:
@@ -313,12 +311,18 @@ class Settings(NamedTuple):
                 continue
             option = OPTIONS_BY_NAME[name]
             try:
-                changes[name] = option.parse(raw)
+                changes[name] = read(option, raw)
             except SettingError as exc:
                 raise SettingError(f"{where}({name}=...): {exc}") from None
         if not changes:
             return self
         return self._replace(**changes, overridden=self.overridden | changes.keys())
+
+
+def under(rootdir: Path, value: str) -> Path:
+    """A configured path (`--judge-store`, `--judge-cache-dir`), made absolute against the rootdir."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else rootdir / path
 
 
 def detect_ci(environ: Mapping[str, str]) -> str | None:
@@ -350,7 +354,7 @@ def resolve(
         ):
             if raw is None or raw == "" or (option.flag and raw is False):
                 continue
-            values[option.name] = option.parse(raw, label)  # a bad value is named as it was spelled there
+            values[option.name] = read(option, raw, label)  # a bad value is named as it was spelled there
             sources[option.name] = source
             break
         else:

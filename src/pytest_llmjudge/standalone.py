@@ -1,16 +1,9 @@
 """Judging from a command run outside pytest, with the settings a pytest run in the same folder would use.
 
-`load_settings` lets pytest itself read its configuration in the given folder (the ini file it
-finds, its rootdir, the ini `addopts` and `PYTEST_ADDOPTS`, `-o` overrides): it runs `pytest.main`
-with a plugin that takes the parsed `Config` and stops before anything is configured or collected.
-The judge options are then read from that `Config` exactly as the plugin reads them
-(`plugin.judge_values`), the command's own `--judge-*` values win over them, and the environment
-and CI detection resolve as in a run.
-
-`add_judge_options` adds every `--judge-*` option of `settings.OPTIONS` to an argparse parser, and
-`command_context` gives a command's judgments a verdict file of their own, so that they record
-and replay like any test's: `judge_verdicts/<command>/<input file stem>.json` under the rootdir,
-or `<--judge-store>/<command>/<input file stem>.json`.
+`load_settings` lets pytest itself read its configuration in the folder (ini file, rootdir, addopts,
+`-o`), stopping before anything is configured, and reads the judge options from it as the plugin does;
+the command's own `--judge-*` values win.  `command_context` gives a command's judgments a verdict file
+of their own (`<store>/<command>/<input file stem>.json`), so they record and replay like a test's.
 """
 
 from __future__ import annotations
@@ -27,20 +20,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .current import activate, deactivate
+from .options import OPTIONS, add_options, judge_values
 from .runtime import JudgeRuntime, TestContext
-from .settings import OPTIONS, SettingError, Settings, resolve
+from .settings import SettingError, Settings, resolve, under
 
 if TYPE_CHECKING:
     from .judge import Judge
 
-__all__ = [
-    "CommandContext",
-    "CommandSettings",
-    "add_judge_options",
-    "command_context",
-    "judge_cli_values",
-    "load_settings",
-]
 
 PYTEST_CACHE_DIR = ".pytest_cache"  # pytest's `cache_dir` default
 _CACHEDIR_TAG = (
@@ -63,34 +49,24 @@ class CommandSettings:
     @property
     def store_root(self) -> Path | None:
         """The `--judge-store` folder, made absolute against the rootdir (None: the default layout)."""
-        return _under(self.rootdir, self.settings.store) if self.settings.store else None
+        return under(self.rootdir, self.settings.store) if self.settings.store else None
 
     @property
     def cache_dir(self) -> Path | None:
         """The local verdict cache: `--judge-cache-dir`, else the folder pytest's cache gives it."""
         if self.settings.cache_dir:
-            return _under(self.rootdir, self.settings.cache_dir)
+            return under(self.rootdir, self.settings.cache_dir)
         if self.pytest_cache_dir is None:
             return None
         return self.pytest_cache_dir / "d" / "llmjudge"
-
-
-def _under(rootdir: Path, value: str) -> Path:
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else rootdir / path
 
 
 # -- the command line ----------------------------------------------------------------------------
 
 
 def add_judge_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """Add every `--judge-*` option (from `settings.OPTIONS`) to `parser`; each defaults to None (not given)."""
-    for option in OPTIONS:
-        text = option.described.replace("%", "%%")  # argparse formats help with %
-        if option.flag:
-            parser.add_argument(option.cli, action="store_true", dest=option.dest, default=None, help=text)
-        else:
-            parser.add_argument(option.cli, dest=option.dest, metavar=option.metavar, default=None, help=text)
+    """Add every `--judge-*` option to `parser`, as pytest has them; each defaults to None (not given)."""
+    add_options(parser.add_argument)
 
 
 def judge_cli_values(args: argparse.Namespace) -> dict[str, Any]:
@@ -155,8 +131,6 @@ def load_settings(
     `cli` maps option names to the values given on the command line (None: not given).  Raises
     `SettingError` naming the bad value and where it came from.
     """
-    from .plugin import judge_values
-
     start = (cwd or Path.cwd()).resolve()
     environ = os.environ if environ is None else environ
     config = pytest_config(start, environ)
@@ -171,7 +145,7 @@ def load_settings(
         cache = str(config.getini("cache_dir") or PYTEST_CACHE_DIR)
     except ValueError:  # `-p no:cacheprovider`: pytest keeps no cache folder
         cache = PYTEST_CACHE_DIR
-    pytest_cache = _under(rootdir, os.path.expandvars(cache))
+    pytest_cache = under(rootdir, os.path.expandvars(cache))
     inifile = Path(config.inipath) if config.inipath is not None else None
     return CommandSettings(settings, rootdir, inifile, pytest_cache)
 

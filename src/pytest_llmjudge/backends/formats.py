@@ -26,15 +26,6 @@ from ..redact import redact
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = [
-    "FORMATS",
-    "FormatMemory",
-    "first_format",
-    "refuses_format",
-    "register_schema",
-    "schema_format",
-    "sent_value",
-]
 
 FORMATS = ("json_schema", "json_object", "none")  # most structured first: the fallback order
 REFUSAL_STATUS = frozenset({400, 422, 500, 501})
@@ -118,10 +109,6 @@ class FormatMemory:
     def __init__(self) -> None:
         self._works: dict[tuple[str, str | None], str] = {}
         self._learning: dict[tuple[str, str | None], tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}
-
-    def known(self, key: tuple[str, str | None]) -> str | None:
-        """The format this model and api base accepted, if a call has learnt it."""
-        return self._works.get(key)
 
     async def send(
         self,

@@ -17,22 +17,18 @@ learn: a refusal's pause holds every worker, and once a call was refused every c
 moment in the pace that stays under the judge's limit.
 
 All its state lives on one event loop (the background loop every live call runs on); it is not
-thread-safe, and needs no lock there.  Use `async with limiter:` around one attempt, or
-`acquire`/`release` to report the outcome yourself (`call_with_retries` does).
+thread-safe, and needs no lock there.  `acquire` a slot for one attempt and `release` it saying how the
+attempt went (`call_with_retries` does).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Protocol
-
-from ..errors import BackendError
 
 MIN_LIMIT = 1.0
 
@@ -86,7 +82,6 @@ class AdaptiveLimiter:
         self._sleep = sleep
         self._epoch = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
-        self._slot: contextvars.ContextVar[Slot | None] = contextvars.ContextVar("llmjudge_limiter_slot", default=None)
         # Counters, for reports and benchmarks.
         self.rate_limited = 0
         self.decreases = 0
@@ -189,21 +184,3 @@ class AdaptiveLimiter:
             if not waiter.done():
                 waiter.set_result(None)
                 free -= 1
-
-    async def __aenter__(self) -> AdaptiveLimiter:
-        self._slot.set(await self.acquire())
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        slot = self._slot.get()
-        self._slot.set(None)
-        if slot is None:
-            return
-        if exc is None:
-            self.release(slot, succeeded=True)
-        elif isinstance(exc, BackendError) and exc.status == 429:
-            self.release(slot, rate_limited=True, retry_after=exc.retry_after)
-        else:
-            self.release(slot)

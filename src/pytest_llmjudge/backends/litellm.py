@@ -65,6 +65,98 @@ def key_variable(model: str) -> str:
 FORMAT_MEMORY = FormatMemory()
 
 
+# How each provider names a safety block, where LiteLLM turns it into finish_reason=content_filter.
+SAFETY_NAMES = {
+    "gemini": "; Gemini finishReason SAFETY",
+    "vertex_ai": "; Gemini finishReason SAFETY",
+    "azure": "; Azure OpenAI content filter",
+}
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _cost_of(litellm: Any, response: Any) -> float | None:
+    """The call's cost in USD where LiteLLM knows the model's price; None where it does not."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    if cost is None:
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:  # noqa: BLE001 - unknown models raise a plain Exception; cost is optional
+            return None
+    try:
+        return float(cost)
+    except (TypeError, ValueError):
+        return None
+
+
+# Providers that speak the OpenAI API at an api base that usually ends in /v1.
+OPENAI_COMPATIBLE = frozenset(
+    {"openai", "hosted_vllm", "openai_like", "text-completion-openai", "llamafile", "lm_studio"}
+)
+_UNSUPPORTED = (
+    re.compile(r"Unsupported (?:value|parameter): '(\w+)'"),  # OpenAI's own 400
+    re.compile(r"does not support parameters: \['(\w+)'"),  # LiteLLM, before sending
+    re.compile(r"(?:doesn't|don't|does not|do not) support (\w+)="),  # LiteLLM: reasoning models' temperature
+)
+_TOKEN_FIGURES = re.compile(r"\d[\d,]*\s*(?:input\s+|output\s+)?tokens?\b", re.IGNORECASE)
+
+
+def missing_keys(request: CallRequest) -> list[str]:
+    """The key variables LiteLLM would read for `request.model` and finds unset (the provider's own first)."""
+    litellm = import_litellm()
+    try:
+        found = litellm.validate_environment(model=request.model, api_base=request.api_base)
+    except Exception:  # noqa: BLE001 - a hint only: LiteLLM's check failing must not fail the call
+        return []
+    names = [str(n) for n in (found or {}).get("missing_keys") or [] if re.search(r"KEY|TOKEN|CREDENTIAL", str(n))]
+    own = key_variable(request.model)
+    return sorted(names, key=lambda n: n != own)
+
+
+def unsupported_param(text: str) -> str | None:
+    """The parameter a refusal names ("Unsupported value: 'temperature' ..."), if it names one."""
+    for pattern in _UNSUPPORTED:
+        match = pattern.search(text)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _server_figures(detail: str) -> str:
+    """The sentences of a context-overflow message that give token counts, for quoting."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.;])\s+", detail) if _TOKEN_FIGURES.search(s)]
+    quoted = " ".join(sentences)[:300]
+    return f" The server said: {quoted}" if quoted else ""
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from (LiteLLM wraps the socket's error three times over)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not e for e in seen) and len(seen) < 20:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def connect_failure(exc: BaseException) -> str | None:
+    """Why no connection to the judge's server was made (refused, unknown host), or None if one was.
+    LiteLLM reports a refused port as an InternalServerError with status 500: the cause tells."""
+    names = set()
+    for each in _chain(exc):
+        if isinstance(each, ConnectionRefusedError):
+            return "connection refused: nothing listens there"
+        if isinstance(each, socket.gaierror):
+            return "the host name could not be resolved"
+        names.add(type(each).__name__)
+    if names & {"ConnectError", "ClientConnectorError"}:  # httpx's and aiohttp's: the connect step failed
+        return "the connection could not be made"
+    return None
+
+
 class LiteLLMBackend:
     """Calls any provider LiteLLM supports; the key comes from the provider's usual variable.
 
@@ -159,235 +251,118 @@ class LiteLLMBackend:
         )
 
     def classify(self, exc: BaseException, request: CallRequest) -> BackendError:
-        """See `classify_litellm_error`."""
-        return classify_litellm_error(exc, request)
+        """Turn a LiteLLM exception into a BackendError that says whether to retry and what to do."""
+        from .protocol import UnsupportedParamError
+        from .retry import RETRYABLE_STATUS, error_detail, retry_after
 
+        litellm = import_litellm()
+        model, base = request.model, request.api_base
+        said = f"{exc.__class__.__name__} from {model}" + (f" at {base}" if base else "") + ": "
+        detail = error_detail(exc)
+        full = redact(str(exc))
+        status = getattr(exc, "status_code", None)
+        key = key_variable(model)
 
-# How each provider names a safety block, where LiteLLM turns it into finish_reason=content_filter.
-SAFETY_NAMES = {
-    "gemini": "; Gemini finishReason SAFETY",
-    "vertex_ai": "; Gemini finishReason SAFETY",
-    "azure": "; Azure OpenAI content filter",
-}
+        def fatal(message: str) -> BackendError:
+            return BackendError(redact(message), retryable=False, status=status)
 
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _cost_of(litellm: Any, response: Any) -> float | None:
-    """The call's cost in USD where LiteLLM knows the model's price; None where it does not."""
-    hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-    if cost is None:
-        try:
-            cost = litellm.completion_cost(completion_response=response)
-        except Exception:  # noqa: BLE001 - unknown models raise a plain Exception; cost is optional
-            return None
-    try:
-        return float(cost)
-    except (TypeError, ValueError):
-        return None
-
-
-# Providers that speak the OpenAI API at an api base that usually ends in /v1.
-OPENAI_COMPATIBLE = frozenset(
-    {"openai", "hosted_vllm", "openai_like", "text-completion-openai", "llamafile", "lm_studio"}
-)
-_UNSUPPORTED = (
-    re.compile(r"Unsupported (?:value|parameter): '(\w+)'"),  # OpenAI's own 400
-    re.compile(r"does not support parameters: \['(\w+)'"),  # LiteLLM, before sending
-    re.compile(r"(?:doesn't|don't|does not|do not) support (\w+)="),  # LiteLLM: reasoning models' temperature
-)
-_TOKEN_FIGURES = re.compile(r"\d[\d,]*\s*(?:input\s+|output\s+)?tokens?\b", re.IGNORECASE)
-
-
-def missing_keys(request: CallRequest) -> list[str]:
-    """The key variables LiteLLM would read for `request.model` and finds unset (the provider's own first)."""
-    litellm = import_litellm()
-    try:
-        found = litellm.validate_environment(model=request.model, api_base=request.api_base)
-    except Exception:  # noqa: BLE001 - a hint only: LiteLLM's check failing must not fail the call
-        return []
-    names = [str(n) for n in (found or {}).get("missing_keys") or [] if re.search(r"KEY|TOKEN|CREDENTIAL", str(n))]
-    own = key_variable(request.model)
-    return sorted(names, key=lambda n: n != own)
-
-
-def unsupported_param(text: str) -> str | None:
-    """The parameter a refusal names ("Unsupported value: 'temperature' ..."), if it names one."""
-    for pattern in _UNSUPPORTED:
-        match = pattern.search(text)
-        if match:
-            return match.group(1)
-    return None
-
-
-def _server_figures(detail: str) -> str:
-    """The sentences of a context-overflow message that give token counts, for quoting."""
-    sentences = [s.strip() for s in re.split(r"(?<=[.;])\s+", detail) if _TOKEN_FIGURES.search(s)]
-    quoted = " ".join(sentences)[:300]
-    return f" The server said: {quoted}" if quoted else ""
-
-
-def _path(api_base: str) -> str:
-    return urlsplit(api_base).path.rstrip("/")
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    """`exc` and the exceptions it was raised from (LiteLLM wraps the socket's error three times over)."""
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and all(current is not e for e in seen) and len(seen) < 20:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
-
-
-def connect_failure(exc: BaseException) -> str | None:
-    """Why no connection to the judge's server was made (refused, unknown host), or None if one was.
-    LiteLLM reports a refused port as an InternalServerError with status 500: the cause tells."""
-    names = set()
-    for each in _chain(exc):
-        if isinstance(each, ConnectionRefusedError):
-            return "connection refused: nothing listens there"
-        if isinstance(each, socket.gaierror):
-            return "the host name could not be resolved"
-        names.add(type(each).__name__)
-    if names & {"ConnectError", "ClientConnectorError"}:  # httpx's and aiohttp's: the connect step failed
-        return "the connection could not be made"
-    return None
-
-
-def classify_litellm_error(exc: BaseException, request: CallRequest) -> BackendError:
-    """Turn a LiteLLM exception into a BackendError that says whether to retry and what to do."""
-    from .protocol import UnsupportedParamError
-    from .retry import RETRYABLE_STATUS, error_detail, retry_after
-
-    litellm = import_litellm()
-    where = f"{request.model}" + (f" at {request.api_base}" if request.api_base else "")
-    detail = error_detail(exc)
-    full = redact(str(exc))
-    status = getattr(exc, "status_code", None)
-    kind = exc.__class__.__name__
-    lower = detail.lower()
-
-    def fatal(message: str, status: int | None = status) -> BackendError:
-        return BackendError(redact(message), retryable=False, status=status)
-
-    def retry(status: int | None = status, note: str = "") -> BackendError:
-        message = redact(f"{kind} from {where}: {note}{detail}")
-        return BackendError(message, retryable=True, status=status, retry_after=retry_after(exc))
-
-    if isinstance(exc, litellm.UnsupportedParamsError) or (
-        status == 400 and re.search(r"Unsupported (?:value|parameter):", detail)
-    ):
-        param = unsupported_param(full) or "a parameter"
-        return UnsupportedParamError(
-            redact(
-                f"{kind} from {where}: the judge model does not take {param!r} as sent (not retried). "
-                f"Check the parameters your rubric and configuration send. {detail}"
-            ),
-            unsupported_param=param,
-            status=status,
-        )
-    if "llm provider not provided" in full.lower():  # LiteLLM's own refusal, before anything is sent
-        return fatal(
-            f"LiteLLM cannot tell which provider serves {request.model!r}: nothing was sent. Name it with a "
-            f"provider prefix, e.g. --judge-model=openai/{request.model} for an OpenAI-compatible server "
-            "(see LiteLLM's list of providers)."
-        )
-    refused = connect_failure(exc)
-    if refused is not None:
-        target = request.api_base or f"{provider_of(request.model)}'s API"
-        return BackendError(
-            redact(
-                f"could not connect to {target} for {request.model} ({refused}). Start the judge's server, or "
-                "check --judge-api-base."
-            ),
-            retryable=True,
-        )
-    if isinstance(exc, litellm.ContextWindowExceededError):
-        chars = request.prompt_chars()
-        return fatal(
-            f"the prompt is too long for {request.model}: {chars} characters (about {chars // 4} tokens). "
-            f"Judge a shorter output, or use a judge model with a longer context.{_server_figures(detail)}"
-        )
-    # A LiteLLM Proxy: every deployment of the alias is at its rpm/tpm limit. A rate limit, whatever the class.
-    if "no deployments available" in full.lower():
-        return retry(status=429, note="the LiteLLM Proxy has no deployment free (a rate limit): ")
-    # A LiteLLM Proxy without a database cannot look a key up: a wrong key comes back as HTTP 400.
-    if "no connected db" in full.lower() and status in (400, 401, None):
-        return fatal(
-            f"{kind} from {where}: the LiteLLM Proxy refused the key (it has no database to look keys up in, so any "
-            f"key but its master key fails this way). Set {key_variable(request.model)} to the proxy's master key. "
-            f"{detail}"
-        )
-    credential_words = any(w in lower for w in ("credential", "api_key", "api key", "unregistered callers"))
-    if status in (401, 403) or credential_words or isinstance(exc, litellm.AuthenticationError):
-        missing = missing_keys(request)
-        if missing:
-            alternatives = f" (or {', '.join(missing[1:])})" if len(missing) > 1 else ""
-            return fatal(
-                f"{kind} from {where}: no key for this judge: {missing[0]}{alternatives} is not set. Set it "
-                f"(for a local server any value works). {detail}"
+        def retry(status: int | None = status, note: str = "") -> BackendError:
+            return BackendError(
+                redact(said + note + detail), retryable=True, status=status, retry_after=retry_after(exc)
             )
-    # Decide by HTTP status first: LiteLLM names the class after the error body's "type", so an
-    # "invalid_request_error" body on a 500 or 503 arrives as a BadRequestError.
-    if status == 403 or (status is None and isinstance(exc, litellm.PermissionDeniedError)):
-        return fatal(
-            f"{kind} from {where}: the key in {key_variable(request.model)} is not allowed to use model "
-            f"{request.model!r} (as sent to LiteLLM). Use a key with access to it, or another --judge-model. {detail}"
-        )
-    if status == 401 or isinstance(exc, litellm.AuthenticationError) or (status is None and credential_words):
-        return fatal(
-            f"{kind} from {where}: the judge refused the credentials. "
-            f"Set {key_variable(request.model)} to a valid key (for a local server any value works). {detail}"
-        )
-    if status == 404 or isinstance(exc, litellm.NotFoundError):
-        if (
-            request.api_base
-            and provider_of(request.model) in OPENAI_COMPATIBLE
-            and not _path(request.api_base).endswith("/v1")
+
+        if isinstance(exc, litellm.UnsupportedParamsError) or (
+            status == 400 and re.search(r"Unsupported (?:value|parameter):", detail)
         ):
-            base = request.api_base.rstrip("/")
-            return fatal(
-                f"{kind} from {where}: HTTP 404. The api base has no /v1, and OpenAI-compatible servers answer at "
-                f"<base>/v1/chat/completions: try --judge-api-base={base}/v1. If the base is right, check "
-                f"--judge-model ({request.model!r} as sent to LiteLLM). {detail}"
+            param = unsupported_param(full) or "a parameter"
+            return UnsupportedParamError(
+                redact(
+                    f"{said}the judge model does not take {param!r} as sent (not retried). "
+                    f"Check the parameters your rubric and configuration send. {detail}"
+                ),
+                unsupported_param=param,
+                status=status,
             )
-        return fatal(
-            f"{kind} from {where}: model {request.model!r} (as sent to LiteLLM) was not found. "
-            f"Check --judge-model (and --judge-api-base). {detail}"
-        )
-    if isinstance(status, int) and status in RETRYABLE_STATUS:
-        return retry()
-    if (isinstance(status, int) and 400 <= status < 500) or isinstance(exc, litellm.BadRequestError):
-        return fatal(
-            f"{kind} from {where}: the judge rejected the request (HTTP {status if status is not None else '4xx'}, "
-            f"not retried; prompt {request.prompt_chars()} characters). Check --judge-model ({request.model!r} as "
-            f"sent to LiteLLM) and the parameters your rubric sends. {detail}"
-        )
-    if credential_words:
-        return fatal(
-            f"{kind} from {where}: no usable credentials. "
-            f"Set {key_variable(request.model)} (for a local server any value works). {detail}"
-        )
-    if isinstance(
-        exc,
-        (
+        if "llm provider not provided" in full.lower():  # LiteLLM's own refusal, before anything is sent
+            return fatal(
+                f"LiteLLM cannot tell which provider serves {model!r}: nothing was sent. Name it with a provider "
+                f"prefix, e.g. --judge-model=openai/{model} for an OpenAI-compatible server (see LiteLLM's list of "
+                "providers)."
+            )
+        refused = connect_failure(exc)
+        if refused is not None:
+            target = base or f"{provider_of(model)}'s API"
+            message = f"could not connect to {target} for {model} ({refused}). Start the judge's server, or check"
+            return BackendError(redact(f"{message} --judge-api-base."), retryable=True)
+        if isinstance(exc, litellm.ContextWindowExceededError):
+            chars = request.prompt_chars()
+            return fatal(
+                f"the prompt is too long for {model}: {chars} characters (about {chars // 4} tokens). Judge a "
+                f"shorter output, or use a judge model with a longer context.{_server_figures(detail)}"
+            )
+        # A LiteLLM Proxy: every deployment of the alias is at its rpm/tpm limit. A rate limit, whatever the class.
+        if "no deployments available" in full.lower():
+            return retry(status=429, note="the LiteLLM Proxy has no deployment free (a rate limit): ")
+        # A LiteLLM Proxy without a database cannot look a key up: a wrong key comes back as HTTP 400.
+        if "no connected db" in full.lower() and status in (400, 401, None):
+            return fatal(
+                f"{said}the LiteLLM Proxy refused the key (it has no database to look keys up in, so any key but "
+                f"its master key fails this way). Set {key} to the proxy's master key. {detail}"
+            )
+        lower = detail.lower()
+        credential_words = any(w in lower for w in ("credential", "api_key", "api key", "unregistered callers"))
+        if status in (401, 403) or credential_words or isinstance(exc, litellm.AuthenticationError):
+            missing = missing_keys(request)
+            if missing:
+                alternatives = f" (or {', '.join(missing[1:])})" if len(missing) > 1 else ""
+                return fatal(
+                    f"{said}no key for this judge: {missing[0]}{alternatives} is not set. Set it (for a local "
+                    f"server any value works). {detail}"
+                )
+        # Decide by HTTP status first: LiteLLM names the class after the error body's "type", so an
+        # "invalid_request_error" body on a 500 or 503 arrives as a BadRequestError.
+        if status == 403 or (status is None and isinstance(exc, litellm.PermissionDeniedError)):
+            return fatal(
+                f"{said}the key in {key} is not allowed to use model {model!r} (as sent to LiteLLM). Use a key "
+                f"with access to it, or another --judge-model. {detail}"
+            )
+        if status == 401 or isinstance(exc, litellm.AuthenticationError) or (status is None and credential_words):
+            return fatal(
+                f"{said}the judge refused the credentials. Set {key} to a valid key (for a local server any value "
+                f"works). {detail}"
+            )
+        if status == 404 or isinstance(exc, litellm.NotFoundError):
+            if base and provider_of(model) in OPENAI_COMPATIBLE and not urlsplit(base).path.rstrip("/").endswith("/v1"):
+                return fatal(
+                    f"{said}HTTP 404. The api base has no /v1, and OpenAI-compatible servers answer at "
+                    f"<base>/v1/chat/completions: try --judge-api-base={base.rstrip('/')}/v1. If the base is right, "
+                    f"check --judge-model ({model!r} as sent to LiteLLM). {detail}"
+                )
+            return fatal(
+                f"{said}model {model!r} (as sent to LiteLLM) was not found. Check --judge-model (and "
+                f"--judge-api-base). {detail}"
+            )
+        if isinstance(status, int) and status in RETRYABLE_STATUS:
+            return retry()
+        if (isinstance(status, int) and 400 <= status < 500) or isinstance(exc, litellm.BadRequestError):
+            return fatal(
+                f"{said}the judge rejected the request (HTTP {status if status is not None else '4xx'}, not "
+                f"retried; prompt {request.prompt_chars()} characters). Check --judge-model ({model!r} as sent "
+                f"to LiteLLM) and the parameters your rubric sends. {detail}"
+            )
+        if credential_words:
+            return fatal(f"{said}no usable credentials. Set {key} (for a local server any value works). {detail}")
+        retried = (
             litellm.RateLimitError,
             litellm.InternalServerError,
             litellm.ServiceUnavailableError,
-            litellm.BadGatewayError,
             litellm.Timeout,
-            litellm.APIConnectionError,
-            TimeoutError,
-            ConnectionError,
-        ),
-    ):
-        return retry(status=429 if isinstance(exc, litellm.RateLimitError) else status)
-    return fatal(f"{kind} from {where}: {detail}")
+        )
+        if isinstance(
+            exc, (*retried, litellm.BadGatewayError, litellm.APIConnectionError, TimeoutError, ConnectionError)
+        ):
+            return retry(status=429 if isinstance(exc, litellm.RateLimitError) else status)
+        return fatal(said + detail)
 
 
 async def close_litellm_clients() -> None:

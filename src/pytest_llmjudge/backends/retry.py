@@ -170,30 +170,25 @@ async def call_with_retries(
             # connection for every call (and leaked them). The remaining deadline is ours to enforce.
             result = await asyncio.wait_for(backend.attempt(request, limit_s), remaining)
         except asyncio.CancelledError:
-            if limiter is not None and slot is not None:
-                limiter.release(slot)
+            _release(limiter, slot)
             raise
         except (BackendError, VerdictParseError) as exc:
-            if limiter is not None and slot is not None:
-                limiter.release(slot, rate_limited=_rate_limited(exc), retry_after=getattr(exc, "retry_after", None))
+            _release(limiter, slot, exc)
             if isinstance(exc, VerdictParseError):
                 raise  # a reply that holds no verdict (a safety block): not the judge being unreachable
             failure = exc
         except Exception as exc:  # noqa: BLE001 - classified below: nothing escapes unexplained
             if isinstance(exc, TimeoutError) and time.monotonic() >= deadline - 1e-3:
-                if limiter is not None and slot is not None:
-                    limiter.release(slot)
+                _release(limiter, slot)
                 raise BackendError(
                     f"no reply from {request.model} within --judge-timeout={limit_s:g}s "
                     f"({attempt + 1} attempt{'s' if attempt else ''}); raise --judge-timeout or check the server",
                     retryable=True,
                 ) from None
             failure = backend.classify(exc, request)
-            if limiter is not None and slot is not None:
-                limiter.release(slot, rate_limited=_rate_limited(failure), retry_after=failure.retry_after)
+            _release(limiter, slot, failure)
         else:
-            if limiter is not None and slot is not None:
-                limiter.release(slot, succeeded=True)
+            _release(limiter, slot, succeeded=True)
             return dataclasses.replace(result, latency_s=time.monotonic() - started, attempts=attempt + 1)
         rate_limited = _rate_limited(failure)
         if not failure.retryable or attempt >= retries:
@@ -231,5 +226,14 @@ def _refuse_a_pause_past_the_deadline(
     )
 
 
-def _rate_limited(exc: BaseException) -> bool:
+def _release(
+    limiter: AdaptiveLimiter | None, slot: Slot | None, failure: Exception | None = None, succeeded: bool = False
+) -> None:
+    """Give an attempt's slot back, saying whether it succeeded or was rate limited (and for how long)."""
+    if limiter is not None and slot is not None:
+        wait = getattr(failure, "retry_after", None)
+        limiter.release(slot, succeeded=succeeded, rate_limited=_rate_limited(failure), retry_after=wait)
+
+
+def _rate_limited(exc: BaseException | None) -> bool:
     return isinstance(exc, BackendError) and exc.status == 429

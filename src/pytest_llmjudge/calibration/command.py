@@ -17,8 +17,9 @@ import sys
 from typing import Any
 
 from ..errors import JudgeError, first_line
+from ..options import OPTIONS_BY_NAME
 from ..redact import redact
-from ..settings import OPTIONS_BY_NAME, SettingError
+from ..settings import SettingError, read
 from .assertion import disagreement_lines, figures_lines, number_text
 from .stats import CalibrationResult
 
@@ -83,7 +84,7 @@ def _threshold(raw: str | None) -> float | None:
     if raw is None:
         return None
     try:
-        return float(OPTIONS_BY_NAME["threshold"].parse(raw))
+        return float(read(OPTIONS_BY_NAME["threshold"], raw))
     except SettingError as exc:
         raise SettingError(str(exc).replace("--judge-threshold", "--threshold")) from None
 
