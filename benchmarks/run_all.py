@@ -11,7 +11,7 @@ server in tests/helpers/openai_server.py (real HTTP on 127.0.0.1, real LiteLLM) 
 matters, a callable judge; nothing leaves the machine.
 
   startup  `pytest --collect-only -q` on 200 tests that never judge: plugin on vs `-p no:llmjudge`
-  replay   1000 judged assertions replayed from the ledger vs the same tests with plain asserts, run in
+  replay   1000 judged assertions replayed from the verdict file vs the same tests with plain asserts, run in
            turn: the median of the pairs' differences (--replay-pairs N, default 5).  Each judgment's
            reply differs (its score is 0.9000 to 0.9999), as a real suite's do: identical replies
            let a parse memo answer all but the first;
@@ -487,7 +487,7 @@ def bench_peer(tmp: Path, quick: bool, live: dict[str, Any] | None) -> dict[str,
     }
     if live and "sequential" in live:
         ours["per_judgment_s (sequential, 0.2 s server)"] = round(live["sequential"]["per_judgment_ms"] / 1000, 3)
-    ours["replay_offline"] = "yes: the committed ledger, no network, LiteLLM not imported (see replay)"
+    ours["replay_offline"] = "yes: the committed verdict file, no network, LiteLLM not imported (see replay)"
     if not peer.exists():
         return {
             "ours": ours,

@@ -1,4 +1,4 @@
-"""`llmjudge` / `python -m pytest_llmjudge`: a small CLI over the committed verdict ledgers.
+"""`llmjudge` / `python -m pytest_llmjudge`: a small CLI over the committed verdict files.
 
     llmjudge stats   [PATH...]             counts per model and test module; unparseable replies
     llmjudge reparse [PATH...] [--write]   run the current parser over every stored reply
@@ -10,8 +10,8 @@
     llmjudge questions --spec FILE         the judge model writes assessment questions (see --help)
     llmjudge doctor [--judge-* ...]        check the configured judge with a few live calls
 
-Ledger files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
-directories, and for any other JSON file shaped like a ledger (as `--judge-store DIR` writes
+Verdict files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
+directories, and for any other JSON file shaped like a verdict file (as `--judge-store DIR` writes
 them); version-control, tox/nox, node_modules, caches and virtual environments are skipped.
 
 Prune works from the used-keys manifest the last full run left in pytest's cache (see `prune`),
@@ -48,7 +48,7 @@ from .prune import (
     project_root,
 )
 from .store import finder as store_finder
-from .store.ledger import LedgerDocument
+from .store.verdict_file import VerdictDocument
 
 _HEX = re.compile(r"[0-9a-f]{4,64}")
 
@@ -60,11 +60,11 @@ class CliError(Exception):
 # -- reading verdict files ----------------------------------------------------------------------
 
 
-def load_ledgers(paths: Sequence[str | Path]) -> list[LedgerDocument]:
+def load_verdict_files(paths: Sequence[str | Path]) -> list[VerdictDocument]:
     """Every verdict file under `paths` (default `.`; files are taken as given), validated; a missing
     path or a malformed file is a CliError (one line)."""
     try:
-        return [LedgerDocument.read(path) for path in store_finder.find_ledger_files(paths or ["."])]
+        return [VerdictDocument.read(path) for path in store_finder.find_verdict_files(paths or ["."])]
     except FileNotFoundError as exc:
         raise CliError(f"{exc.filename}: no such file or directory") from None
     except StoreError as exc:
@@ -105,24 +105,26 @@ def reparse_entry(entry: Mapping[str, Any]) -> Reparsed:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    ledgers = load_ledgers(args.paths)
+    verdict_files = load_verdict_files(args.paths)
     counts: dict[str, Counter[str]] = {"by model": Counter(), "by test module": Counter(), "by rubric": Counter()}
-    unparseable: list[tuple[LedgerDocument, str, str]] = []
+    unparseable: list[tuple[VerdictDocument, str, str]] = []
     skipped = 0
-    for ledger in ledgers:
-        for key, entry in ledger.entries.items():
+    for verdict_file in verdict_files:
+        for key, entry in verdict_file.entries.items():
             counts["by model"][str(entry.get("model", "?"))] += 1
-            counts["by test module"][ledger.test.split("::", 1)[0] if ledger.test else f"(unknown: {ledger.path})"] += 1
+            counts["by test module"][
+                verdict_file.test.split("::", 1)[0] if verdict_file.test else f"(unknown: {verdict_file.path})"
+            ] += 1
             counts["by rubric"][str(entry.get("rubric") or "score")] += 1
             result = reparse_entry(entry)
             if result.error is not None:
-                unparseable.append((ledger, key, result.error))
+                unparseable.append((verdict_file, key, result.error))
             elif result.skipped is not None:
                 skipped += 1
     total = sum(counts["by model"].values())
-    tests = len({ledger.test for ledger in ledgers})
+    tests = len({verdict_file.test for verdict_file in verdict_files})
     print(
-        f"{total} stored verdicts in {len(ledgers)} verdict files ({tests} tests), {len(unparseable)} "
+        f"{total} stored verdicts in {len(verdict_files)} verdict files ({tests} tests), {len(unparseable)} "
         "unparseable replies" + (f", {skipped} not re-checked (rubric not rebuildable)" if skipped else "")
     )
     for title, counted in counts.items():
@@ -134,24 +136,24 @@ def cmd_stats(args: argparse.Namespace) -> int:
             print(f"  {name:<{width}}  {n}")
     if unparseable:
         print("unparseable:")
-        for ledger, key, error in unparseable:
-            print(f"  {ledger.path}  key {key[:12]}  {error}")
+        for verdict_file, key, error in unparseable:
+            print(f"  {verdict_file.path}  key {key[:12]}  {error}")
     return 0
 
 
 def cmd_reparse(args: argparse.Namespace) -> int:
-    ledgers = load_ledgers(args.paths)
+    verdict_files = load_verdict_files(args.paths)
     checked = changed = broken = skipped = files_written = 0
-    for ledger in ledgers:
+    for verdict_file in verdict_files:
         dirty = False
-        for key, entry in ledger.entries.items():
+        for key, entry in verdict_file.entries.items():
             checked += 1
             result = reparse_entry(entry)
             if result.skipped is not None:
                 skipped += 1
                 continue
             old = entry.get("score")
-            where = f"{ledger.path}  key {key[:12]}  ({ledger.test})"
+            where = f"{verdict_file.path}  key {key[:12]}  ({verdict_file.test})"
             if result.error is not None:
                 broken += 1
                 print(f"{where}: stored {_fmt(old)}, now unparseable: {result.error}")
@@ -171,7 +173,7 @@ def cmd_reparse(args: argparse.Namespace) -> int:
                 entry.update(new)
                 dirty = True
         if dirty:
-            ledger.write()
+            verdict_file.write()
             files_written += 1
     summary = f"reparsed {checked} stored replies: {changed} scores changed, {broken} unparseable"
     if skipped:
@@ -193,9 +195,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     if not _HEX.fullmatch(prefix):
         raise CliError(f"{args.key!r} is not a verdict key: give 4 to 64 hex digits (a prefix of the sha256 key)")
     matches = [
-        (ledger, key, entry)
-        for ledger in load_ledgers(args.paths)
-        for key, entry in ledger.entries.items()
+        (verdict_file, key, entry)
+        for verdict_file in load_verdict_files(args.paths)
+        for key, entry in verdict_file.entries.items()
         if key.startswith(prefix)
     ]
     if not matches:
@@ -204,13 +206,15 @@ def cmd_show(args: argparse.Namespace) -> int:
         )
     keys = sorted({key for _, key, _ in matches})
     if len(keys) > 1:
-        listed = "; ".join(f"{key[:16]} ({ledger.test})" for ledger, key, _ in sorted(matches, key=lambda m: m[1]))
+        listed = "; ".join(
+            f"{key[:16]} ({verdict_file.test})" for verdict_file, key, _ in sorted(matches, key=lambda m: m[1])
+        )
         raise CliError(f"key prefix {prefix} is ambiguous, {len(keys)} verdicts match: {listed}")
-    ledger, key, entry = matches[0]
+    verdict_file, key, entry = matches[0]
     if args.json:
         print(
             json.dumps(
-                {"key": key, "file": str(ledger.path), "test": ledger.test, **entry},
+                {"key": key, "file": str(verdict_file.path), "test": verdict_file.test, **entry},
                 indent=2,
                 ensure_ascii=False,
                 sort_keys=True,
@@ -219,8 +223,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     now = reparse_entry(entry)
     print(f"key:        {key}")
-    print(f"file:       {ledger.path}")
-    print(f"test:       {ledger.test}")
+    print(f"file:       {verdict_file.path}")
+    print(f"test:       {verdict_file.test}")
     for name in ("model", "rubric", "prompt", "sample", "score", "verdict", "confidence"):
         if entry.get(name) is not None:
             print(f"{name + ':':<11} {entry[name]}")

@@ -129,11 +129,11 @@ def from_test_environment(value: str) -> JudgeRuntime | None:
     used_file = payload.get("used")
 
     def finish() -> None:
-        ledger = context.ledger
-        if used_file and ledger is not None and ledger.used:
+        verdict_file = context.verdict_file
+        if used_file and verdict_file is not None and verdict_file.used:
             try:
                 with open(used_file, "a", encoding="utf-8") as handle:
-                    handle.write("".join(f"{key}\n" for key in sorted(ledger.used)))
+                    handle.write("".join(f"{key}\n" for key in sorted(verdict_file.used)))
             except OSError:
                 pass
         runtime.close()

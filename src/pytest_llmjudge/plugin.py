@@ -310,9 +310,9 @@ def pytest_runtest_makereport(
         runtime = item.config.stash.get(RUNTIME_KEY, None)
         child_used = read_used_file(context.used_file) if context.used_file else set()
         if child_used and runtime is not None:  # keys the test's subprocesses used: prune keeps them
-            ledger = runtime.ledger_for(context)
-            if ledger is not None:
-                ledger.used.update(child_used)
+            verdict_file = runtime.verdict_file_for(context)
+            if verdict_file is not None:
+                verdict_file.used.update(child_used)
         if context.records and getattr(item.config.option, "xmlpath", None):
             from .reporting.junit import user_properties
             from .verdict import full_record

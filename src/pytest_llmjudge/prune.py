@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import StoreError
 from .runtime import STORED_SUFFIXES
-from .store.ledger import LedgerDocument, ledger_filename, ledger_path, read_regular_file
+from .store.verdict_file import VerdictDocument, read_regular_file, verdict_file_path, verdict_filename
 
 if TYPE_CHECKING:  # the CLI imports this module too, and runs without pytest
     import pytest
@@ -95,7 +95,7 @@ def run_manifest(
     used: Mapping[str, Iterable[str]],
     not_run: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """What a run used: per test its outcome, ledger file and keys; and the verdict directories covered.
+    """What a run used: per test its outcome, verdict file and keys; and the verdict directories covered.
 
     A test is filed by its node id's path (the module that collected it, `item.path`, also for a test
     inherited from a base class in another module).  Tests collected but not run are listed with the
@@ -116,15 +116,15 @@ def run_manifest(
             module = Path(os.path.normpath(root / location))
             shared = None
             if module.suffix in STORED_SUFFIXES:
-                shared = _rel(ledger_path(module, name, store_root=store_root, rootdir=root).parent, root)
+                shared = _rel(verdict_file_path(module, name, store_root=store_root, rootdir=root).parent, root)
                 dirs.add(shared)
                 module_dirs.add(module.parent)
             folders[location] = shared
-        ledger_folder = folders[location]
-        if ledger_folder is None:
+        verdict_folder = folders[location]
+        if verdict_folder is None:
             continue
-        ledger = f"{ledger_folder}/{ledger_filename(name)}"
-        tests[nodeid] = {"outcome": outcome, "ledger": ledger, "used": sorted(used.get(nodeid, ()))}
+        verdict_file = f"{verdict_folder}/{verdict_filename(name)}"
+        tests[nodeid] = {"outcome": outcome, "ledger": verdict_file, "used": sorted(used.get(nodeid, ()))}
     if store_root is None:  # verdicts of modules that no longer exist, beside modules that ran
         for folder in module_dirs:
             verdicts = folder / "judge_verdicts"
@@ -326,7 +326,7 @@ class PruneAction:
     `kept` and `kept_generations` are what stays; the file is deleted when nothing does.
     """
 
-    seen: LedgerDocument
+    seen: VerdictDocument
     removed: list[str]
     reason: str
 
@@ -390,7 +390,7 @@ def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> Prun
         plan.folders.append(directory)
         for path in sorted(directory.glob("*.json")):
             try:
-                ledger = LedgerDocument.read(path)
+                verdict_file = VerdictDocument.read(path)
             except StoreError as exc:
                 plan.notes.append(f"skipped {exc}")
                 continue
@@ -398,15 +398,15 @@ def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> Prun
             changed = path.stat().st_mtime >= written
             if changed:
                 plan.notes.append(f"skipped {path}: changed since the run that wrote the manifest")
-            test = tests.get(ledger.test)  # a test that did not pass keeps every verdict
+            test = tests.get(verdict_file.test)  # a test that did not pass keeps every verdict
             used = set(test.get("used") or ()) if test is not None else set()
-            removed = sorted(k for k in {*ledger.entries, *ledger.generations} if k not in used)
+            removed = sorted(k for k in {*verdict_file.entries, *verdict_file.generations} if k not in used)
             if changed or (test is not None and test.get("outcome") != "passed"):
                 removed = []
-            plan.kept += len(ledger.entries) + len(ledger.generations) - len(removed)
+            plan.kept += len(verdict_file.entries) + len(verdict_file.generations) - len(removed)
             if removed:
                 why = "its test no longer exists" if test is None else "not used by its test"
-                plan.actions.append(PruneAction(ledger, removed, why))
+                plan.actions.append(PruneAction(verdict_file, removed, why))
     return plan
 
 
@@ -439,7 +439,7 @@ def apply_prune(plan: PrunePlan, *, lock_dir: Path | None = None) -> None:
 
 def _apply(action: PruneAction) -> None:
     """Remove the action's entries that are still as planned, keeping everything else now in the file."""
-    now = LedgerDocument.read(action.path)
+    now = VerdictDocument.read(action.path)
     planned, action.seen = action.seen, now
     # A key goes only while its entry is as planned: what another process recorded meanwhile stays.
     action.removed = sorted(
@@ -453,4 +453,4 @@ def _apply(action: PruneAction) -> None:
     if action.deletes_file:
         action.path.unlink(missing_ok=True)
     else:
-        LedgerDocument(action.path, now.test or planned.test, action.kept, action.kept_generations).write()
+        VerdictDocument(action.path, now.test or planned.test, action.kept, action.kept_generations).write()

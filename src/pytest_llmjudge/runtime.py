@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .pipeline.plan import PlanMemo
     from .settings import Settings
     from .store.cache import LocalCache
-    from .store.ledger import Ledger
+    from .store.verdict_file import VerdictFile
     from .verdict import DriftRecord, JudgmentRecord, PendingRecord
 
 _UNSET: Any = object()
@@ -50,7 +50,7 @@ class TestContext:
         self.drift: list[DriftRecord] = []  # refresh mode: verdicts that moved against what was stored
         self.calibrations: list[dict[str, Any]] = []  # assert_judge_agrees' figures, for the reports
         self.sections: list[tuple[str, str]] = []  # report sections (raw replies)
-        self.ledger: Ledger | None = None  # this test's verdict file, once a judgment asked for it
+        self.verdict_file: VerdictFile | None = None  # this test's verdict file, once a judgment asked for it
         self.backend: Any = _UNSET
         # True: pytest would give this test the plugin's own `judge_backend` (None), so it is not resolved
         self.default_backend = False
@@ -87,7 +87,7 @@ class JudgeRuntime:
         self._cache_dir_source = cache_dir
         self._cache: LocalCache | None = None
         self._loop: LoopThread | None = None
-        self.ledgers: dict[str, Ledger] = {}  # by location (`Ledger.location`)
+        self.verdict_files: dict[str, VerdictFile] = {}  # by location (`VerdictFile.location`)
         self.current: TestContext | None = None
         self.configured = True  # False: the session set no option (the plugin then resolves settings lazily)
         # Does a report read every judgment's whole record (JSON or HTML report, -v, JUnit, xdist)?  Else
@@ -122,28 +122,30 @@ class JudgeRuntime:
             source = self._cache_dir_source = source()
         return source
 
-    def ledger_for(self, context: TestContext | None, clean: Callable[[str], str] | None = None) -> Ledger | None:
+    def verdict_file_for(
+        self, context: TestContext | None, clean: Callable[[str], str] | None = None
+    ) -> VerdictFile | None:
         """The test's verdict file, found once per test and shared by every judgment in it.  `clean`:
         the judgment's redactor, for a file name made of parametrize ids."""
-        if context is None or (context.ledger is None and context.module_path is None):
+        if context is None or (context.verdict_file is None and context.module_path is None):
             return None
-        if context.ledger is None and context.module_path is not None:
-            _, location_of = _ledger_functions()
+        if context.verdict_file is None and context.module_path is not None:
+            _, location_of = _verdict_file_functions()
             location = location_of(
                 context.module_path, context.test_name, store_root=self.store_root, rootdir=self.rootdir, clean=clean
             )
-            context.ledger = self.ledger_at(location, context.nodeid)
-        return context.ledger
+            context.verdict_file = self.verdict_file_at(location, context.nodeid)
+        return context.verdict_file
 
-    def ledger_at(self, path: str | Path, nodeid: str = "") -> Ledger:
-        """The one Ledger of the verdict file at `path` in this process, made on first need: every
+    def verdict_file_at(self, path: str | Path, nodeid: str = "") -> VerdictFile:
+        """The one `VerdictFile` of the file at `path` in this process, made on first need: every
         judgment reading or writing that file shares it, so its `used` keys are all there for prune."""
         location = os.fspath(path)
-        ledger = self.ledgers.get(location)
-        if ledger is None:
-            ledger_type, _ = _ledger_functions()
-            ledger = self.ledgers[location] = ledger_type(path, nodeid)
-        return ledger
+        verdict_file = self.verdict_files.get(location)
+        if verdict_file is None:
+            verdict_file_type, _ = _verdict_file_functions()
+            verdict_file = self.verdict_files[location] = verdict_file_type(path, nodeid)
+        return verdict_file
 
     def finish_attempt(self, context: TestContext) -> None:
         """The test's attempt has been reported: forget its judgments (a rerun starts afresh) and
@@ -154,11 +156,11 @@ class JudgeRuntime:
         context.attempt += 1
         context.request = None  # a rerun's fixture binds its own; a finished test keeps no fixtures alive
         context.backend = _UNSET
-        ledger = context.ledger
-        if ledger is not None:
-            context.ledger = None
-            if self.ledgers.get(ledger.location) is ledger:
-                del self.ledgers[ledger.location]
+        verdict_file = context.verdict_file
+        if verdict_file is not None:
+            context.verdict_file = None
+            if self.verdict_files.get(verdict_file.location) is verdict_file:
+                del self.verdict_files[verdict_file.location]
 
     # -- live-call plumbing, used on the background loop only --------------------------------
 
@@ -213,7 +215,7 @@ class JudgeRuntime:
     @property
     def cache(self) -> LocalCache | None:
         """The local cache (auto and refresh modes), made on first use: a session that never
-        judges imports no storage code.  Replay reads the ledger only, and live stores nothing."""
+        judges imports no storage code.  Replay reads the verdict file only, and live stores nothing."""
         if self._cache is None and self.settings.mode in ("auto", "refresh"):
             cache_dir = self._cache_dir()
             if cache_dir is not None:
@@ -247,16 +249,16 @@ class JudgeRuntime:
         self.plans = None
 
 
-def _ledger_functions() -> tuple[type[Ledger], Callable[..., str]]:
-    """The store's Ledger and ledger_location, imported on the first judgment (this module loads at
+def _verdict_file_functions() -> tuple[type[VerdictFile], Callable[..., str]]:
+    """The store's `VerdictFile` and `verdict_file_location`, imported on the first judgment (this module loads at
     every start-up, and an import statement per judgment costs as much as the lookup it serves).
 
     Found in sys.modules each time, not kept here: an in-process pytest run (pytester) imports the
-    store afresh, and a test that patches its Ledger must patch the one judgments use."""
-    module: Any = sys.modules.get(_LEDGER_MODULE)
+    store afresh, and a test that patches its `VerdictFile` must patch the one judgments use."""
+    module: Any = sys.modules.get(_VERDICT_FILE_MODULE)
     if module is None:
-        from .store import ledger as module
-    return module.Ledger, module.ledger_location
+        from .store import verdict_file as module
+    return module.VerdictFile, module.verdict_file_location
 
 
-_LEDGER_MODULE = __name__.rpartition(".")[0] + ".store.ledger"
+_VERDICT_FILE_MODULE = __name__.rpartition(".")[0] + ".store.verdict_file"

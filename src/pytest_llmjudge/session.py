@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the payload shapes are types only: nothing here costs a sta
     class UsedKeys(TypedDict):
         """The verdict file a test read or wrote, and the keys it used there (for prune)."""
 
-        ledger: str
+        verdict_file: str
         keys: list[str]
 
     class ItemPayload(TypedDict, total=False):
@@ -72,9 +72,9 @@ def item_payload(context: TestContext, *, full: bool = True) -> ItemPayload:
         payload["drift"] = drift
     if context.calibrations:
         payload["calibrations"] = [dict(c) for c in context.calibrations]
-    ledger = context.ledger  # None unless this test judged something
-    if ledger is not None and ledger.used:
-        payload["used"] = {"ledger": ledger.location, "keys": sorted(ledger.used)}
+    verdict_file = context.verdict_file  # None unless this test judged something
+    if verdict_file is not None and verdict_file.used:
+        payload["used"] = {"verdict_file": verdict_file.location, "keys": sorted(verdict_file.used)}
     return payload
 
 
@@ -237,7 +237,7 @@ class RunRecorder:
         runtime = self.runtime
         settings = runtime.settings
         if not settings.prune and not self.used:
-            return  # nothing judged here: leave the manifest and the ledgers alone
+            return  # nothing judged here: leave the manifest and the verdict files alone
         if not settings.prune and getattr(self.config, "cache", None) is None:
             return  # the manifest lives in pytest's cache: with the cache provider off, nothing would keep it
         from .prune import apply_prune, full_run_refusal, narrowed, plan_prune, run_manifest, save_manifest, shard_name

@@ -170,10 +170,10 @@ class CommandContext:
 
 def verdict_file(command: str, input_file: Path, config: CommandSettings) -> Path:
     """Where a command's verdicts for `input_file` live: `<command>/<stem>.json` in the store."""
-    from .store.ledger import ledger_filename
+    from .store.verdict_file import verdict_filename
 
     base = config.store_root if config.store_root is not None else config.rootdir / "judge_verdicts"
-    return base / command / ledger_filename(input_file.stem)
+    return base / command / verdict_filename(input_file.stem)
 
 
 def _pytest_cache_dir(config: CommandSettings) -> Path | None:
@@ -215,7 +215,7 @@ def command_context(
         store_root=config.store_root,
     )
     context = TestContext(nodeid, source, source.stem)
-    context.ledger = runtime.ledger_at(path, nodeid)
+    context.verdict_file = runtime.verdict_file_at(path, nodeid)
     runtime.current = context
     activate(runtime)
     try:

@@ -19,12 +19,12 @@ from .redact import redact, redactor
 __all__ = [
     "DriftRecord",
     "JudgmentRecord",
-    "LedgerWriteWarning",
     "PendingRecord",
     "Sample",
     "SampleRecord",
     "StoredScoreWarning",
     "Verdict",
+    "VerdictFileWriteWarning",
     "brief_record",
     "counted_record",
     "error_record",
@@ -37,7 +37,7 @@ class StoredScoreWarning(UserWarning):
     """A stored verdict's score differs from what its stored reply parses to; the reply won."""
 
 
-class LedgerWriteWarning(UserWarning):
+class VerdictFileWriteWarning(UserWarning):
     """A verdict could not be written into its verdict file; the verdict stands (kept in the local cache)."""
 
 
@@ -67,7 +67,7 @@ class Verdict:
     verdict: str | None
     confidence: str | None
     model: str
-    source: str  # "replayed" (ledger), "cached" (local cache) or "live"
+    source: str  # "replayed" (verdict file), "cached" (local cache) or "live"
     key: str
     cost_usd: float | None
     latency_s: float | None

@@ -104,7 +104,7 @@ def test_default_key_is_unchanged_and_each_option_changes_it(pytester):
     assert explicit == default
 
 
-def test_the_ledger_entry_names_the_options_when_set(pytester):
+def test_the_verdict_file_entry_names_the_options_when_set(pytester):
     (entry,) = judge_with_fake(
         pytester, "--judge-max-tokens=300", '--judge-params={"seed": 7}', "--judge-instructions-in-user"
     ).values()

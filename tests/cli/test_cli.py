@@ -1,4 +1,4 @@
-"""The ledger CLI (`python -m pytest_llmjudge`), on ledgers a real pytest run wrote, and `pytest --judge-prune`."""
+"""The verdict file CLI (`python -m pytest_llmjudge`), on verdict files a real pytest run wrote, and `pytest --judge-prune`."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def ledgers(root: Path) -> dict[str, dict]:
+def documents(root: Path) -> dict[str, dict]:
     return {p.name: json.loads(p.read_text()) for p in verdict_files(root)}
 
 
@@ -153,13 +153,13 @@ def test_discovery_skips_venvs_and_tool_dirs_and_finds_store_shaped_files(projec
     (project / "env3" / "pyvenv.cfg").write_text("home = /usr\n")
     (project / "store" / "tests").mkdir(parents=True)
     (project / "store" / "tests" / "t.json").write_text(source.read_text())  # as --judge-store writes them
-    (project / "package.json").write_text('{"name": "not a ledger"}')
+    (project / "package.json").write_text('{"name": "not a verdict file"}')
     first = cli(project, "stats").stdout.splitlines()[0]
     assert first == "6 stored verdicts in 5 verdict files (4 tests), 0 unparseable replies"
 
 
 def test_pytest_judge_prune_removes_unused_verdicts_after_a_full_successful_run(pytester, project):
-    before = ledgers(project)
+    before = documents(project)
     assert sorted(before) == ["test_other.json", "test_refund.json", "test_tone.json", "test_two_samples.json"]
     # test_tone now judges a different output (new key), test_two_samples is gone, test_other skips.
     pytester.makepyfile(
@@ -169,13 +169,13 @@ def test_pytest_judge_prune_removes_unused_verdicts_after_a_full_successful_run(
     )
     refused = pytester.runpytest("--judge-mode=auto", "--judge-prune", "-k", "refund or tone")
     refused.stdout.fnmatch_lines(["llmjudge prune: nothing removed: -k/-m selected a subset of the tests"])
-    assert len(ledgers(project)["test_tone.json"]["verdicts"]) == 2, "the new verdict was added, the old one kept"
-    assert "test_two_samples.json" in ledgers(project)
+    assert len(documents(project)["test_tone.json"]["verdicts"]) == 2, "the new verdict was added, the old one kept"
+    assert "test_two_samples.json" in documents(project)
 
     result = pytester.runpytest("--judge-mode=auto", "--judge-prune")
     result.assert_outcomes(passed=2, skipped=1)
     result.stdout.fnmatch_lines(["llmjudge prune: removed 3 unused verdicts from 2 files (1 deleted); 3 kept"])
-    after = ledgers(project)
+    after = documents(project)
     assert sorted(after) == ["test_other.json", "test_refund.json", "test_tone.json"]
     assert after["test_other.json"] == before["test_other.json"], "a skipped test keeps its verdicts"
     assert after["test_refund.json"] == before["test_refund.json"]
@@ -186,7 +186,7 @@ def test_pytest_judge_prune_removes_unused_verdicts_after_a_full_successful_run(
 
 
 def test_pytest_judge_prune_refuses_after_failures_node_ids_and_in_live_mode(pytester, project):
-    before = ledgers(project)
+    before = documents(project)
     pytester.makepyfile(test_bot=TESTS.split("def test_tone")[0] + "\ndef test_fails():\n    assert False\n")
     pytester.runpytest("--judge-mode=auto", "--judge-prune").stdout.fnmatch_lines(
         ["llmjudge prune: nothing removed: the run did not pass (exit status 1); prune needs a full, successful run"]
@@ -198,7 +198,7 @@ def test_pytest_judge_prune_refuses_after_failures_node_ids_and_in_live_mode(pyt
     pytester.runpytest("--judge-mode=live", "--judge-prune").stdout.fnmatch_lines(
         ["llmjudge prune: nothing removed: live mode reads no stored verdicts"]
     )
-    assert ledgers(project) == before
+    assert documents(project) == before
 
 
 def test_cli_prune_reads_the_manifest_of_the_last_full_run(pytester, project):
@@ -217,12 +217,12 @@ def test_cli_prune_reads_the_manifest_of_the_last_full_run(pytester, project):
         and "test_two_samples.json (test_bot.py::test_two_samples: its test no longer exists)" in dry.stdout
     )
     assert dry.stdout.splitlines()[-1] == "would remove 2 unused verdicts from 1 file (1 deleted); 3 kept"
-    assert "test_two_samples.json" in ledgers(project)
+    assert "test_two_samples.json" in documents(project)
 
     sub = project / "judge_verdicts"
     done = subprocess.run([sys.executable, "-m", "pytest_llmjudge", "prune"], cwd=sub, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr  # found the manifest in a parent directory
-    assert sorted(ledgers(project)) == ["test_other.json", "test_refund.json", "test_tone.json"]
+    assert sorted(documents(project)) == ["test_other.json", "test_refund.json", "test_tone.json"]
     assert cli(project, "prune").stdout.splitlines()[-1] == "nothing to remove (3 stored verdicts in use)"
 
 
@@ -234,12 +234,12 @@ def test_cli_prune_combines_the_manifests_of_shards(pytester, project):
     pytester.makepyfile(
         test_bot=TESTS.replace("Thanks for asking!", "Thank you for asking!").split("def test_two_samples")[0]
     )
-    before = ledgers(project)
+    before = documents(project)
     for shard in ("0", "1", "2"):
         result = pytester.runpytest("--judge-mode=auto", "--num-shards=3", f"--shard-id={shard}", "--judge-prune")
         assert result.ret == 0
         result.stdout.fnmatch_lines(["llmjudge prune: nothing removed: * collected tests did not run*", "*--manifest*"])
-    assert sum(len(doc["verdicts"]) for doc in ledgers(project).values()) == 6, "the shards pruned nothing"
+    assert sum(len(doc["verdicts"]) for doc in documents(project).values()) == 6, "the shards pruned nothing"
     shards = project / ".pytest_cache" / "v" / "llmjudge" / "shards"
     manifests = sorted(shards.iterdir())
     assert len(manifests) == 3
@@ -256,7 +256,7 @@ def test_cli_prune_combines_the_manifests_of_shards(pytester, project):
     assert both.returncode == 0, both.stderr
     assert "3 manifests combined" in both.stdout
     assert both.stdout.splitlines()[-1] == "removed 3 unused verdicts from 2 files (1 deleted); 3 kept"
-    after = ledgers(project)
+    after = documents(project)
     assert sorted(after) == ["test_other.json", "test_refund.json", "test_tone.json"]
     assert after["test_refund.json"] == before["test_refund.json"]
     (new_key,) = after["test_tone.json"]["verdicts"]
@@ -280,12 +280,16 @@ def test_merge_driver_installs_and_merges_through_the_cli(tmp_path):
     config = subprocess.run(["git", "config", "merge.llmjudge.driver"], cwd=repo, capture_output=True, text=True)
     assert config.stdout.strip() == "llmjudge merge %O %A %B"
 
-    def ledger(path: Path, *digits: str) -> Path:
+    def verdict_file(path: Path, *digits: str) -> Path:
         verdicts = {d * 64: {"reply": f'{{"score": 0.{d}}}', "score": float(f"0.{d}")} for d in digits}
         path.write_text(json.dumps({"format": 1, "test": "t.py::test_x", "verdicts": verdicts}))
         return path
 
-    base, ours, theirs = ledger(tmp_path / "o", "1"), ledger(tmp_path / "a", "1", "2"), ledger(tmp_path / "b", "1", "3")
+    base, ours, theirs = (
+        verdict_file(tmp_path / "o", "1"),
+        verdict_file(tmp_path / "a", "1", "2"),
+        verdict_file(tmp_path / "b", "1", "3"),
+    )
     done = cli(tmp_path, "merge", str(base), str(ours), str(theirs))
     assert done.returncode == 0, done.stderr
     assert sorted(json.loads(ours.read_text())["verdicts"]) == ["1" * 64, "2" * 64, "3" * 64]

@@ -13,7 +13,7 @@ from pytest_llmjudge import JudgeError, Score
 from pytest_llmjudge.case import Case, render_case
 from pytest_llmjudge.keys import canonical_json, judgment_key, messages_sha256
 from pytest_llmjudge.outputs import judged_text
-from pytest_llmjudge.store.ledger import ledger_filename
+from pytest_llmjudge.store.verdict_file import verdict_filename
 
 
 def user_message(case: Case) -> str:
@@ -154,11 +154,15 @@ def test_a_miss_on_an_entry_recorded_before_the_key_change_says_so_not_prompt_te
     }
     old = {k: v for k, v in wanted.items() if k not in ("params", "key_version")}
     settings = resolve({}, {}, {"LLMJUDGE_MODE": "replay"})
-    text = str(replay_miss("0" * 64, wanted, test="t", stored={"1" * 64: old}, ledger_path=None, settings=settings))
+    text = str(
+        replay_miss("0" * 64, wanted, test="t", stored={"1" * 64: old}, verdict_file_path=None, settings=settings)
+    )
     assert "prompt template" not in text
     assert "key scheme" in text and "record it again" in text
     hotter = {**wanted, "params": {"temperature": 0.7}}
-    text = str(replay_miss("0" * 64, wanted, test="t", stored={"1" * 64: hotter}, ledger_path=None, settings=settings))
+    text = str(
+        replay_miss("0" * 64, wanted, test="t", stored={"1" * 64: hotter}, verdict_file_path=None, settings=settings)
+    )
     assert "differs in sampling parameters" in text
 
 
@@ -168,12 +172,12 @@ def test_key_is_canonical_and_hex():
     assert re.fullmatch(r"[0-9a-f]{64}", judgment_key(BASE))
 
 
-def test_ledger_file_names_are_safe_and_unique():
-    assert ledger_filename("test_a") == "test_a.json"
-    assert ledger_filename("TestX::test_a") == "TestX.test_a.json"
-    a, b = ledger_filename("test_p[a/b]"), ledger_filename("test_p[a_b]")
+def test_verdict_file_file_names_are_safe_and_unique():
+    assert verdict_filename("test_a") == "test_a.json"
+    assert verdict_filename("TestX::test_a") == "TestX.test_a.json"
+    a, b = verdict_filename("test_p[a/b]"), verdict_filename("test_p[a_b]")
     assert a != b and "/" not in a
-    assert len(ledger_filename("test_" + "x" * 500)) < 140
+    assert len(verdict_filename("test_" + "x" * 500)) < 140
 
 
 # -- pinned keys: a re-layout or a refactor must not re-judge anything ---------------------------

@@ -259,13 +259,13 @@ def test_a_failed_verdict_write_keeps_the_paid_verdict_and_says_so(pytester, ope
     pytester.makeconftest(
         """
         import errno, pytest
-        from pytest_llmjudge.store.ledger import Ledger
+        from pytest_llmjudge.store.verdict_file import VerdictFile
 
         @pytest.fixture(autouse=True)
         def read_only_tree(monkeypatch):
             def put(self, key, entry):
                 raise OSError(errno.EROFS, "Read-only file system", str(self.path))
-            monkeypatch.setattr(Ledger, "put", put)
+            monkeypatch.setattr(VerdictFile, "put", put)
         """
     )
     result = pytester.runpytest(*live_args, "--judge-mode=auto")

@@ -176,7 +176,7 @@ def test_a_generation_miss_names_each_field_it_differs_in_and_the_nearest_entry(
         entries = {str(i) * 64: {**entry, "reply": "r"} for i, entry in enumerate(stored)}
         text = str(
             replay_miss(
-                "f" * 64, wanted, test="t", stored=entries, ledger_path=None, settings=settings, what="generation"
+                "f" * 64, wanted, test="t", stored=entries, verdict_file_path=None, settings=settings, what="generation"
             )
         )
         assert text.startswith("no stored generation for this call of generate() (mode replay:")
@@ -307,7 +307,7 @@ def test_bot():
     assert len(stored["verdicts"]) == 1
 
 
-def _ledger(path: Path, generations: dict, verdicts: dict | None = None) -> Path:
+def _verdict_file(path: Path, generations: dict, verdicts: dict | None = None) -> Path:
     document = {"format": 1, "test": "t.py::test_x", "verdicts": verdicts or {}, "generations": generations}
     path.write_text(json.dumps(document))
     return path
@@ -321,15 +321,15 @@ def test_the_merge_driver_merges_generations_by_key(tmp_path):
     a, b = "a" * 64, "b" * 64
     gen = {"model": GEN_MODEL, "messages": [], "params": {}, "index": 0}
     verdict = {"model": MODEL, "reply": '{"score": 1}'}
-    base = _ledger(tmp_path / "base.json", {})
-    ours = _ledger(tmp_path / "ours.json", {a: {**gen, "reply": "ours"}}, {"c" * 64: verdict})
-    theirs = _ledger(tmp_path / "theirs.json", {b: {**gen, "reply": "theirs"}})
+    base = _verdict_file(tmp_path / "base.json", {})
+    ours = _verdict_file(tmp_path / "ours.json", {a: {**gen, "reply": "ours"}}, {"c" * 64: verdict})
+    theirs = _verdict_file(tmp_path / "theirs.json", {b: {**gen, "reply": "theirs"}})
     assert main(["merge", str(base), str(ours), str(theirs)]) == 0
     merged = json.loads(ours.read_text())
     assert set(merged["generations"]) == {a, b} and set(merged["verdicts"]) == {"c" * 64}
 
-    ours = _ledger(tmp_path / "ours.json", {a: {**gen, "reply": "ours"}})
-    theirs = _ledger(tmp_path / "theirs.json", {a: {**gen, "reply": "theirs"}})
+    ours = _verdict_file(tmp_path / "ours.json", {a: {**gen, "reply": "ours"}})
+    theirs = _verdict_file(tmp_path / "theirs.json", {a: {**gen, "reply": "theirs"}})
     assert main(["merge", str(base), str(ours), str(theirs)]) == 1
     assert json.loads(ours.read_text())["generations"][a]["reply"] == "ours"
 
@@ -337,21 +337,21 @@ def test_the_merge_driver_merges_generations_by_key(tmp_path):
 def test_a_file_without_generations_reads_and_writes_as_before(tmp_path):
     """Given a verdict file from before generations, it reads with none and is rewritten byte for byte;
     writing a verdict into a file keeps its generations."""
-    from pytest_llmjudge.store.ledger import Ledger, LedgerDocument
+    from pytest_llmjudge.store.verdict_file import VerdictDocument, VerdictFile
 
     path = tmp_path / "old.json"
     old = {"format": 1, "test": "t.py::test_x", "verdicts": {"c" * 64: {"model": MODEL, "reply": "r"}}}
     text = json.dumps(old, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
     path.write_text(text)
-    document = LedgerDocument.read(path)
+    document = VerdictDocument.read(path)
     assert document.generations == {}
     document.write()
     assert path.read_text() == text
 
-    ledger = Ledger(path, "t.py::test_x")
-    ledger.put_generation("a" * 64, {"model": GEN_MODEL, "messages": [], "params": {}, "index": 0, "reply": "g"})
-    Ledger(path, "t.py::test_x").put("d" * 64, {"model": MODEL, "reply": "r2"})
-    document = LedgerDocument.read(path)
+    verdict_file = VerdictFile(path, "t.py::test_x")
+    verdict_file.put_generation("a" * 64, {"model": GEN_MODEL, "messages": [], "params": {}, "index": 0, "reply": "g"})
+    VerdictFile(path, "t.py::test_x").put("d" * 64, {"model": MODEL, "reply": "r2"})
+    document = VerdictDocument.read(path)
     assert set(document.generations) == {"a" * 64} and set(document.entries) == {"c" * 64, "d" * 64}
 
 

@@ -13,7 +13,7 @@ from helpers.openai_server import Reply, reply_json
 from helpers.verdicts import verdict_files
 
 
-def read_ledger(root: Path) -> dict:
+def read_checked_verdict_file(root: Path) -> dict:
     (path,) = verdict_files(root)
     return json.loads(path.read_text())
 
@@ -23,7 +23,7 @@ def test_auto_records_then_replay_uses_the_stored_verdict(pytester, openai_serve
     result = pytester.runpytest(*live_args, "--judge-mode=auto")
     result.assert_outcomes(passed=1)
     assert openai_server.request_count == 1
-    document = read_ledger(pytester.path)
+    document = read_checked_verdict_file(pytester.path)
     assert document["test"] == "test_refund.py::test_refund"
     (entry,) = document["verdicts"].values()
     assert entry["score"] == pytest.approx(0.9)
@@ -47,7 +47,7 @@ def test_auto_reuses_stored_verdict_without_calling_again(pytester, openai_serve
     result.stdout.fnmatch_lines(["llmjudge: 1 judged, 1 replayed, 0 live*"])
 
 
-def test_local_cache_spares_a_call_when_the_ledger_is_gone(pytester, openai_server, live_args):
+def test_local_cache_spares_a_call_when_the_verdict_file_is_gone(pytester, openai_server, live_args):
     pytester.makepyfile(test_refund=JUDGED)
     pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
     for path in verdict_files(pytester.path):
@@ -56,7 +56,7 @@ def test_local_cache_spares_a_call_when_the_ledger_is_gone(pytester, openai_serv
     result.assert_outcomes(passed=1)
     assert openai_server.request_count == 1
     result.stdout.fnmatch_lines(["llmjudge: 1 judged, 0 replayed, 1 cached, 0 live*"])
-    assert len(verdict_files(pytester.path)) == 1, "a cache hit is written back to the committed ledger"
+    assert len(verdict_files(pytester.path)) == 1, "a cache hit is written back to the committed verdict file"
 
 
 def test_threshold_change_reuses_stored_verdicts(pytester, openai_server, live_args):
@@ -410,7 +410,7 @@ def test_custom_backend_fixture_names_the_judge(pytester):
         """
     )
     pytester.runpytest("--judge-mode=auto").assert_outcomes(passed=1)
-    (entry,) = read_ledger(pytester.path)["verdicts"].values()
+    (entry,) = read_checked_verdict_file(pytester.path)["verdicts"].values()
     assert entry["model"] == "team-judge-v1"
 
 

@@ -66,7 +66,7 @@ def failure_kind(output: str) -> str | None:
 
 
 def judged_reply(root: Path, output: str) -> tuple[str, str | None]:
-    """("stored", reply) from the ledger, else ("unparseable", the reply the failure shows)."""
+    """("stored", reply) from the verdict file, else ("unparseable", the reply the failure shows)."""
     entries = stored_entries(root)
     if entries:
         (entry,) = entries

@@ -481,7 +481,9 @@ def test_the_stored_score_of_a_likert_logprob_reply_is_decided_as_replay_decides
     pytester.runpytest(*live_args, "--judge-mode=replay", "-W", "error").assert_outcomes(passed=1)
 
 
-def test_reparse_check_agrees_with_replay_on_an_untouched_likert_logprob_ledger(pytester, openai_server, live_args):
+def test_reparse_check_agrees_with_replay_on_an_untouched_likert_logprob_verdict_file(
+    pytester, openai_server, live_args
+):
     import subprocess
     import sys
 

@@ -22,7 +22,7 @@ _fsync, _set = os.fsync, diskcache.Cache.set
 
 
 def fsync(fd):
-    if Path("LEDGER_FULL").exists():
+    if Path("VERDICT_FILE_FULL").exists():
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     return _fsync(fd)
 
@@ -64,7 +64,7 @@ def test_d():
 def test_a_full_disk_loses_only_what_nothing_could_store_and_says_so(pytester, openai_server, live_args):
     pytester.makeconftest(FULL_DISK_CONFTEST)
     pytester.makepyfile(test_bot=TESTS)
-    (pytester.path / "LEDGER_FULL").touch()
+    (pytester.path / "VERDICT_FILE_FULL").touch()
     full = pytester.runpytest(*live_args, "--judge-mode=auto", "-W", "always::UserWarning")
     full.assert_outcomes(passed=4)
     assert verdict_files(pytester.path) == [], "no verdict file could be written"
@@ -73,13 +73,13 @@ def test_a_full_disk_loses_only_what_nothing_could_store_and_says_so(pytester, o
     assert out.count("It is kept in the local cache") == 3, "a, b and d were cached"
     full.stdout.fnmatch_lines(
         [
-            "*LedgerWriteWarning: *key * was not stored there. The local cache could not store it either*",
+            "*VerdictFileWriteWarning: *key * was not stored there. The local cache could not store it either*",
             "*1 judged reply was stored nowhere (neither the verdict file nor the local cache could be written)*",
         ]
     )
     assert "moved to" not in out, "a full cache is not set aside: what it holds stays usable"
 
-    (pytester.path / "LEDGER_FULL").unlink()  # space returns
+    (pytester.path / "VERDICT_FILE_FULL").unlink()  # space returns
     again = pytester.runpytest(*live_args, "--judge-mode=auto")
     again.assert_outcomes(passed=4)
     assert openai_server.request_count == 5, "only c, stored nowhere, was judged again"

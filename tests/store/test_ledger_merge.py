@@ -14,15 +14,15 @@ import pytest
 
 import pytest_llmjudge
 from pytest_llmjudge.errors import StoreError
-from pytest_llmjudge.store.ledger import LedgerDocument
 from pytest_llmjudge.store.merge import (
     ATTRIBUTES_LINE,
     DRIVER_COMMAND,
     install,
     install_instructions,
     main,
-    merge_ledgers,
+    merge_verdict_files,
 )
+from pytest_llmjudge.store.verdict_file import VerdictDocument
 
 TEST = "tests/test_bot.py::test_answer"
 
@@ -39,7 +39,7 @@ def entry(score: float, *, model: str = "judge-a", reply: str | None = None, rea
 
 
 def write(path: Path, entries: dict[str, dict], test: str = TEST) -> Path:
-    LedgerDocument(path, test, entries).write()
+    VerdictDocument(path, test, entries).write()
     return path
 
 
@@ -55,7 +55,7 @@ def sides(
 
 
 def merged(path: Path) -> dict[str, dict]:
-    return LedgerDocument.read(path).entries
+    return VerdictDocument.read(path).entries
 
 
 # -- policy, on files ----------------------------------------------------------------------------
@@ -68,21 +68,21 @@ def test_entries_added_on_both_sides_are_united(tmp_path):
         {key(1): entry(0.5), key(2): entry(0.7, model="a")},
         {key(1): entry(0.5), key(3): entry(0.9, model="b")},
     )
-    result = merge_ledgers(base, ours, theirs)
+    result = merge_verdict_files(base, ours, theirs)
     assert result.clean and not result.notes
     assert merged(ours) == {key(1): entry(0.5), key(2): entry(0.7, model="a"), key(3): entry(0.9, model="b")}
-    assert LedgerDocument.read(ours).test == TEST
+    assert VerdictDocument.read(ours).test == TEST
 
 
-def test_empty_ancestor_is_an_empty_ledger(tmp_path):
+def test_empty_ancestor_is_an_empty_verdict_file(tmp_path):
     base, ours, theirs = sides(tmp_path, None, {key(2): entry(0.7)}, {key(3): entry(0.9), key(2): entry(0.7)})
-    assert merge_ledgers(base, ours, theirs).clean
+    assert merge_verdict_files(base, ours, theirs).clean
     assert set(merged(ours)) == {key(2), key(3)}
 
 
-def test_missing_files_are_empty_ledgers(tmp_path):
+def test_missing_files_are_empty_verdict_files(tmp_path):
     ours = write(tmp_path / "ours.json", {key(2): entry(0.7)})
-    result = merge_ledgers(tmp_path / "none-base.json", ours, tmp_path / "none-theirs.json")
+    result = merge_verdict_files(tmp_path / "none-base.json", ours, tmp_path / "none-theirs.json")
     assert result.clean and set(merged(ours)) == {key(2)}
 
 
@@ -93,24 +93,24 @@ def test_deletion_on_one_side_unchanged_on_the_other_is_kept_deleted(tmp_path):
         {key(1): entry(0.5), key(2): entry(0.6)},
         {key(2): entry(0.6)},
     )
-    assert merge_ledgers(base, ours, theirs).clean
+    assert merge_verdict_files(base, ours, theirs).clean
     assert set(merged(ours)) == {key(2)}
     # and the other way round: ours pruned it, theirs left it alone
     base, ours, theirs = sides(tmp_path, {key(1): entry(0.5)}, {}, {key(1): entry(0.5), key(4): entry(0.4)})
-    assert merge_ledgers(base, ours, theirs).clean
+    assert merge_verdict_files(base, ours, theirs).clean
     assert set(merged(ours)) == {key(4)}
 
 
 def test_deleted_on_both_sides_stays_deleted(tmp_path):
     base, ours, theirs = sides(tmp_path, {key(1): entry(0.5)}, {key(2): entry(0.6)}, {key(3): entry(0.7)})
-    assert merge_ledgers(base, ours, theirs).clean
+    assert merge_verdict_files(base, ours, theirs).clean
     assert set(merged(ours)) == {key(2), key(3)}
 
 
 def test_changed_on_one_side_deleted_on_the_other_keeps_the_change(tmp_path):
     changed = entry(0.8, reasoning="re-parsed")
     base, ours, theirs = sides(tmp_path, {key(1): entry(0.5)}, {}, {key(1): changed})
-    result = merge_ledgers(base, ours, theirs)
+    result = merge_verdict_files(base, ours, theirs)
     assert result.clean and merged(ours) == {key(1): changed}
     assert any("deleted" in note and key(1)[:12] in note for note in result.notes)
 
@@ -120,7 +120,7 @@ def test_derived_fields_changed_on_one_side_take_that_side(tmp_path):
     old, reparsed = entry(0.7, reply=reply), entry(0.8, reply=reply, reasoning="ok")
     for ours_entry, theirs_entry in ((old, reparsed), (reparsed, old)):
         base, ours, theirs = sides(tmp_path, {key(1): old}, {key(1): ours_entry}, {key(1): theirs_entry})
-        result = merge_ledgers(base, ours, theirs)
+        result = merge_verdict_files(base, ours, theirs)
         assert result.clean and not result.notes
         assert merged(ours) == {key(1): reparsed}
 
@@ -131,7 +131,7 @@ def test_derived_fields_changed_on_both_sides_keep_ours_whole(tmp_path):
     ours_entry = {**entry(0.8, reply=reply, reasoning="ours"), "verdict": "pass"}
     theirs_entry = {**entry(0.75, reply=reply, reasoning="theirs"), "confidence": 0.9}
     base, ours, theirs = sides(tmp_path, {key(1): base_entry}, {key(1): ours_entry}, {key(1): theirs_entry})
-    result = merge_ledgers(base, ours, theirs)
+    result = merge_verdict_files(base, ours, theirs)
     assert result.clean
     assert merged(ours) == {key(1): ours_entry}  # whole, never a mix of the two parses
     assert any("kept ours" in note for note in result.notes)
@@ -140,7 +140,7 @@ def test_derived_fields_changed_on_both_sides_keep_ours_whole(tmp_path):
 def test_same_reply_added_on_both_sides_is_not_a_conflict(tmp_path):
     reply = json.dumps({"reasoning": "ok", "score": 0.8})
     base, ours, theirs = sides(tmp_path, None, {key(1): entry(0.8, reply=reply)}, {key(1): entry(0.75, reply=reply)})
-    assert merge_ledgers(base, ours, theirs).clean
+    assert merge_verdict_files(base, ours, theirs).clean
     assert merged(ours)[key(1)]["score"] == 0.8
 
 
@@ -150,7 +150,7 @@ def test_reply_changed_on_one_side_wins_over_a_reparse_of_the_old_reply(tmp_path
     reparsed_old = entry(0.55, reply=old_reply, reasoning="reparsed")
     rerecorded = entry(0.9, reasoning="new judge call")
     base, ours, theirs = sides(tmp_path, {key(1): base_entry}, {key(1): reparsed_old}, {key(1): rerecorded})
-    assert merge_ledgers(base, ours, theirs).clean
+    assert merge_verdict_files(base, ours, theirs).clean
     assert merged(ours) == {key(1): rerecorded}
 
 
@@ -158,8 +158,8 @@ def test_test_name_differing_keeps_ours(tmp_path):
     base, ours, theirs = sides(
         tmp_path, {}, {key(1): entry(0.5)}, {key(2): entry(0.5)}, test_theirs="tests/old.py::test_x"
     )
-    result = merge_ledgers(base, ours, theirs)
-    assert result.clean and LedgerDocument.read(ours).test == TEST
+    result = merge_verdict_files(base, ours, theirs)
+    assert result.clean and VerdictDocument.read(ours).test == TEST
     assert set(merged(ours)) == {key(1), key(2)}
 
 
@@ -171,7 +171,7 @@ def test_different_replies_for_one_key_are_a_true_conflict(tmp_path, capsys):
         {key(1): entry(0.6, reply="Score: 0.6\nbecause theirs"), key(2): entry(0.3)},
     )
     before = ours.read_bytes()
-    result = merge_ledgers(base, ours, theirs)
+    result = merge_verdict_files(base, ours, theirs)
     assert not result.clean and [c.key for c in result.conflicts] == [key(1)]
     assert ours.read_bytes() == before  # nothing written: %A stays as ours
 
@@ -204,7 +204,7 @@ def test_unreadable_input_exits_2_with_one_line(tmp_path, capsys, content):
     theirs.write_text(content)
     before = ours.read_bytes()
     with pytest.raises(StoreError):
-        merge_ledgers(base, ours, theirs)
+        merge_verdict_files(base, ours, theirs)
     assert main([str(base), str(ours), str(theirs)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("llmjudge merge: ") and err.count("\n") == 1 and "Traceback" not in err
@@ -213,7 +213,7 @@ def test_unreadable_input_exits_2_with_one_line(tmp_path, capsys, content):
 
 def test_merged_file_is_in_the_one_layout(tmp_path):
     base, ours, theirs = sides(tmp_path, None, {key(2): entry(0.5)}, {key(1): entry(0.5)})
-    merge_ledgers(base, ours, theirs)
+    merge_verdict_files(base, ours, theirs)
     expected = tmp_path / "expected.json"
     write(expected, {key(1): entry(0.5), key(2): entry(0.5)})
     assert ours.read_text() == expected.read_text()
@@ -289,9 +289,9 @@ def record(repo: Path, model: str, first_key: int, reply: str | None = None) -> 
     """Add one verdict per file, as a run with another judge model would."""
     for i, name in enumerate(FILES):
         path = repo / name
-        doc = LedgerDocument.read(path)
+        doc = VerdictDocument.read(path)
         doc.entries[key(first_key + i)] = entry(0.8, model=model, reply=reply)
-        LedgerDocument(path, doc.test, doc.entries).write()
+        VerdictDocument(path, doc.test, doc.entries).write()
 
 
 def model_matrix(repo: Path, *, theirs_reply: str | None = None, same_key: bool = False) -> None:
@@ -318,7 +318,7 @@ def test_git_merge_with_the_driver_unites_both_branches(repo):
     assert done.returncode == 0, done.stdout + done.stderr
     assert git(repo, "status", "--porcelain").stdout == ""
     for i, name in enumerate(FILES):
-        doc = LedgerDocument.read(repo / name)  # valid, and in the one layout
+        doc = VerdictDocument.read(repo / name)  # valid, and in the one layout
         assert doc.test == f"tests/test_bot.py::test_{i}"
         assert set(doc.entries) == {key(100 + i), key(200 + i), key(300 + i)}
         assert {e["model"] for e in doc.entries.values()} == {"judge-base", "judge-a", "judge-b"}
@@ -339,7 +339,7 @@ def test_git_merge_reports_a_true_conflict_by_key(repo):
     assert "tests/test_bot.py::test_0" in output
     assert set(git(repo, "diff", "--name-only", "--diff-filter=U").stdout.split()) == set(FILES)
     assert (repo / FILES[0]).read_text() == ours_text  # left as ours, still a valid verdict file
-    LedgerDocument.read(repo / FILES[0])
+    VerdictDocument.read(repo / FILES[0])
 
 
 @needs_git

@@ -17,7 +17,7 @@ from helpers import FAKE_CONFTEST
 from helpers.verdicts import verdict_files
 from pytest_llmjudge import cli
 from pytest_llmjudge.prune import apply_prune, find_manifest, load_manifest, plan_prune
-from pytest_llmjudge.store.ledger import Ledger, ledger_filename
+from pytest_llmjudge.store.verdict_file import VerdictFile, verdict_filename
 
 TESTS = """
 import pytest
@@ -66,11 +66,11 @@ def test_entries_recorded_between_plan_and_apply_are_kept(pytester):
     manifest = recorded_then_changed(pytester, 2)
     folder = pytester.path / "judge_verdicts" / "test_bot"
     plan = plan_prune(load_manifest(manifest))
-    many = [folder / ledger_filename(f"test_many[{i}]") for i in range(2)]
+    many = [folder / verdict_filename(f"test_many[{i}]") for i in range(2)]
     assert {a.path for a in plan.actions} == {folder / "test_refund.json", *many}
     # Another process records into a file planned for deletion and into one planned for a rewrite.
-    Ledger(folder / "test_refund.json", "test_bot.py::test_refund").put(key(1), entry(1))
-    Ledger(many[0], "test_bot.py::test_many[0]").put(key(2), entry(2))
+    VerdictFile(folder / "test_refund.json", "test_bot.py::test_refund").put(key(1), entry(1))
+    VerdictFile(many[0], "test_bot.py::test_many[0]").put(key(2), entry(2))
     apply_prune(plan)
     kept = stored_keys(pytester.path)
     assert {key(1), key(2)} <= kept, "prune removed entries recorded after it planned"
@@ -85,7 +85,7 @@ def test_an_entry_re_recorded_between_plan_and_apply_is_kept(pytester):
     path = pytester.path / "judge_verdicts" / "test_bot" / "test_refund.json"
     plan = plan_prune(load_manifest(manifest))
     (old,) = json.loads(path.read_text())["verdicts"]
-    Ledger(path, "test_bot.py::test_refund").put(old, entry(3))  # refreshed by another process
+    VerdictFile(path, "test_bot.py::test_refund").put(old, entry(3))  # refreshed by another process
     apply_prune(plan)
     assert json.loads(path.read_text())["verdicts"] == {old: entry(3)}
 
@@ -106,7 +106,7 @@ def test_cli_prune_with_a_concurrent_recorder_loses_nothing(pytester, monkeypatc
         i = 0
         while not done.is_set() or i < 2 * n:
             path = files[i % n]
-            Ledger(path, tests[path]).put(key(1000 + i), entry(i))
+            VerdictFile(path, tests[path]).put(key(1000 + i), entry(i))
             written.append(key(1000 + i))
             i += 1
 

@@ -226,8 +226,8 @@ def default_cache(pytester) -> Path:
     return pytester.path / ".pytest_cache" / "d" / "llmjudge"
 
 
-def cached_then_ledger_removed(pytester, live_args) -> tuple[Path, str]:
-    """Record one verdict (into the ledger and the default cache dir), then delete the ledger file:
+def cached_then_verdict_file_removed(pytester, live_args) -> tuple[Path, str]:
+    """Record one verdict (into the verdict file and the default cache dir), then delete the verdict file:
     the next run must consult the cache for that key."""
     path = recorded(pytester, live_args)
     (key,) = json.loads(path.read_text())["verdicts"]
@@ -236,7 +236,7 @@ def cached_then_ledger_removed(pytester, live_args) -> tuple[Path, str]:
 
 
 def test_a_pickle_row_in_the_cache_runs_no_code(pytester, openai_server, live_args):
-    cache, key = cached_then_ledger_removed(pytester, live_args)
+    cache, key = cached_then_verdict_file_removed(pytester, live_args)
     marker = pytester.path / "PWNED"
     with sqlite3.connect(cache / "cache.db") as con:
         cursor = con.execute(
@@ -259,7 +259,7 @@ def test_a_pickle_row_in_the_cache_runs_no_code(pytester, openai_server, live_ar
 
 @pytest.mark.parametrize("damage", ["garbage", "zero-length", "settings-row", "not-a-directory"])
 def test_a_broken_cache_is_set_aside_and_the_run_goes_on(pytester, openai_server, live_args, damage):
-    cache, _key = cached_then_ledger_removed(pytester, live_args)
+    cache, _key = cached_then_verdict_file_removed(pytester, live_args)
     pytester.makepyfile(test_refund=TWO_JUDGED)  # test_second has no stored verdict anywhere
     db = cache / "cache.db"
     if damage == "garbage":

@@ -37,10 +37,10 @@ def test_other():
 KILLED_MID_WRITE = """
 import os, signal, sys
 from pathlib import Path
-from pytest_llmjudge.store.ledger import Ledger
+from pytest_llmjudge.store.verdict_file import VerdictFile
 
 os.replace = lambda *args: os.kill(os.getpid(), signal.SIGKILL)  # killed just before the rename
-Ledger(Path(sys.argv[1]), "test_bot.py::test_x").put("ab" * 32, {"reply": '{"score": 1.0}', "model": "m"})
+VerdictFile(Path(sys.argv[1]), "test_bot.py::test_x").put("ab" * 32, {"reply": '{"score": 1.0}', "model": "m"})
 """
 
 
@@ -118,12 +118,12 @@ def test_lock_files_are_removed_after_each_write(pytester, temp_dir):
 
 
 def test_a_lock_directory_removed_after_it_was_checked_is_made_again(tmp_path, temp_dir):
-    from pytest_llmjudge.store.ledger import Ledger
+    from pytest_llmjudge.store.verdict_file import VerdictFile
 
-    ledger = Ledger(tmp_path / "judge_verdicts" / "test_m" / "t.json", "t")
-    assert ledger.put("a" * 64, {"reply": '{"score": 1.0}'})
+    verdict_file = VerdictFile(tmp_path / "judge_verdicts" / "test_m" / "t.json", "t")
+    assert verdict_file.put("a" * 64, {"reply": '{"score": 1.0}'})
     lock_dir(temp_dir).rmdir()  # a temp-dir cleaner between two writes
-    assert ledger.put("b" * 64, {"reply": '{"score": 0.0}'})
+    assert verdict_file.put("b" * 64, {"reply": '{"score": 0.0}'})
     assert lock_dir(temp_dir).is_dir()
 
 
@@ -160,7 +160,7 @@ def test_a_lock_directory_someone_else_could_have_made_is_not_used(pytester, tem
     result = pytester.runpytest("--judge-mode=auto", "-W", "always::UserWarning")
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines([f"*LockDirWarning: llmjudge: not using the lock directory {folder} (*"])
-    assert "LedgerWriteWarning" not in result.stdout.str()
+    assert "VerdictFileWriteWarning" not in result.stdout.str()
     assert len(verdict_files(pytester.path)) == 3, "every verdict was stored all the same"
     if folder.is_dir():
         assert list(folder.iterdir()) == [], "no lock file was made in it"

@@ -1,4 +1,4 @@
-"""Unit tests of the store package: keys, file names, atomic ledger writes, the local cache and its lock."""
+"""Unit tests of the store package: keys, file names, atomic verdict file writes, the local cache and its lock."""
 
 from __future__ import annotations
 
@@ -24,18 +24,18 @@ from pytest_llmjudge.keys import canonical_json, judgment_key
 from pytest_llmjudge.parsing import parse_verdict
 from pytest_llmjudge.store.atomic import write_atomically
 from pytest_llmjudge.store.cache import CacheWarning, LocalCache
-from pytest_llmjudge.store.finder import find_ledger_files
+from pytest_llmjudge.store.finder import find_verdict_files
 from pytest_llmjudge.store.index import VerdictIndex
-from pytest_llmjudge.store.ledger import (
-    Ledger,
-    LedgerDocument,
-    LedgerWriteError,
-    ledger_filename,
-    ledger_path,
-    redact_entry,
-)
 from pytest_llmjudge.store.locks import default_lock_dir
 from pytest_llmjudge.store.spend import SharedSpend
+from pytest_llmjudge.store.verdict_file import (
+    VerdictDocument,
+    VerdictFile,
+    VerdictFileWriteError,
+    redact_entry,
+    verdict_file_path,
+    verdict_filename,
+)
 
 KEY = "a" * 64
 
@@ -79,26 +79,26 @@ def test_canonical_json_refuses_nan():
         "test_p[\ud800]",
     ],
 )
-def test_ledger_filename_is_safe(name):
-    filename = ledger_filename(name)
+def test_verdict_file_filename_is_safe(name):
+    filename = verdict_filename(name)
     assert Path(filename).name == filename and "/" not in filename and "\x00" not in filename
     assert filename.endswith(".json") and len(filename) < 200
     assert filename.isascii()
 
 
-def test_ledger_filenames_do_not_collide_when_characters_are_replaced():
+def test_verdict_file_filenames_do_not_collide_when_characters_are_replaced():
     names = ["test_p[a/b]", "test_p[a_b]", "test_p[a:b]", "test_p[a b]"]
-    assert len({ledger_filename(n) for n in names}) == len(names)
+    assert len({verdict_filename(n) for n in names}) == len(names)
 
 
-def test_ledger_path_stays_under_the_store(tmp_path):
-    path = ledger_path(tmp_path / "tests" / "test_m.py", "test_p[../../x]", store_root=None, rootdir=tmp_path)
+def test_verdict_file_path_stays_under_the_store(tmp_path):
+    path = verdict_file_path(tmp_path / "tests" / "test_m.py", "test_p[../../x]", store_root=None, rootdir=tmp_path)
     assert path.resolve().is_relative_to((tmp_path / "tests" / "judge_verdicts").resolve())
-    outside = ledger_path(Path("/elsewhere/test_m.py"), "test_x", store_root=tmp_path / "store", rootdir=tmp_path)
+    outside = verdict_file_path(Path("/elsewhere/test_m.py"), "test_x", store_root=tmp_path / "store", rootdir=tmp_path)
     assert outside.resolve().is_relative_to((tmp_path / "store").resolve())
 
 
-# -- atomic writes and the ledger ----------------------------------------------------------------
+# -- atomic writes and the verdict file ----------------------------------------------------------------
 
 
 def test_write_atomically_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
@@ -134,19 +134,19 @@ def test_write_atomically_on_interrupt_mid_write(tmp_path, monkeypatch):
 _WRITER = """
 import sys
 from pathlib import Path
-from pytest_llmjudge.store.ledger import Ledger
-ledger = Ledger(Path(sys.argv[1]), "test_x")
+from pytest_llmjudge.store.verdict_file import VerdictFile
+verdict_file = VerdictFile(Path(sys.argv[1]), "test_x")
 i = 1
-ledger.put(format(i, "064x"), {"reply": "x" * 20000, "score": 0.5})
+verdict_file.put(format(i, "064x"), {"reply": "x" * 20000, "score": 0.5})
 # Ready once one entry is on disk: on a loaded machine the kill may come before a second put.
 print("ready", flush=True)
 while True:
     i += 1
-    ledger.put(format(i, "064x"), {"reply": "x" * 20000, "score": 0.5})
+    verdict_file.put(format(i, "064x"), {"reply": "x" * 20000, "score": 0.5})
 """
 
 
-def test_a_ledger_killed_mid_write_is_old_or_new_never_half(tmp_path):
+def test_a_verdict_file_killed_mid_write_is_old_or_new_never_half(tmp_path):
     path = tmp_path / "judge_verdicts" / "test_m" / "test_x.json"
     for _ in range(3):
         proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True)
@@ -155,22 +155,22 @@ def test_a_ledger_killed_mid_write_is_old_or_new_never_half(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
-        entries = LedgerDocument.read(path).entries  # raises if half-written
+        entries = VerdictDocument.read(path).entries  # raises if half-written
         assert entries and all(e["reply"] == "x" * 20000 for e in entries.values())
     # Stray temporary files of the killed writers do not disturb reading or writing.
-    ledger = Ledger(path, "test_x")
-    assert ledger.get(format(1, "064x")) is not None
-    assert ledger.put(KEY, entry())
-    assert KEY in LedgerDocument.read(path).entries
+    verdict_file = VerdictFile(path, "test_x")
+    assert verdict_file.get(format(1, "064x")) is not None
+    assert verdict_file.put(KEY, entry())
+    assert KEY in VerdictDocument.read(path).entries
 
 
-def test_ledger_rewrites_only_when_something_changed(tmp_path):
+def test_verdict_file_rewrites_only_when_something_changed(tmp_path):
     path = tmp_path / "v.json"
-    ledger = Ledger(path, "t::x")
-    assert ledger.put(KEY, entry()) is True
+    verdict_file = VerdictFile(path, "t::x")
+    assert verdict_file.put(KEY, entry()) is True
     before = path.stat().st_mtime_ns
     time.sleep(0.01)
-    assert Ledger(path, "t::x").put(KEY, entry()) is False
+    assert VerdictFile(path, "t::x").put(KEY, entry()) is False
     assert path.stat().st_mtime_ns == before
     document = json.loads(path.read_text())
     assert document == {"format": 1, "test": "t::x", "verdicts": {KEY: entry()}}
@@ -192,31 +192,31 @@ def test_ledger_rewrites_only_when_something_changed(tmp_path):
         (f'{{"format": 1, "verdicts": {{"{KEY}": {{"reply": 1.0}}}}}}', "has no 'reply' text"),
     ],
 )
-def test_malformed_ledger_files_raise_naming_the_file(tmp_path, text, message):
+def test_malformed_verdict_file_files_raise_naming_the_file(tmp_path, text, message):
     path = tmp_path / "test_x.json"
     path.write_text(text)
     with pytest.raises(StoreError) as info:
-        LedgerDocument.read(path)
+        VerdictDocument.read(path)
     assert str(path) in str(info.value) and message in str(info.value)
 
 
-def test_undecodable_ledger_file_raises_naming_the_file(tmp_path):
+def test_undecodable_verdict_file_file_raises_naming_the_file(tmp_path):
     path = tmp_path / "test_x.json"
     path.write_bytes(b'{"format": 1, "verdicts": {}} \xff\xfe')
     with pytest.raises(StoreError, match="test_x.json: cannot read"):
-        LedgerDocument.read(path)
+        VerdictDocument.read(path)
 
 
 _RECORDER = """
 import sys, time
 from pathlib import Path
-from pytest_llmjudge.store.ledger import Ledger
+from pytest_llmjudge.store.verdict_file import VerdictFile
 path, who, start = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 time.sleep(max(0.0, start - time.time()))
 for i in range(25):
-    ledger = Ledger(path, "t::x")  # each write from a fresh load, as separate test runs would
-    ledger.get("0" * 64)
-    ledger.put(f"{who}{i:063x}"[-64:], {"reply": f"{who} {i}", "model": who})
+    verdict_file = VerdictFile(path, "t::x")  # each write from a fresh load, as separate test runs would
+    verdict_file.get("0" * 64)
+    verdict_file.put(f"{who}{i:063x}"[-64:], {"reply": f"{who} {i}", "model": who})
 """
 
 
@@ -229,29 +229,29 @@ def test_recorders_writing_one_file_at_once_keep_every_entry(tmp_path):
         subprocess.Popen([sys.executable, "-c", _RECORDER, str(path), who, str(start)]) for who in ("a", "b", "c", "d")
     ]
     assert [proc.wait(60) for proc in procs] == [0, 0, 0, 0]
-    entries = LedgerDocument.read(path).entries
+    entries = VerdictDocument.read(path).entries
     assert len(entries) == 100
     assert sorted({e["model"] for e in entries.values()}) == ["a", "b", "c", "d"]
 
 
 def test_a_write_keeps_entries_another_process_wrote_after_this_one_loaded(tmp_path):
     path = tmp_path / "t.json"
-    mine, theirs = Ledger(path, "t"), Ledger(path, "t")
+    mine, theirs = VerdictFile(path, "t"), VerdictFile(path, "t")
     assert mine.get(KEY) is None and theirs.get(KEY) is None  # both loaded the empty file
     assert theirs.put("b" * 64, entry(0.2))
     assert mine.put(KEY, entry(0.9))
-    assert sorted(LedgerDocument.read(path).entries) == [KEY, "b" * 64]
-    assert mine.get("b" * 64) == entry(0.2), "the re-read file is what the ledger now serves"
+    assert sorted(VerdictDocument.read(path).entries) == [KEY, "b" * 64]
+    assert mine.get("b" * 64) == entry(0.2), "the re-read file is what the verdict file now serves"
 
 
 def test_no_lock_file_is_left_beside_the_verdict_files(tmp_path):
     folder = tmp_path / "judge_verdicts" / "test_m"
-    Ledger(folder / "t.json", "t").put(KEY, entry())
+    VerdictFile(folder / "t.json", "t").put(KEY, entry())
     # Beside the verdict files: only the folder of temporary files, which git ignores as a whole.
     assert sorted(p.name for p in folder.iterdir()) == [".llmjudge-tmp", "t.json"]
     assert [p.name for p in (folder / ".llmjudge-tmp").iterdir()] == [".gitignore"]
     locks = tmp_path / "locks"
-    Ledger(folder / "u.json", "u", lock_dir=locks).put(KEY, entry())
+    VerdictFile(folder / "u.json", "u", lock_dir=locks).put(KEY, entry())
     assert locks.is_dir() and list(locks.iterdir()) == [], "the lock file goes after the write"
     assert default_lock_dir().parent == Path(tempfile.gettempdir())
 
@@ -259,7 +259,7 @@ def test_no_lock_file_is_left_beside_the_verdict_files(tmp_path):
 def test_verdict_files_get_the_umask_permissions(tmp_path):
     old = os.umask(0o027)
     try:
-        Ledger(tmp_path / "a.json", "a").put(KEY, entry())
+        VerdictFile(tmp_path / "a.json", "a").put(KEY, entry())
         write_atomically(tmp_path / "b.txt", "x")
     finally:
         os.umask(old)
@@ -286,18 +286,18 @@ def test_secrets_in_the_stored_fields_are_redacted(tmp_path, monkeypatch):
         "model": "openai/m",
         "score": 0.9,
     }
-    ledger = Ledger(path, "t")
-    assert ledger.put(KEY, stored)
+    verdict_file = VerdictFile(path, "t")
+    assert verdict_file.put(KEY, stored)
     text = path.read_text()
     assert SECRET not in text and "hunter2-correct-horse" not in text
-    saved = LedgerDocument.read(path).entries[KEY]
+    saved = VerdictDocument.read(path).entries[KEY]
     assert saved["output"]["list"] == ["[redacted]", 3] and saved["model"] == "openai/m"
     assert saved["criteria"] == "Explains how to log in"
     # The redacted reply parses to the score the real one gave.
     assert parse_verdict(saved["reply"]).score == parse_verdict(reply).score == 0.9
     # Putting the same entry again changes nothing: redaction is idempotent.
-    assert ledger.put(KEY, stored) is False
-    assert Ledger(path, "t").put(KEY, saved) is False
+    assert verdict_file.put(KEY, stored) is False
+    assert VerdictFile(path, "t").put(KEY, saved) is False
     assert redact_entry(saved) == saved
 
 
@@ -331,10 +331,10 @@ def test_the_local_cache_stores_the_reply_redacted(tmp_path):
 def test_a_file_where_the_store_folder_should_be_is_a_clear_store_error(tmp_path):
     (tmp_path / "blocked").write_text("not a folder")
     path = tmp_path / "blocked" / "test_m" / "t.json"
-    ledger = Ledger(path, "t")
-    assert ledger.get(KEY) is None, "nothing can be stored there, so nothing is"
-    with pytest.raises(LedgerWriteError) as info:
-        ledger.put(KEY, entry())
+    verdict_file = VerdictFile(path, "t")
+    assert verdict_file.get(KEY) is None, "nothing can be stored there, so nothing is"
+    with pytest.raises(VerdictFileWriteError) as info:
+        verdict_file.put(KEY, entry())
     error = info.value
     assert isinstance(error, StoreError)
     assert error.path == path and error.key == KEY and "Error" in error.reason
@@ -346,12 +346,12 @@ def test_a_file_where_the_store_folder_should_be_is_a_clear_store_error(tmp_path
 def test_a_read_only_store_is_a_clear_store_error_and_the_file_is_untouched(tmp_path):
     folder = tmp_path / "judge_verdicts" / "test_m"
     path = folder / "t.json"
-    Ledger(path, "t").put(KEY, entry())
+    VerdictFile(path, "t").put(KEY, entry())
     before = path.read_bytes()
     folder.chmod(0o555)
     try:
-        with pytest.raises(LedgerWriteError, match="PermissionError") as info:
-            Ledger(path, "t").put("b" * 64, entry())
+        with pytest.raises(VerdictFileWriteError, match="PermissionError") as info:
+            VerdictFile(path, "t").put("b" * 64, entry())
         assert str(folder) in str(info.value)
     finally:
         folder.chmod(0o755)
@@ -362,7 +362,7 @@ def test_a_malformed_file_is_never_overwritten_by_a_write(tmp_path):
     path = tmp_path / "t.json"
     path.write_text("{not json")
     with pytest.raises(StoreError, match="not valid JSON"):
-        Ledger(path, "t").put(KEY, entry())
+        VerdictFile(path, "t").put(KEY, entry())
     assert path.read_text() == "{not json"
 
 
@@ -371,32 +371,32 @@ def test_a_malformed_file_is_never_overwritten_by_a_write(tmp_path):
 
 def test_adopt_copies_an_entry_but_never_replaces_one(tmp_path):
     path = tmp_path / "t.json"
-    ledger = Ledger(path, "t")
-    assert ledger.adopt(KEY, entry(0.9)) is True
-    assert ledger.adopt(KEY, entry(0.1)) is False, "the file's own entry wins"
-    assert LedgerDocument.read(path).entries[KEY]["score"] == 0.9
-    assert KEY in ledger.used
+    verdict_file = VerdictFile(path, "t")
+    assert verdict_file.adopt(KEY, entry(0.9)) is True
+    assert verdict_file.adopt(KEY, entry(0.1)) is False, "the file's own entry wins"
+    assert VerdictDocument.read(path).entries[KEY]["score"] == 0.9
+    assert KEY in verdict_file.used
     with pytest.raises(StoreError, match="has no 'reply' text"):
-        ledger.adopt("b" * 64, {"score": 0.5})
-    assert ledger.put(KEY, entry(0.1)) is True, "put (refresh) does replace"
+        verdict_file.adopt("b" * 64, {"score": 0.5})
+    assert verdict_file.put(KEY, entry(0.1)) is True, "put (refresh) does replace"
 
 
 def test_release_forgets_entries_but_keeps_used_keys(tmp_path):
     path = tmp_path / "t.json"
-    ledger = Ledger(path, "t")
-    ledger.put(KEY, entry())
-    assert ledger.get(KEY) == entry()
-    ledger.release()
-    assert ledger.used == {KEY}
-    Ledger(path, "t").put(KEY, entry(0.1))  # another process replaces the entry on disk
-    assert ledger.get(KEY) == entry(0.1), "a later get reads the file again"
+    verdict_file = VerdictFile(path, "t")
+    verdict_file.put(KEY, entry())
+    assert verdict_file.get(KEY) == entry()
+    verdict_file.release()
+    assert verdict_file.used == {KEY}
+    VerdictFile(path, "t").put(KEY, entry(0.1))  # another process replaces the entry on disk
+    assert verdict_file.get(KEY) == entry(0.1), "a later get reads the file again"
 
 
 # -- finding a verdict wherever it is stored -----------------------------------------------------------
 
 
 def _record(path: Path, key: str, **fields) -> None:
-    Ledger(path, path.stem).put(key, {"reply": '{"score": 0.9}', "score": 0.9, **fields})
+    VerdictFile(path, path.stem).put(key, {"reply": '{"score": 0.9}', "score": 0.9, **fields})
 
 
 def test_the_finder_skips_tools_caches_and_virtual_environments(tmp_path):
@@ -410,11 +410,11 @@ def test_the_finder_skips_tools_caches_and_virtual_environments(tmp_path):
     _record(store, KEY)
     (tmp_path / "verdicts" / "other.json").write_text('{"not": "a verdict file"}')
     (keep.parent / ".t.json.abc.tmp").write_text("{")
-    assert find_ledger_files([tmp_path]) == sorted([keep, store])
-    assert find_ledger_files([tmp_path], sniff=False) == [keep], "without sniffing only judge_verdicts/ counts"
-    assert find_ledger_files([store]) == [store]
+    assert find_verdict_files([tmp_path]) == sorted([keep, store])
+    assert find_verdict_files([tmp_path], sniff=False) == [keep], "without sniffing only judge_verdicts/ counts"
+    assert find_verdict_files([store]) == [store]
     with pytest.raises(FileNotFoundError, match="missing"):
-        find_ledger_files([tmp_path / "missing"])
+        find_verdict_files([tmp_path / "missing"])
 
 
 def test_the_index_finds_a_key_in_any_verdict_file_and_is_built_once(tmp_path, monkeypatch):
@@ -424,7 +424,7 @@ def test_the_index_finds_a_key_in_any_verdict_file_and_is_built_once(tmp_path, m
     _record(store / "tests" / "test_b" / "test_it.json", "b" * 64, model="m2", criteria="c", output=f"o {SECRET}")
     (tmp_path / "tests" / "judge_verdicts" / "test_a" / "broken.json").write_text("{not json")
     with monkeypatch.context() as patched:  # built on first use, not before
-        patched.setattr(LedgerDocument, "read", lambda path: pytest.fail("read before a lookup"))
+        patched.setattr(VerdictDocument, "read", lambda path: pytest.fail("read before a lookup"))
         index = VerdictIndex.for_layout(tmp_path, store)
     hit = index.find(KEY)
     assert hit is not None and hit.path == elsewhere and hit.test == "test_it" and hit.entry["model"] == "m1"
@@ -432,7 +432,7 @@ def test_the_index_finds_a_key_in_any_verdict_file_and_is_built_once(tmp_path, m
     assert index.find("c" * 64) is None
     assert len(index.problems) == 1 and "broken.json" in index.problems[0]
     # Built once: later lookups read no file.
-    monkeypatch.setattr(LedgerDocument, "read", lambda path: pytest.fail("read again"))
+    monkeypatch.setattr(VerdictDocument, "read", lambda path: pytest.fail("read again"))
     assert index.find("d" * 64) is None
     index.note(tmp_path / "new.json", "e" * 64, {"reply": "x", "model": "m3"}, test="t::new")
     assert index.find("e" * 64).test == "t::new"
@@ -447,10 +447,10 @@ def test_adopting_from_the_index_migrates_an_entry(tmp_path):
     old = tmp_path / "judge_verdicts" / "test_m" / "test_old.json"
     _record(old, KEY, model="m")
     hit = VerdictIndex.for_layout(tmp_path).find(KEY)
-    new = Ledger(tmp_path / "judge_verdicts" / "test_m" / "test_new.json", "test_m.py::test_new")
+    new = VerdictFile(tmp_path / "judge_verdicts" / "test_m" / "test_new.json", "test_m.py::test_new")
     assert new.get(KEY) is None
     assert new.adopt(hit.key, hit.entry)
-    assert new.get(KEY) == LedgerDocument.read(old).entries[KEY]
+    assert new.get(KEY) == VerdictDocument.read(old).entries[KEY]
     assert json.loads(new.path.read_text())["test"] == "test_m.py::test_new"
 
 

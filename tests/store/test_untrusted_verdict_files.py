@@ -111,9 +111,9 @@ def test_a_symlink_to_dev_zero_is_refused_unread(pytester, project):
 
 
 def test_an_oversized_verdict_file_is_refused_unread(pytester, project, monkeypatch):
-    from pytest_llmjudge.store import ledger
+    from pytest_llmjudge.store import verdict_file
 
-    monkeypatch.setattr(ledger, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(verdict_file, "MAX_FILE_BYTES", 1000)
     path = own_file(project)
     document = json.loads(path.read_text())
     document["padding"] = "x" * 2000

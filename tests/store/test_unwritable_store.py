@@ -34,8 +34,12 @@ NOT_KEPT = "No local cache is in use (pytest's cache provider is off), so it mus
 
 
 def unwritable_warnings(stdout: str) -> list[str]:
-    """The text of every LedgerWriteWarning in pytest's warnings summary."""
-    return [line.split("LedgerWriteWarning: ", 1)[1] for line in stdout.splitlines() if "LedgerWriteWarning: " in line]
+    """The text of every VerdictFileWriteWarning in pytest's warnings summary."""
+    return [
+        line.split("VerdictFileWriteWarning: ", 1)[1]
+        for line in stdout.splitlines()
+        if "VerdictFileWriteWarning: " in line
+    ]
 
 
 @pytest.mark.parametrize(
@@ -85,14 +89,14 @@ def test_an_entry_found_elsewhere_that_cannot_be_copied_says_where_it_still_is(
     pytester.makeconftest(
         """
         import pytest
-        from pytest_llmjudge.store.ledger import Ledger, LedgerWriteError
+        from pytest_llmjudge.store.verdict_file import VerdictFile, VerdictFileWriteError
 
         @pytest.fixture(autouse=True)
         def read_only_file(monkeypatch):
             def refuse(self, key, *args, **kwargs):
-                raise LedgerWriteError(self.path, key, "PermissionError: Permission denied")
-            monkeypatch.setattr(Ledger, "adopt", refuse)
-            monkeypatch.setattr(Ledger, "put_generation", refuse)
+                raise VerdictFileWriteError(self.path, key, "PermissionError: Permission denied")
+            monkeypatch.setattr(VerdictFile, "adopt", refuse)
+            monkeypatch.setattr(VerdictFile, "put_generation", refuse)
         """
     )
     result = pytester.runpytest(*live_args, *flags)

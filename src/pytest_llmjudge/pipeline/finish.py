@@ -49,8 +49,8 @@ def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> 
         if isinstance(stored, (int, float)) and abs(stored - result.score) > 1e-6:
             warn_at_caller(  # at the test's line, however deep the pipeline was entered
                 StoredScoreWarning(
-                    f"{plan.ledger.path if plan.ledger else ''}: key {call.key[:12]} stores score {stored} but its "
-                    f"reply parses to {result.score}; the reply wins "
+                    f"{plan.verdict_file.path if plan.verdict_file else ''}: key {call.key[:12]} stores score "
+                    f"{stored} but its reply parses to {result.score}; the reply wins "
                     "(re-record, or run `python -m pytest_llmjudge reparse`)"
                 )
             )
@@ -68,14 +68,15 @@ def finish_generations(plan: GenerationPlan, answers: Mapping[str, Answer], runt
 
 
 def write_back(plan: Planned[Any], entries: Mapping[str, Mapping[str, Any]], runtime: JudgeRuntime) -> None:
-    """Store new entries in their section of the test's ledger (auto, refresh); one warning if it cannot be written."""
-    ledger = plan.ledger
-    if plan.settings.mode not in ("auto", "refresh") or ledger is None:
+    """Store new entries in their section of the test's verdict file (auto, refresh); one warning if
+    it cannot be written."""
+    verdict_file = plan.verdict_file
+    if plan.settings.mode not in ("auto", "refresh") or verdict_file is None:
         return
     unwritten: tuple[str, BaseException] | None = None
     for key, entry in entries.items():
         try:
-            ledger.put_generation(key, entry) if plan.what == "generation" else ledger.put(key, entry)
+            verdict_file.put_generation(key, entry) if plan.what == "generation" else verdict_file.put(key, entry)
         except (StoreError, OSError) as exc:
             unwritten = unwritten or (key, exc)
     if unwritten is not None:
@@ -83,19 +84,19 @@ def write_back(plan: Planned[Any], entries: Mapping[str, Mapping[str, Any]], run
 
         cache = runtime.cache  # None below: it could not store the reply either (a full disk)
         kept = (cache.keeps(unwritten[0]) or None) if cache is not None else False
-        warn_unwritten(ledger.path, *unwritten, kept=kept, what=plan.what)
+        warn_unwritten(verdict_file.path, *unwritten, kept=kept, what=plan.what)
 
 
 def new_verdicts(
     plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict]
 ) -> dict[str, dict[str, Any]]:
-    """The entries of the replies not read from the ledger (auto, refresh); noting drift against what
+    """The entries of the replies not read from the verdict file (auto, refresh); noting drift against what
     refresh replaces."""
     mode = plan.settings.mode
-    ledger = plan.ledger
-    if mode not in ("auto", "refresh") or ledger is None:
+    verdict_file = plan.verdict_file
+    if mode not in ("auto", "refresh") or verdict_file is None:
         return {}
-    previous = ledger.entries() if mode == "refresh" else {}
+    previous = verdict_file.entries() if mode == "refresh" else {}
     entries: dict[str, dict[str, Any]] = {}
     for call in plan.calls:
         answer = answers[call.key]
@@ -119,7 +120,7 @@ def new_verdicts(
             if (moved > plan.settings.drift or flipped) and plan.context is not None:
                 plan.context.drift.append(
                     {
-                        "test": redact(ledger.nodeid),
+                        "test": redact(verdict_file.nodeid),
                         "key": call.key,
                         "old": old["score"],
                         "new": result.score,

@@ -88,7 +88,7 @@ def plan_generations(
     from ..backends.litellm import LiteLLMBackend
 
     settings = runtime.settings
-    ledger = runtime.ledger_for(context)
+    verdict_file = runtime.verdict_file_for(context)
     base = settings.generate_api_base
     if model is not None and (not isinstance(model, str) or not model.strip()):
         raise JudgeError(f"generate() model must name a model, got {model!r}")
@@ -101,13 +101,15 @@ def plan_generations(
             "the ini file, or LLMJUDGE_GENERATE_MODEL). The model is part of every generation's key."
         )
     else:  # replay: the model they were recorded with, whose generations were keyed in finding it
-        found = recorded_by(runtime, context, ledger, "generation", lambda m: make(m, base), several=SEVERAL_MODELS)
+        found = recorded_by(
+            runtime, context, verdict_file, "generation", lambda m: make(m, base), several=SEVERAL_MODELS
+        )
         generations = found[1] if found is not None else make(NO_MODEL, base)
     return GenerationPlan(
         calls=tuple(generations),
         settings=settings,
         backend=LiteLLMBackend(),
-        ledger=ledger,
+        verdict_file=verdict_file,
         context=context,
         started=time.monotonic(),
     )

@@ -19,7 +19,7 @@ from .plan import Plan, stored_elsewhere, stored_fields
 if TYPE_CHECKING:
     from ..backends.protocol import CallResult
     from ..runtime import JudgeRuntime
-    from ..store.ledger import Ledger
+    from ..store.verdict_file import VerdictFile
     from .generations import Generation
     from .plan import Call, Planned
 
@@ -28,8 +28,8 @@ class Answer(NamedTuple):
     """The judge's reply to one call, and where it came from."""
 
     reply: Reply
-    source: str  # "replayed" (ledger), "cached" (local cache) or "live"
-    stored: Mapping[str, Any] | None = None  # the ledger entry a replayed reply came from
+    source: str  # "replayed" (verdict file), "cached" (local cache) or "live"
+    stored: Mapping[str, Any] | None = None  # the verdict file entry a replayed reply came from
     result: CallResult | None = None  # a live call's result (its cost)
     extra: Mapping[str, Any] = MappingProxyType({})  # stored beside a new reply (see reply_extra)
 
@@ -51,7 +51,7 @@ def lookup(
     there is copied into the test's file, so it migrates; prune later removes the unused copy.
     """
     mode = plan.settings.mode
-    ledger = plan.ledger if mode in ("auto", "replay") else None
+    verdict_file = plan.verdict_file if mode in ("auto", "replay") else None
     answers: dict[str, Answer] = {}
     missing: list[Call | Generation] = []
     generations = plan.what == "generation"
@@ -59,18 +59,18 @@ def lookup(
         if call.key in answers:
             continue
         entry = None
-        if ledger is not None:
-            entry = ledger.generation(call.key) if generations else ledger.get(call.key)
+        if verdict_file is not None:
+            entry = verdict_file.generation(call.key) if generations else verdict_file.get(call.key)
             if entry is not None:
-                check_entry(call, entry, ledger.location)
+                check_entry(call, entry, verdict_file.location)
             else:
-                entry = adopt_from_elsewhere(runtime, ledger, call, copy=mode == "auto", what=plan.what)
+                entry = adopt_from_elsewhere(runtime, verdict_file, call, copy=mode == "auto", what=plan.what)
         if entry is not None:
             answers[call.key] = Answer(Reply(entry["reply"], entry.get("logprobs")), "replayed", entry)
             continue
         if mode == "replay":
             raise _replay_miss(plan, call)
-        # The cache is opened on the first ledger miss: a run the ledger answers never imports diskcache.
+        # The cache is opened on the first miss in the verdict file: a run it answers never imports diskcache.
         cache = runtime.cache if mode == "auto" else None
         value = cache.get(call.key) if cache is not None else None
         if value is not None and _mismatch(call, value) is not None:  # the cache is untrusted too: ask again
@@ -85,16 +85,16 @@ def lookup(
 
 def adopt_from_elsewhere(
     runtime: JudgeRuntime,
-    ledger: Ledger,
+    verdict_file: VerdictFile,
     call: Call | Generation,
     *,
     copy: bool,
     what: Literal["verdict", "generation"],
 ) -> dict[str, Any] | None:
     """The entry (a verdict, or a generation) for `call` from another verdict file, checked against it
-    (`check_entry`), or None; with `copy`, written into `ledger` too.
+    (`check_entry`), or None; with `copy`, written into `verdict_file` too.
 
-    The other file's entry is also marked used (through the runtime's Ledger of that file), so a
+    The other file's entry is also marked used (through the runtime's `VerdictFile` of that file), so a
     prune after a replay that relied on it keeps it.  Files the search could not read are noted for
     the run's summary.
     """
@@ -103,20 +103,20 @@ def adopt_from_elsewhere(
     found = index.find_generation(key) if what == "generation" else index.find(key)
     for problem in index.problems:
         runtime.note(f"llmjudge: skipped a verdict file: {problem}")
-    if found is None or found.path == ledger.path:
+    if found is None or found.path == verdict_file.path:
         return None
     check_entry(call, found.entry, found.path)
-    runtime.ledger_at(found.path).used.add(key)
+    runtime.verdict_file_at(found.path).used.add(key)
     if copy:
         try:
             if what == "generation":
-                ledger.put_generation(key, found.entry, replace=False)
+                verdict_file.put_generation(key, found.entry, replace=False)
             else:
-                ledger.adopt(key, found.entry)
+                verdict_file.adopt(key, found.entry)
         except (StoreError, OSError) as exc:  # replayed all the same; a later writable run makes the copy
             from .unwritten import warn_unwritten  # on a failed write only
 
-            warn_unwritten(ledger.path, key, exc, kept=found.path, what=what)
+            warn_unwritten(verdict_file.path, key, exc, kept=found.path, what=what)
     return dict(found.entry)
 
 
@@ -163,15 +163,21 @@ def _mismatch(call: Call | Generation, entry: Mapping[str, Any]) -> str | None:
 def _replay_miss(plan: Planned[Any], call: Call | Generation) -> JudgeError:
     from .replay_miss import replay_miss  # the diagnosis loads only when a replay misses
 
-    ledger = plan.ledger
-    stored = None if ledger is None else ledger.entries() if isinstance(plan, Plan) else ledger.generations()
+    verdict_file = plan.verdict_file
+    stored = (
+        None
+        if verdict_file is None
+        else verdict_file.entries()
+        if isinstance(plan, Plan)
+        else verdict_file.generations()
+    )
     return replay_miss(
         call.key,
         # A plan's calls are of its kind: a judgment's are Calls, a generation plan's Generations.
         stored_fields(plan, cast("Call", call)) if isinstance(plan, Plan) else cast("Generation", call).record(),
         test=plan.context.nodeid if plan.context is not None else None,
         stored=stored,
-        ledger_path=ledger.path if ledger is not None else None,
+        verdict_file_path=verdict_file.path if verdict_file is not None else None,
         settings=plan.settings,
         what=plan.what,
     )

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..backends.protocol import Backend, CallRequest, CallResult
     from ..runtime import JudgeRuntime, TestContext
     from ..store.index import VerdictIndex
-    from ..store.ledger import Ledger
+    from ..store.verdict_file import VerdictFile
     from .recorded import K
 
 
@@ -191,7 +191,7 @@ class Planned(Generic[C]):
     calls: tuple[C, ...]
     settings: Settings
     backend: Backend
-    ledger: Ledger | None
+    verdict_file: VerdictFile | None
     context: TestContext | None
     started: float
     live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
@@ -259,13 +259,13 @@ def plan(
     prompts = rubric.prompts(case)
     # The environment's secrets are read at most once per judgment, when a text of it is first redacted.
     clean = redactor() if context is not None else redact
-    ledger = runtime.ledger_for(context, clean)
+    verdict_file = runtime.verdict_file_for(context, clean)
 
     if not settings.model and settings.mode in ("replay", "auto") and isinstance(setup.backend, LiteLLMBackend):
         # No judge configured (CI, or a teammate's clone in auto mode): replay what was recorded,
         # whichever model recorded it.  Only a miss needs a model.
         found = recorded_by(
-            runtime, context, ledger, "verdict", lambda m: setup.calls([(m, m)], prompts), several=SEVERAL_JUDGES
+            runtime, context, verdict_file, "verdict", lambda m: setup.calls([(m, m)], prompts), several=SEVERAL_JUDGES
         )
         if found is not None:  # its calls were keyed in finding it
             model, recorded = found
@@ -274,7 +274,7 @@ def plan(
         elif settings.mode == "auto":  # a miss must judge live, and nothing names the judge: say how to
             raise JudgeError(NO_JUDGE_MODEL)
         else:  # a miss: against the one model this test recorded with, so the miss names what changed
-            models = {e.get("model") for e in (ledger.entries() if ledger is not None else {}).values()}
+            models = {e.get("model") for e in (verdict_file.entries() if verdict_file is not None else {}).values()}
             only = models.pop() if len(models) == 1 else None
             model = only if isinstance(only, str) else NO_MODEL
             calls = setup.calls([(model, model)], prompts)
@@ -291,7 +291,7 @@ def plan(
         calls=calls,
         settings=settings,
         backend=setup.backend,
-        ledger=ledger,
+        verdict_file=verdict_file,
         context=context,
         started=started,
         case=case,
@@ -458,7 +458,7 @@ def judge_ids(settings: Settings, backend: Backend) -> list[tuple[str, str]]:
 
 
 def requested(settings: Settings) -> dict[str, Any]:
-    """The request options that are set, as the key and the ledger name them (the configured values:
+    """The request options that are set, as the key and the verdict file name them (the configured values:
     what a model then takes is `plan_request`'s to decide, and the replay path never asks LiteLLM)."""
     fields: dict[str, Any] = {}
     if settings.max_tokens is not None:
@@ -479,7 +479,7 @@ def step_name(rubric: Rubric, step: int) -> str:
 
 
 def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> dict[str, Any]:
-    """What a ledger entry says about the judgment beside its reply (and what a replay miss compares).
+    """What a verdict file entry says about the judgment beside its reply (and what a replay miss compares).
 
     A live call's `result` adds what was actually sent, and what was configured but not sent, and why.
     """
@@ -512,7 +512,7 @@ def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> d
 def recorded_by(
     runtime: JudgeRuntime,
     context: TestContext | None,
-    ledger: Ledger | None,
+    verdict_file: VerdictFile | None,
     what: Literal["verdict", "generation"],
     calls_for: Callable[[str], Sequence[K]],
     *,
@@ -525,7 +525,7 @@ def recorded_by(
     from .recorded import recorded_model  # loaded only here: a run that names its models never asks
 
     generations = what == "generation"
-    own = (ledger.generations() if generations else ledger.entries()) if ledger is not None else {}
+    own = (verdict_file.generations() if generations else verdict_file.entries()) if verdict_file is not None else {}
     found = recorded_model(own, calls_for, several=several)
     if found is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
         index = stored_elsewhere(runtime)

@@ -176,7 +176,7 @@ def replay_miss(
     *,
     test: str | None,
     stored: Mapping[str, Entry] | None,
-    ledger_path: Path | None,
+    verdict_file_path: Path | None,
     settings: Settings,
     what: Literal["verdict", "generation"] = "verdict",
 ) -> ReplayMiss:
@@ -188,7 +188,7 @@ def replay_miss(
     """
     kind = KINDS[what]
     if what == "generation":
-        from ..store.ledger import redact_generation
+        from ..store.verdict_file import redact_generation
         from .generations import NO_MODEL
 
         wanted = redact_generation(wanted)  # stored entries are redacted: compare like with like
@@ -210,7 +210,7 @@ def replay_miss(
     if stored is None:
         lines.append("  nothing is stored outside a pytest test")
     elif not stored:
-        lines.append(f"  no {kind.nouns} are stored for this test (looked in {ledger_path})")
+        lines.append(f"  no {kind.nouns} are stored for this test (looked in {verdict_file_path})")
     else:
         best_key, fields = nearest(stored, wanted, kind)
         differs = ", ".join(describe(field, kind.described) for field in fields) or kind.unnamed

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import first_line
-from ..verdict import LedgerWriteWarning
+from ..verdict import VerdictFileWriteWarning
 
 # What must happen again when nothing keeps the reply, by what was not stored.
 _AGAIN = {"verdict": "judged", "generation": "generated"}
@@ -27,9 +27,9 @@ def warn_unwritten(
     reply is: `kept` is True for the local cache, False for nowhere (no cache), None for nowhere (the cache
     could not store it either), or the verdict file it was copied from.
     """
-    from ..store.ledger import LedgerWriteError
+    from ..store.verdict_file import VerdictFileWriteError
 
-    if isinstance(exc, LedgerWriteError):  # its own message is a sentence; only the reason belongs here
+    if isinstance(exc, VerdictFileWriteError):  # its own message is a sentence; only the reason belongs here
         reason = exc.reason
     elif isinstance(exc, OSError):
         reason = f"{exc.__class__.__name__}: {exc.strerror or exc}"
@@ -48,4 +48,4 @@ def warn_unwritten(
         f"there. {where}: make {path.parent} writable, or point --judge-store at a writable directory."
     )
     with contextlib.suppress(Warning):  # warnings turned into errors: the paid reply still stands
-        warnings.warn(LedgerWriteWarning(message), stacklevel=stacklevel)
+        warnings.warn(VerdictFileWriteWarning(message), stacklevel=stacklevel)

@@ -1,4 +1,4 @@
-"""The local cache: git-ignored diskcache under the ledger, keyed the same way, never trusted.
+"""The local cache: git-ignored diskcache under the verdict file, keyed the same way, never trusted.
 
 It spares repeated calls across tests and re-records.  diskcache is imported only when a cache is
 first used (replay never opens it), through `json_disk`, which reads back JSON text and nothing else.
@@ -37,7 +37,7 @@ class LocalCache:
     """The git-ignored diskcache layer: JSON text per key, opened once per process, never trusted.
 
     Any failure (corrupt database, read-only directory, an unsafe row) sets the directory aside
-    with a `CacheWarning` and the run continues from the ledger and the judge.
+    with a `CacheWarning` and the run continues from the verdict file and the judge.
 
     Every database operation runs on one thread of the cache's own: diskcache keeps one SQLite
     connection per thread and `close()` closes only the calling thread's, so calls from the event
@@ -158,9 +158,9 @@ class LocalCache:
         return value
 
     def set(self, key: str, value: Mapping[str, Any]) -> bool:
-        """Store `value`, redacted as the ledger stores it, as canonical JSON text under `key`; return
+        """Store `value`, redacted as the verdict file stores it, as canonical JSON text under `key`; return
         whether it was stored (not when the cache is unusable or out of space)."""
-        from .ledger import redact_entry
+        from .verdict_file import redact_entry
 
         text = canonical_json(redact_entry(value))
         stored = bool(self._guarded(lambda cache: cache.set(key, text)))

@@ -16,9 +16,9 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .ledger import read_regular_file
+from .verdict_file import read_regular_file
 
-__all__ = ["SKIP_DIRS", "VERDICTS_DIR", "find_ledger_files", "walk_ledger_files"]
+__all__ = ["SKIP_DIRS", "VERDICTS_DIR", "find_verdict_files", "walk_verdict_files"]
 
 VERDICTS_DIR = "judge_verdicts"
 
@@ -27,7 +27,7 @@ SKIP_DIRS = frozenset({
     ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "site-packages", ".eggs",
 })  # fmt: skip
 
-_LEDGER_SNIFF = re.compile(r'\A\s*\{\s*"format"\s*:\s*\d+\s*,\s*"test"\s*:')  # how a verdict file starts
+_VERDICT_FILE_SNIFF = re.compile(r'\A\s*\{\s*"format"\s*:\s*\d+\s*,\s*"test"\s*:')  # how a verdict file starts
 
 
 def _skipped(folder: Path, name: str) -> bool:
@@ -37,14 +37,14 @@ def _skipped(folder: Path, name: str) -> bool:
     return (here / "pyvenv.cfg").is_file() or (here / "CACHEDIR.TAG").is_file()
 
 
-def _looks_like_ledger(path: Path) -> bool:
+def _looks_like_verdict_file(path: Path) -> bool:
     try:  # a FIFO or a device is never waited on or read
-        return bool(_LEDGER_SNIFF.match(read_regular_file(path, 512, head=True).decode("utf-8", "replace")))
+        return bool(_VERDICT_FILE_SNIFF.match(read_regular_file(path, 512, head=True).decode("utf-8", "replace")))
     except OSError:
         return False
 
 
-def walk_ledger_files(root: Path, *, sniff: bool = True) -> Iterable[Path]:
+def walk_verdict_files(root: Path, *, sniff: bool = True) -> Iterable[Path]:
     """The verdict files under the directory `root`, in a stable order (see the module docstring)."""
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
@@ -56,11 +56,11 @@ def walk_ledger_files(root: Path, *, sniff: bool = True) -> Iterable[Path]:
             if not name.endswith(".json") or name.startswith("."):
                 continue
             path = here / name
-            if inside or _looks_like_ledger(path):
+            if inside or _looks_like_verdict_file(path):
                 yield path
 
 
-def find_ledger_files(paths: Sequence[str | Path], *, sniff: bool = True) -> list[Path]:
+def find_verdict_files(paths: Sequence[str | Path], *, sniff: bool = True) -> list[Path]:
     """Every verdict file under `paths` (a file is taken as given), sorted and without duplicates.
 
     Raises `FileNotFoundError` naming a path that does not exist.
@@ -73,5 +73,5 @@ def find_ledger_files(paths: Sequence[str | Path], *, sniff: bool = True) -> lis
         if root.is_file():
             found.append(root)
         else:
-            found.extend(walk_ledger_files(root, sniff=sniff))
+            found.extend(walk_verdict_files(root, sniff=sniff))
     return sorted(dict.fromkeys(found))

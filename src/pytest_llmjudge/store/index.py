@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from .finder import walk_ledger_files
-from .ledger import LedgerDocument
+from .finder import walk_verdict_files
+from .verdict_file import VerdictDocument
 
 __all__ = ["StoredVerdict", "VerdictIndex"]
 
@@ -45,7 +45,7 @@ def _first_per_model(stored: Iterable[StoredVerdict]) -> dict[str, StoredVerdict
 class VerdictIndex:
     """Every entry of every verdict file under some roots, by key; built on first use.
 
-    `roots` pairs a directory with whether any ledger-shaped JSON file in it counts (`True`, for a
+    `roots` pairs a directory with whether any JSON file shaped like a verdict file in it counts (`True`, for a
     `--judge-store` directory) or only files inside `judge_verdicts/` folders (`False`, for the
     rootdir).  Missing roots are skipped.  Thread-safe.
     """
@@ -74,13 +74,13 @@ class VerdictIndex:
             for root, sniff in self.roots:
                 if not root.is_dir():
                     continue
-                for path in walk_ledger_files(root, sniff=sniff):
+                for path in walk_verdict_files(root, sniff=sniff):
                     resolved = path.resolve()
                     if resolved in seen:
                         continue
                     seen.add(resolved)
                     try:
-                        document = LedgerDocument.read(path)
+                        document = VerdictDocument.read(path)
                     except StoreError as exc:
                         self.problems.append(str(exc))
                         continue

@@ -16,7 +16,7 @@ addition:
   first line of both replies) and the driver exits 1, so git marks the file conflicted.
 
 The `test` field is taken from ours (theirs' when ours has none).  An empty or missing file is an
-empty ledger (git passes an empty ancestor for a file both branches added).  A file that is not a
+empty verdict file (git passes an empty ancestor for a file both branches added).  A file that is not a
 verdict file exits 2 with a one-line message.
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from .ledger import LedgerDocument, as_written
+from .verdict_file import VerdictDocument, as_written
 
 __all__ = [
     "ATTRIBUTES_LINE",
@@ -42,7 +42,7 @@ __all__ = [
     "install",
     "install_instructions",
     "main",
-    "merge_ledgers",
+    "merge_verdict_files",
 ]
 
 DRIVER_NAME = "llmjudge"
@@ -77,7 +77,7 @@ class Conflict:
 
 @dataclass
 class MergeResult:
-    """The merged ledger (meaningful only without conflicts), its conflicts, and notes on choices made."""
+    """The merged verdict file (meaningful only without conflicts), its conflicts, and notes on choices made."""
 
     test: str
     entries: dict[str, Entry]
@@ -96,16 +96,16 @@ def _first_line(text: str, limit: int = 100) -> str:
     return repr(line if len(line) <= limit else line[:limit] + "...")
 
 
-def _read(path: Path) -> LedgerDocument:
-    """Read one side; an empty or missing file is an empty ledger (git's %O for a file added on both sides)."""
+def _read(path: Path) -> VerdictDocument:
+    """Read one side; an empty or missing file is an empty verdict file (git's %O for a file added on both sides)."""
     try:
         if not path.read_bytes().strip():
-            return LedgerDocument(path, "", {})
+            return VerdictDocument(path, "", {})
     except FileNotFoundError:
-        return LedgerDocument(path, "", {})
+        return VerdictDocument(path, "", {})
     except OSError as exc:
         raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
-    return LedgerDocument.read(path)
+    return VerdictDocument.read(path)
 
 
 def _merge_key(
@@ -133,12 +133,12 @@ def _merge_key(
         merged[key] = kept
 
 
-def merge_ledgers(base: Path, ours: Path, theirs: Path, *, write: bool = True) -> MergeResult:
+def merge_verdict_files(base: Path, ours: Path, theirs: Path, *, write: bool = True) -> MergeResult:
     """Merge three versions of one verdict file by key (see the module docstring for the policy).
 
     `base` is the common ancestor (%O), `ours` the current branch's version (%A), `theirs` the other
     branch's (%B).  Without conflicts, and unless `write=False`, the result is written into `ours`
-    through `LedgerDocument`, as git's merge-driver contract requires; with conflicts nothing is
+    through `VerdictDocument`, as git's merge-driver contract requires; with conflicts nothing is
     written.  Raises `StoreError` when a file is not a verdict file.
     """
     docs = _read(base), _read(ours), _read(theirs)
@@ -152,7 +152,7 @@ def merge_ledgers(base: Path, ours: Path, theirs: Path, *, write: bool = True) -
         for key in sorted(set().union(*sides)):
             _merge_key(result, section, key, *(side.get(key) for side in sides))
     if write and result.clean:
-        LedgerDocument(ours, result.test, result.entries, result.generations).write()
+        VerdictDocument(ours, result.test, result.entries, result.generations).write()
     return result
 
 
@@ -168,7 +168,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("theirs", type=Path, help="the other branch's version (%%B)")
     args = parser.parse_args(list(argv))
     try:
-        result = merge_ledgers(args.base, args.ours, args.theirs)
+        result = merge_verdict_files(args.base, args.ours, args.theirs)
     except StoreError as exc:
         print(f"llmjudge merge: {exc}", file=sys.stderr)
         return 2

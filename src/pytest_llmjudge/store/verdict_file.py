@@ -1,6 +1,6 @@
-"""The committed ledger: one readable JSON file of verdicts per test item.
+"""The committed verdict file: one readable JSON file of verdicts per test item.
 
-The ledger is the source of truth for replay: sorted, with no timestamps or costs, so that
+The verdict file is the source of truth for replay: sorted, with no timestamps or costs, so that
 re-recording an unchanged verdict changes no byte and a review diff shows only what the judge said
 differently.  A file may be hand-edited, so it is parsed as JSON and validated before use.
 
@@ -37,27 +37,27 @@ from .atomic import TEMP_DIR, write_atomically
 
 __all__ = [
     "GENERATION_REDACTED_FIELDS",
-    "LEDGER_FORMAT",
     "REDACTED_FIELDS",
-    "Ledger",
-    "LedgerDocument",
-    "LedgerWriteError",
+    "VERDICT_FILE_FORMAT",
+    "VerdictDocument",
+    "VerdictFile",
+    "VerdictFileWriteError",
     "as_written",
-    "ledger_filename",
-    "ledger_path",
     "redact_entry",
     "redact_generation",
     "redact_value",
+    "verdict_file_path",
+    "verdict_filename",
 ]
 
 # Bump when the prompt template or the stored format changes meaning: every key changes with it.
-LEDGER_FORMAT = 1
+VERDICT_FILE_FORMAT = 1
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 _KEY = re.compile(r"[0-9a-f]{64}")
 
 
-def ledger_filename(test_name: str, clean: Callable[[str], str] | None = None) -> str:
+def verdict_filename(test_name: str, clean: Callable[[str], str] | None = None) -> str:
     """A file name for a test (`TestX::test_y[a/b]`), unique even where characters were replaced, and
     with no secret in it (a key used as a parametrize id is redacted; the digest tells such tests apart).
     Only ids can bring a secret in, and ids shorter than `MIN_SECRET_LENGTH` cannot hold one: the
@@ -77,14 +77,14 @@ def _filename(test_name: str, shown: str) -> str:
     return cleaned + ".json"
 
 
-def ledger_path(module_path: Path, test_name: str, *, store_root: Path | None, rootdir: Path) -> Path:
+def verdict_file_path(module_path: Path, test_name: str, *, store_root: Path | None, rootdir: Path) -> Path:
     """Where one test item's verdicts live: `judge_verdicts/<module>/<test>.json` beside the test module
     (as pytest-recording keeps cassettes), or with `--judge-store DIR` in
     `DIR/<module path relative to rootdir>/<test>.json`."""
-    return Path(ledger_location(module_path, test_name, store_root=store_root, rootdir=rootdir))
+    return Path(verdict_file_location(module_path, test_name, store_root=store_root, rootdir=rootdir))
 
 
-def ledger_location(
+def verdict_file_location(
     module_path: Path,
     test_name: str,
     *,
@@ -92,8 +92,8 @@ def ledger_location(
     rootdir: Path,
     clean: Callable[[str], str] | None = None,
 ) -> str:
-    """`ledger_path` as a string: what a replay opens, without building a Path per test."""
-    name = ledger_filename(test_name, clean)
+    """`verdict_file_path` as a string: what a replay opens, without building a Path per test."""
+    name = verdict_filename(test_name, clean)
     if store_root is None:  # pure path arithmetic (no file system); one folder for every test of a module
         return _module_folder(module_path) + name
     try:
@@ -125,7 +125,7 @@ def as_written(section: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, 
 
 
 @dataclass
-class LedgerDocument:
+class VerdictDocument:
     """One verdict file as it is on disk: the only code that reads or writes the file format.
 
     `entries` are the verdicts; `generations` the recorded replies of the model under test.
@@ -137,11 +137,11 @@ class LedgerDocument:
     generations: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, path: Path | str) -> LedgerDocument:
+    def read(cls, path: Path | str) -> VerdictDocument:
         """Read and validate `path` (a missing file is empty); StoreError names a malformed one."""
         try:
             text = read_regular_file(path).decode("utf-8")
-        except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty ledger
+        except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty verdict file
             return cls(Path(path), "", {})
         except RefusedFile as exc:
             raise StoreError(
@@ -164,9 +164,9 @@ class LedgerDocument:
             ) from None
         if not isinstance(data, dict) or not isinstance(data.get("verdicts"), dict):
             raise StoreError(f"{path}: not a verdict file (expected an object with a 'verdicts' object)")
-        if data.get("format") != LEDGER_FORMAT:
+        if data.get("format") != VERDICT_FILE_FORMAT:
             raise StoreError(
-                f"{path}: verdict file format {data.get('format')!r}, this plugin reads format {LEDGER_FORMAT}"
+                f"{path}: verdict file format {data.get('format')!r}, this plugin reads format {VERDICT_FILE_FORMAT}"
             )
         generations = data.get("generations", {})  # a file without the section has none
         if not isinstance(generations, dict):
@@ -180,7 +180,7 @@ class LedgerDocument:
 
     def write(self) -> None:
         """Rewrite atomically in the one layout (sorted, indented), so a diff shows only the change."""
-        document = {"format": LEDGER_FORMAT, "test": redact(self.test), "verdicts": as_written(self.entries)}
+        document = {"format": VERDICT_FILE_FORMAT, "test": redact(self.test), "verdicts": as_written(self.entries)}
         if self.generations:  # absent when empty: a file without generations keeps its bytes
             document["generations"] = as_written(self.generations)
         text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
@@ -277,7 +277,7 @@ def redact_generation(entry: Mapping[str, Any]) -> dict[str, Any]:
     return redact_entry(entry, GENERATION_REDACTED_FIELDS)
 
 
-class LedgerWriteError(StoreError):
+class VerdictFileWriteError(StoreError):
     """A verdict file could not be written (read-only tree, a file in the way, ...): `path`, `key`, and
     `reason` (the operating system's words).  Where the reply is kept instead is the caller's to say."""
 
@@ -288,7 +288,7 @@ class LedgerWriteError(StoreError):
         super().__init__(f"cannot write the verdict file {path} ({reason}); key {key[:12]} was not stored there")
 
 
-class Ledger:
+class VerdictFile:
     """The committed verdicts of one test item, loaded on first use and rewritten when changed.
 
     Writes (`put`, `adopt`, `put_generation`) re-read the file under a cross-process lock and add to
@@ -301,7 +301,7 @@ class Ledger:
         self._path = path if isinstance(path, Path) else None
         self.nodeid = nodeid
         self.lock_dir = lock_dir  # None: default_lock_dir()
-        self._document: LedgerDocument | None = None  # read on first need
+        self._document: VerdictDocument | None = None  # read on first need
         self._lock = threading.Lock()  # score_many may record from several threads
         self.used: set[str] = set()  # keys this run read or wrote, verdicts and generations (for prune)
 
@@ -315,7 +315,7 @@ class Ledger:
     def _section(self, generations: bool) -> dict[str, dict[str, Any]]:
         """The loaded verdicts (or generations); call with `_lock` held."""
         if self._document is None:
-            self._document = LedgerDocument.read(self.location)
+            self._document = VerdictDocument.read(self.location)
         return self._document.generations if generations else self._document.entries
 
     def _get(self, key: str, generations: bool) -> dict[str, Any] | None:
@@ -347,7 +347,7 @@ class Ledger:
 
     def put(self, key: str, entry: Mapping[str, Any]) -> bool:
         """Store `entry` (redacted) under `key`, replacing what the file held for it (entries other processes
-        wrote meanwhile are kept); return whether the file changed.  `LedgerWriteError` when the file cannot
+        wrote meanwhile are kept); return whether the file changed.  `VerdictFileWriteError` when the file cannot
         be written, `StoreError` when it is malformed (it is never overwritten then)."""
         return self._write(key, redact_entry(entry), replace=True)
 
@@ -378,18 +378,20 @@ class Ledger:
 
             try:
                 with verdict_file_lock(self.path, self.lock_dir):
-                    document = self._document = LedgerDocument.read(self.path)  # what others wrote is kept
+                    document = self._document = VerdictDocument.read(self.path)  # what others wrote is kept
                     on_disk = document.generations if generations else document.entries
                     current = on_disk.get(key)
                     if current == clean or (current is not None and not replace):
                         return False
                     on_disk[key] = clean
                     # Both sections are written back: a verdict's write keeps the generations, and the reverse.
-                    LedgerDocument(self.path, self.nodeid, document.entries, document.generations).write()
+                    VerdictDocument(self.path, self.nodeid, document.entries, document.generations).write()
                     return True
             except LockTimeout as exc:
-                raise LedgerWriteError(self.path, key, f"another process held its lock {exc} for too long") from None
+                raise VerdictFileWriteError(
+                    self.path, key, f"another process held its lock {exc} for too long"
+                ) from None
             except OSError as exc:
                 where = f": {exc.filename}" if exc.filename else ""
                 reason = f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
-                raise LedgerWriteError(self.path, key, reason) from None
+                raise VerdictFileWriteError(self.path, key, reason) from None
