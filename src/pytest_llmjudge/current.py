@@ -7,6 +7,7 @@ This module is loaded at every pytest start-up: it imports nothing heavy.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -16,6 +17,7 @@ _ACTIVE: list[JudgeRuntime] = []
 _CHILD: list[JudgeRuntime] = []  # a test's subprocess: the runtime LLMJUDGE_TEST describes, made once
 _STANDALONE: list[JudgeRuntime] = []
 _STANDALONE_LOCK = threading.Lock()
+_REDACT_MODULE = __name__.rpartition(".")[0] + ".redact"
 
 
 def activate(runtime: JudgeRuntime) -> None:
@@ -35,11 +37,15 @@ def deactivate(runtime: JudgeRuntime) -> None:
 
 def _redact_named_variables() -> None:
     """Redact the variables the innermost session names (--judge-redact-env), and only those."""
-    from .redact import redact_variables
-
     innermost = _ACTIVE[-1] if _ACTIVE else None
     resolved = innermost is not None and innermost.settings_resolved
-    redact_variables(innermost.settings.redact_env if innermost is not None and resolved else ())
+    names = innermost.settings.redact_env if innermost is not None and resolved else ()
+    # Nothing named and nothing redacted yet: `redact` starts with no names when it loads, so a
+    # session that never judges need not load it.
+    if names or _REDACT_MODULE in sys.modules:
+        from .redact import redact_variables
+
+        redact_variables(names)
 
 
 def active() -> JudgeRuntime | None:

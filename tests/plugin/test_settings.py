@@ -109,6 +109,7 @@ def test_a_run_that_sets_no_option_and_never_judges_loads_no_settings(pytester):
         "pytest_llmjudge.judge",
         "pytest_llmjudge.store",
         "pytest_llmjudge.prune",
+        "pytest_llmjudge.redact",
     ):
         assert heavy not in loaded, loaded
 
