@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .current import active, standalone_runtime
 from .judge import Judge, passed_or_raise, user_facing
 from .pipeline.plan import Options
+from .runtime import active, standalone_runtime
 from .verdict import Verdict
 
 if TYPE_CHECKING:

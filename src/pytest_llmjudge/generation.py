@@ -21,13 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .backends.protocol import CallRequest
-from .current import active, standalone_runtime
 from .errors import JudgeError
 from .judge import user_facing
 from .pipeline.generations import Generation, generation_key, plan_generations
 from .pipeline.run import agenerate as arun_generations
 from .pipeline.run import generate as run_generations
-from .runtime import JudgeRuntime, TestContext
+from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
 
 __all__ = [
     "Generate",

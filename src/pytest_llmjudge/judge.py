@@ -12,13 +12,12 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
-from .current import active, standalone_runtime
 from .errors import JudgeError, JudgmentFailed
 from .options import MARKER_KEYS
 from .pipeline.plan import Options, Plan
 from .pipeline.plan import plan as plan_judgment
 from .pipeline.run import arun, run, run_many
-from .runtime import JudgeRuntime, TestContext
+from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
 from .verdict import Sample, StoredScoreWarning, Verdict
 
 if TYPE_CHECKING:

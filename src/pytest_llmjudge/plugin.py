@@ -66,9 +66,8 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from .current import activate
     from .options import OPTIONS, judge_values
-    from .runtime import JudgeRuntime
+    from .runtime import JudgeRuntime, activate
     from .session import RunRecorder
 
     config.addinivalue_line(
@@ -138,7 +137,7 @@ def _cache_dir(config: pytest.Config, configured: str | None) -> Path | Callable
 def pytest_unconfigure(config: pytest.Config) -> None:
     runtime = config.stash.get(RUNTIME_KEY, None)
     if runtime is not None:
-        from .current import deactivate
+        from .runtime import deactivate
 
         runtime.close()
         deactivate(runtime)

@@ -13,10 +13,12 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+# Patterns, not compiled ones: `re` compiles each on first use and keeps it, so a run that redacts
+# nothing compiles nothing (compiling at import cost every pytest start-up about a millisecond).
+_SECRET_NAME = r"(?i)(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)"
 # Also catch key-shaped strings that never came from the environment (a key passed in code).
-_KEY_SHAPED = re.compile(r"\b(sk|pk|rk|ak)-[A-Za-z0-9_\-]{12,}")
-_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")
+_KEY_SHAPED = r"\b(sk|pk|rk|ak)-[A-Za-z0-9_\-]{12,}"
+_BEARER = r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"
 MIN_SECRET_LENGTH = 8  # shorter values ("1", "true") are settings, not secrets, and would blank common words
 
 # Variables the user named (--judge-redact-env), redacted whatever their names look like.
@@ -36,7 +38,7 @@ def redact_variables(names: Iterable[str]) -> None:
 def _is_secret(name: str) -> bool:
     secret = _secret_names.get(name)
     if secret is None:
-        secret = _secret_names[name] = name in _named or _SECRET_NAME.search(name) is not None
+        secret = _secret_names[name] = name in _named or re.search(_SECRET_NAME, name) is not None
     return secret
 
 
@@ -55,9 +57,9 @@ def _blank(text: str, values: list[str]) -> str:
     for value in values:
         if value in text:
             text = text.replace(value, "[redacted]")
-    if _BEARER.search(text) is not None:  # a sub with a template costs several searches that find nothing
-        text = _BEARER.sub(r"\1[redacted]", text)
-    return _KEY_SHAPED.sub("[redacted]", text)
+    if re.search(_BEARER, text) is not None:  # a sub with a template costs several searches that find nothing
+        text = re.sub(_BEARER, r"\1[redacted]", text)
+    return re.sub(_KEY_SHAPED, "[redacted]", text)
 
 
 def redact(text: str, environ: Mapping[str, str] | None = None) -> str:

@@ -1,7 +1,10 @@
-"""Per-session state: the resolved settings, the stores, the background loop, the budget, the running test.
+"""Per-session state (the resolved settings, the stores, the background loop, the budget, the running
+test) and which runtime a judgment belongs to.
 
-The pytest layer creates one `JudgeRuntime` per session (per xdist worker) and tells it which test
-is running; `assert_judged` finds it through `current`.  What a run keeps between judgments lives on
+The pytest layer creates one `JudgeRuntime` per session (per xdist worker), activates it and tells
+it which test is running; `assert_judged` finds it with `active`: the innermost pytest session's, a
+test's subprocess's, or else the `standalone_runtime`.  A stack rather than one global keeps nested
+pytest runs (pytester) from clobbering the outer one.  What a run keeps between judgments lives on
 its runtime and ends with it.  This module is loaded at every pytest start-up: it defines plain
 classes and imports nothing heavy.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
     from .verdict import DriftRecord, JudgmentRecord, PendingRecord
 
 _UNSET: Any = object()
+_PACKAGE = __name__.rpartition(".")[0]
 # Files whose tests have verdict files: modules, and text files of doctests (--doctest-glob).
 STORED_SUFFIXES = (".py", ".txt", ".md", ".rst")
 
@@ -100,7 +105,6 @@ class JudgeRuntime:
         self.limiters: dict[tuple[str, str | None], AdaptiveLimiter] = {}  # by judge model and api base
         self.child_settings: str | None = None  # LLMJUDGE_TEST's session part (JSON), once settings are resolved
         self.plans: PlanMemo | None = None  # what planning keeps for this run, made by the first judgment
-        self.on_settings: Callable[[], None] | None = None  # called once the settings are resolved
 
     @property
     def settings(self) -> Settings:
@@ -108,8 +112,8 @@ class JudgeRuntime:
         settings = self._settings
         if callable(settings):
             settings = self._settings = settings()
-            if self.on_settings is not None:
-                self.on_settings()  # what they name (--judge-redact-env) is known only now
+            if _ACTIVE and _ACTIVE[-1] is self:
+                _redact_named_variables()  # a session configured late: what they name is known only now
         return settings
 
     @property
@@ -249,6 +253,71 @@ class JudgeRuntime:
         self.plans = None
 
 
+# -- which runtime is current ----------------------------------------------------------------
+
+_ACTIVE: list[JudgeRuntime] = []
+_CHILD: list[JudgeRuntime] = []  # a test's subprocess: the runtime LLMJUDGE_TEST describes, made once
+_STANDALONE: list[JudgeRuntime] = []
+_STANDALONE_LOCK = threading.Lock()
+
+
+def activate(runtime: JudgeRuntime) -> None:
+    """Make `runtime` the one `assert_judged` finds, until `deactivate`."""
+    _ACTIVE.append(runtime)
+    _redact_named_variables()
+
+
+def deactivate(runtime: JudgeRuntime) -> None:
+    """Forget `runtime`: the session that made it has ended."""
+    if runtime in _ACTIVE:
+        _ACTIVE.remove(runtime)
+        _redact_named_variables()
+
+
+def _redact_named_variables() -> None:
+    """Redact the variables the innermost session names (--judge-redact-env), and only those."""
+    innermost = _ACTIVE[-1] if _ACTIVE else None
+    resolved = innermost is not None and innermost.settings_resolved
+    names = innermost.settings.redact_env if innermost is not None and resolved else ()
+    # Nothing named and nothing redacted yet: `redact` starts with no names when it loads, so a
+    # session that never judges need not load it.
+    if names or _PACKAGE + ".redact" in sys.modules:
+        from .redact import redact_variables
+
+        redact_variables(names)
+
+
+def active() -> JudgeRuntime | None:
+    """The innermost running session's runtime; in a test's subprocess (LLMJUDGE_TEST set), the
+    test's; else None (outside pytest)."""
+    if _ACTIVE:
+        return _ACTIVE[-1]
+    if not _CHILD:
+        from .handover import TEST_ENV, from_test_environment  # a test's subprocess only
+
+        value = os.environ.get(TEST_ENV)
+        runtime = from_test_environment(value) if value else None
+        if runtime is None:
+            return None
+        _CHILD.append(runtime)
+    return _CHILD[0]
+
+
+def standalone_runtime() -> JudgeRuntime:
+    """Outside pytest: the process's one runtime (settings from the environment, nothing stored),
+    made on first need.  Every Judge, assertion and generation there shares it: one resolution of
+    the settings, one background loop, one budget."""
+    with _STANDALONE_LOCK:
+        if not _STANDALONE:
+            from .redact import redact_variables
+            from .settings import resolve
+
+            runtime = JudgeRuntime(resolve({}, {}, os.environ), rootdir=Path.cwd())
+            redact_variables(runtime.settings.redact_env)
+            _STANDALONE.append(runtime)
+        return _STANDALONE[0]
+
+
 def _verdict_file_functions() -> tuple[type[VerdictFile], Callable[..., str]]:
     """The store's `VerdictFile` and `verdict_file_location`, imported on the first judgment (this module loads at
     every start-up, and an import statement per judgment costs as much as the lookup it serves).
@@ -261,4 +330,4 @@ def _verdict_file_functions() -> tuple[type[VerdictFile], Callable[..., str]]:
     return module.VerdictFile, module.verdict_file_location
 
 
-_VERDICT_FILE_MODULE = __name__.rpartition(".")[0] + ".store.verdict_file"
+_VERDICT_FILE_MODULE = _PACKAGE + ".store.verdict_file"

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .current import activate, deactivate
 from .options import OPTIONS, add_options, judge_values
-from .runtime import JudgeRuntime, TestContext
+from .runtime import JudgeRuntime, TestContext, activate, deactivate
 from .settings import SettingError, Settings, resolve, under
 
 if TYPE_CHECKING:

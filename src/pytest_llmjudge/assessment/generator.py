@@ -79,7 +79,7 @@ def _check_arguments(spec: str, n: Any, focus: Any, kind: Any) -> None:
 
 def _settings(judge_options: Mapping[str, Any]) -> Settings:
     """The run's settings inside pytest; elsewhere those a pytest run here would use (ini, environment, CI)."""
-    from ..current import active
+    from ..runtime import active
     from ..standalone import load_settings
 
     unknown = sorted(set(judge_options) - set(OPTIONS_BY_NAME))

@@ -138,7 +138,7 @@ def failure_message(result: CalibrationResult, shortfalls: Sequence[str]) -> str
 
 def _note_for_reports(result: CalibrationResult, source: object, *, passed: bool) -> None:
     """Hand the figures to the running test, so the JSON and HTML reports show this calibration."""
-    from ..current import active
+    from ..runtime import active
 
     runtime = active()
     context = runtime.current if runtime is not None else None
