@@ -1,21 +1,19 @@
-"""The hand-over to a test's subprocess: LLMJUDGE_TEST, written by the test's session and read by the child.
+"""The hand-over to a test's subprocess: LLMJUDGE_TEST, written here by the test's session.
 
 While a test runs, LLMJUDGE_TEST describes it (node id, verdict file, the settings a child needs, the
 marker's arguments), so a subprocess the test starts judges as the test would and lists the verdict
-keys it used in a file the session reads back (prune keeps them).  No key or secret is in it.
+keys it used in a file the session reads back (prune keeps them).  No key or secret is in it.  The
+child reads it in `runtime.from_test_environment`, where its runtime is made.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from pathlib import Path
 from typing import Any
 
 from .options import INHERITED  # what a test's subprocess judges with: never a key, never a report path
 from .runtime import JudgeRuntime, TestContext
-
-TEST_ENV = "LLMJUDGE_TEST"
 
 
 def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: str | os.PathLike[str]) -> str | None:
@@ -92,51 +90,3 @@ def read_used_file(path: str) -> set[str]:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     return {line.strip() for line in text.splitlines() if line.strip()}
-
-
-def from_test_environment(value: str) -> JudgeRuntime | None:
-    """The runtime of a test's subprocess: the test's settings, its verdict file, its marker."""
-    import atexit
-    import json
-
-    from .settings import Price, Settings, resolve
-
-    try:
-        payload = json.loads(value)
-        if payload.get("settings") is None:
-            settings = resolve({}, {}, os.environ)
-        else:
-            values = dict(payload["settings"])
-            if values.get("model") is not None:
-                values["model"] = tuple(values["model"])
-            values["redact_env"] = tuple(values.get("redact_env") or ())
-            if values.get("price") is not None:
-                values["price"] = Price(*values["price"])
-            settings = Settings(
-                **values, mode_reason=f"the test's ({TEST_ENV})", sources=dict(payload.get("sources") or {})
-            )
-        nodeid, module, test_name = str(payload["nodeid"]), Path(payload["module"]), str(payload["test_name"])
-        rootdir = Path(payload["rootdir"])
-        store_root = Path(payload["store_root"]) if payload.get("store_root") else None
-    except (ValueError, KeyError, TypeError):
-        return None  # not ours to judge: fall back to settings from the environment
-    runtime = JudgeRuntime(settings, rootdir=rootdir, store_root=store_root)
-    from .redact import redact_variables
-
-    redact_variables(settings.redact_env)
-    context = TestContext(nodeid, module, test_name, marker=dict(payload.get("marker") or {}))
-    runtime.current = context
-    used_file = payload.get("used")
-
-    def finish() -> None:
-        verdict_file = context.verdict_file
-        if used_file and verdict_file is not None and verdict_file.used:
-            try:
-                with open(used_file, "a", encoding="utf-8") as handle:
-                    handle.write("".join(f"{key}\n" for key in sorted(verdict_file.used)))
-            except OSError:
-                pass
-        runtime.close()
-
-    atexit.register(finish)
-    return runtime

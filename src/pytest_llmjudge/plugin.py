@@ -179,8 +179,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     runtime = item.config.stash.get(RUNTIME_KEY, None)
     if runtime is None:
         return (yield)
-    from .handover import TEST_ENV, test_environment
-    from .runtime import STORED_SUFFIXES, TestContext
+    from .handover import test_environment
+    from .runtime import STORED_SUFFIXES, TEST_ENV, TestContext
 
     path = getattr(item, "path", None)
     context = TestContext(

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from .backends.limiter import AdaptiveLimiter
     from .backends.loop import LoopThread
     from .budget import Budget
-    from .pipeline.plan import PlanMemo
     from .settings import Settings
     from .store.cache import LocalCache
     from .store.verdict_file import VerdictFile
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
 
 _UNSET: Any = object()
 _PACKAGE = __name__.rpartition(".")[0]
+TEST_ENV = "LLMJUDGE_TEST"  # a test's hand-over to its subprocesses (written by `handover`)
 # Files whose tests have verdict files: modules, and text files of doctests (--doctest-glob).
 STORED_SUFFIXES = (".py", ".txt", ".md", ".rst")
 
@@ -104,7 +104,9 @@ class JudgeRuntime:
         self._semaphore: asyncio.Semaphore | None = None
         self.limiters: dict[tuple[str, str | None], AdaptiveLimiter] = {}  # by judge model and api base
         self.child_settings: str | None = None  # LLMJUDGE_TEST's session part (JSON), once settings are resolved
-        self.plans: PlanMemo | None = None  # what planning keeps for this run, made by the first judgment
+        # What planning keeps for this run (`pipeline.plan.PlanMemo`), made by the first judgment; only
+        # planning reads it, so the run holds it without knowing its type (the pipeline stands on the run).
+        self.plans: object = None
 
     @property
     def settings(self) -> Settings:
@@ -293,14 +295,60 @@ def active() -> JudgeRuntime | None:
     if _ACTIVE:
         return _ACTIVE[-1]
     if not _CHILD:
-        from .handover import TEST_ENV, from_test_environment  # a test's subprocess only
-
         value = os.environ.get(TEST_ENV)
         runtime = from_test_environment(value) if value else None
         if runtime is None:
             return None
         _CHILD.append(runtime)
     return _CHILD[0]
+
+
+def from_test_environment(value: str) -> JudgeRuntime | None:
+    """The runtime of a test's subprocess: the test's settings, its verdict file, its marker."""
+    import atexit
+    import json
+
+    from .settings import Price, Settings, resolve
+
+    try:
+        payload = json.loads(value)
+        if payload.get("settings") is None:
+            settings = resolve({}, {}, os.environ)
+        else:
+            values = dict(payload["settings"])
+            if values.get("model") is not None:
+                values["model"] = tuple(values["model"])
+            values["redact_env"] = tuple(values.get("redact_env") or ())
+            if values.get("price") is not None:
+                values["price"] = Price(*values["price"])
+            settings = Settings(
+                **values, mode_reason=f"the test's ({TEST_ENV})", sources=dict(payload.get("sources") or {})
+            )
+        nodeid, module, test_name = str(payload["nodeid"]), Path(payload["module"]), str(payload["test_name"])
+        rootdir = Path(payload["rootdir"])
+        store_root = Path(payload["store_root"]) if payload.get("store_root") else None
+    except (ValueError, KeyError, TypeError):
+        return None  # not ours to judge: fall back to settings from the environment
+    runtime = JudgeRuntime(settings, rootdir=rootdir, store_root=store_root)
+    from .redact import redact_variables
+
+    redact_variables(settings.redact_env)
+    context = TestContext(nodeid, module, test_name, marker=dict(payload.get("marker") or {}))
+    runtime.current = context
+    used_file = payload.get("used")
+
+    def finish() -> None:
+        verdict_file = context.verdict_file
+        if used_file and verdict_file is not None and verdict_file.used:
+            try:
+                with open(used_file, "a", encoding="utf-8") as handle:
+                    handle.write("".join(f"{key}\n" for key in sorted(verdict_file.used)))
+            except OSError:
+                pass
+        runtime.close()
+
+    atexit.register(finish)
+    return runtime
 
 
 def standalone_runtime() -> JudgeRuntime:

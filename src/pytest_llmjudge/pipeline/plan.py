@@ -349,7 +349,7 @@ class PlanMemo:
 
 def _memo(runtime: JudgeRuntime) -> PlanMemo:
     memo = runtime.plans
-    if memo is None:
+    if not isinstance(memo, PlanMemo):
         memo = runtime.plans = PlanMemo()
     return memo
 
