@@ -298,9 +298,9 @@ def pytest_runtest_makereport(
         # section is built only when the run shows passes).
         if context.records and (report.outcome != "passed" or _shows_passes(item.config)):
             from .reporting.terminal import judgment_lines
-            from .verdict import brief_record
+            from .verdict import record_of
 
-            lines = judgment_lines([brief_record(entry) for entry in context.records])
+            lines = judgment_lines([record_of(entry, "brief") for entry in context.records])
             report.sections.append(("llmjudge", "\n".join(lines)))
     elif call.when == "teardown":
         from .handover import read_used_file
@@ -314,10 +314,10 @@ def pytest_runtest_makereport(
                 verdict_file.used.update(child_used)
         if context.records and getattr(item.config.option, "xmlpath", None):
             from .reporting.junit import user_properties
-            from .verdict import full_record
+            from .verdict import record_of
 
             for entry in context.records:
-                report.user_properties.extend(user_properties(full_record(entry)))
+                report.user_properties.extend(user_properties(record_of(entry, "full")))
         # A run that only counts its judgments hands over brief records (nothing built, nothing redacted).
         payload = item_payload(context, full=context.whole_records)
         if payload:  # plain data on the report crosses the xdist wire to the controller's RunRecorder

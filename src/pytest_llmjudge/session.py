@@ -55,12 +55,12 @@ def item_payload(context: TestContext, *, full: bool = True) -> ItemPayload:
     payload: ItemPayload = {}
     drift = [d.copy() for d in context.drift]
     if context.records:
-        from .verdict import counted_record, full_record
+        from .verdict import record_of
 
         moved = {d.get("key"): d for d in drift}
         records = []
         for entry in context.records:
-            record = full_record(entry) if full else counted_record(entry)
+            record = record_of(entry, "full" if full else "counted")
             change = moved.get(record.get("key"))
             if change is not None:  # the two scores and whether pass/fail flipped
                 record["drift"] = cast("DriftRecord", {k: v for k, v in change.items() if k not in ("test", "key")})

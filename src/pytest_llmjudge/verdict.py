@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass, field
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from .errors import JudgeError
 from .redact import redact, redactor
@@ -25,10 +25,8 @@ __all__ = [
     "StoredScoreWarning",
     "Verdict",
     "VerdictFileWriteWarning",
-    "brief_record",
-    "counted_record",
     "error_record",
-    "full_record",
+    "record_of",
     "verdict_record",
 ]
 
@@ -324,19 +322,13 @@ class PendingRecord:
 # made by one import is no instance of another's class.
 
 
-def full_record(entry: JudgmentRecord | PendingRecord) -> JudgmentRecord:
-    """A test's record as the reports read it (a copy)."""
-    return entry.copy() if isinstance(entry, dict) else entry.full()
-
-
-def brief_record(entry: JudgmentRecord | PendingRecord) -> JudgmentRecord:
-    """A test's record as the summary and the judgment lines read it (a copy; may lack the redacted texts)."""
-    return entry.copy() if isinstance(entry, dict) else entry.brief()
-
-
-def counted_record(entry: JudgmentRecord | PendingRecord) -> JudgmentRecord:
-    """A test's record as a run that shows no judgment counts it (see `PendingRecord.counted`)."""
-    return entry.copy() if isinstance(entry, dict) else entry.counted()
+def record_of(entry: JudgmentRecord | PendingRecord, view: Literal["full", "brief", "counted"]) -> JudgmentRecord:
+    """A test's record (a copy) as the reports read it (`full`), as the summary and the judgment lines read it
+    (`brief`: may lack the redacted texts), or as a run that shows no judgment counts it (`counted`, see
+    `PendingRecord.counted`)."""
+    if isinstance(entry, dict):
+        return entry.copy()
+    return entry.full() if view == "full" else entry.brief() if view == "brief" else entry.counted()
 
 
 def error_record(

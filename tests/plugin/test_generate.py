@@ -349,7 +349,9 @@ def test_a_file_without_generations_reads_and_writes_as_before(tmp_path):
     assert path.read_text() == text
 
     verdict_file = VerdictFile(path, "t.py::test_x")
-    verdict_file.put_generation("a" * 64, {"model": GEN_MODEL, "messages": [], "params": {}, "index": 0, "reply": "g"})
+    verdict_file.put(
+        "a" * 64, {"model": GEN_MODEL, "messages": [], "params": {}, "index": 0, "reply": "g"}, "generation"
+    )
     VerdictFile(path, "t.py::test_x").put("d" * 64, {"model": MODEL, "reply": "r2"})
     document = VerdictDocument.read(path)
     assert set(document.generations) == {"a" * 64} and set(document.entries) == {"c" * 64, "d" * 64}

@@ -372,12 +372,12 @@ def test_a_malformed_file_is_never_overwritten_by_a_write(tmp_path):
 def test_adopt_copies_an_entry_but_never_replaces_one(tmp_path):
     path = tmp_path / "t.json"
     verdict_file = VerdictFile(path, "t")
-    assert verdict_file.adopt(KEY, entry(0.9)) is True
-    assert verdict_file.adopt(KEY, entry(0.1)) is False, "the file's own entry wins"
+    assert verdict_file.put(KEY, entry(0.9), replace=False) is True
+    assert verdict_file.put(KEY, entry(0.1), replace=False) is False, "the file's own entry wins"
     assert VerdictDocument.read(path).entries[KEY]["score"] == 0.9
     assert KEY in verdict_file.used
     with pytest.raises(StoreError, match="has no 'reply' text"):
-        verdict_file.adopt("b" * 64, {"score": 0.5})
+        verdict_file.put("b" * 64, {"score": 0.5}, replace=False)
     assert verdict_file.put(KEY, entry(0.1)) is True, "put (refresh) does replace"
 
 
@@ -449,7 +449,7 @@ def test_adopting_from_the_index_migrates_an_entry(tmp_path):
     hit = VerdictIndex.for_layout(tmp_path).find(KEY)
     new = VerdictFile(tmp_path / "judge_verdicts" / "test_m" / "test_new.json", "test_m.py::test_new")
     assert new.get(KEY) is None
-    assert new.adopt(hit.key, hit.entry)
+    assert new.put(hit.key, hit.entry, replace=False)
     assert new.get(KEY) == VerdictDocument.read(old).entries[KEY]
     assert json.loads(new.path.read_text())["test"] == "test_m.py::test_new"
 

@@ -95,8 +95,7 @@ def test_an_entry_found_elsewhere_that_cannot_be_copied_says_where_it_still_is(
         def read_only_file(monkeypatch):
             def refuse(self, key, *args, **kwargs):
                 raise VerdictFileWriteError(self.path, key, "PermissionError: Permission denied")
-            monkeypatch.setattr(VerdictFile, "adopt", refuse)
-            monkeypatch.setattr(VerdictFile, "put_generation", refuse)
+            monkeypatch.setattr(VerdictFile, "put", refuse)
         """
     )
     result = pytester.runpytest(*live_args, *flags)

@@ -76,7 +76,7 @@ def write_back(plan: Planned[Any], entries: Mapping[str, Mapping[str, Any]], run
     unwritten: tuple[str, BaseException] | None = None
     for key, entry in entries.items():
         try:
-            verdict_file.put_generation(key, entry) if plan.what == "generation" else verdict_file.put(key, entry)
+            verdict_file.put(key, entry, plan.what)
         except (StoreError, OSError) as exc:
             unwritten = unwritten or (key, exc)
     if unwritten is not None:

@@ -54,13 +54,12 @@ def lookup(
     verdict_file = plan.verdict_file if mode in ("auto", "replay") else None
     answers: dict[str, Answer] = {}
     missing: list[Call | Generation] = []
-    generations = plan.what == "generation"
     for call in plan.calls if calls is None else calls:
         if call.key in answers:
             continue
         entry = None
         if verdict_file is not None:
-            entry = verdict_file.generation(call.key) if generations else verdict_file.get(call.key)
+            entry = verdict_file.get(call.key, plan.what)
             if entry is not None:
                 check_entry(call, entry, verdict_file.location)
             else:
@@ -100,7 +99,7 @@ def adopt_from_elsewhere(
     """
     key = call.key
     index = stored_elsewhere(runtime)
-    found = index.find_generation(key) if what == "generation" else index.find(key)
+    found = index.find(key, what)
     for problem in index.problems:
         runtime.note(f"llmjudge: skipped a verdict file: {problem}")
     if found is None or found.path == verdict_file.path:
@@ -109,10 +108,7 @@ def adopt_from_elsewhere(
     runtime.verdict_file_at(found.path).used.add(key)
     if copy:
         try:
-            if what == "generation":
-                verdict_file.put_generation(key, found.entry, replace=False)
-            else:
-                verdict_file.adopt(key, found.entry)
+            verdict_file.put(key, found.entry, what, replace=False)
         except (StoreError, OSError) as exc:  # replayed all the same; a later writable run makes the copy
             from .unwritten import warn_unwritten  # on a failed write only
 
@@ -164,13 +160,7 @@ def _replay_miss(plan: Planned[Any], call: Call | Generation) -> JudgeError:
     from .replay_miss import replay_miss  # the diagnosis loads only when a replay misses
 
     verdict_file = plan.verdict_file
-    stored = (
-        None
-        if verdict_file is None
-        else verdict_file.entries()
-        if isinstance(plan, Plan)
-        else verdict_file.generations()
-    )
+    stored = None if verdict_file is None else verdict_file.entries(plan.what)
     return replay_miss(
         call.key,
         # A plan's calls are of its kind: a judgment's are Calls, a generation plan's Generations.

@@ -524,14 +524,12 @@ def recorded_by(
     (see `recorded_model`)."""
     from .recorded import recorded_model  # loaded only here: a run that names its models never asks
 
-    generations = what == "generation"
-    own = (verdict_file.generations() if generations else verdict_file.entries()) if verdict_file is not None else {}
+    own = verdict_file.entries(what) if verdict_file is not None else {}
     found = recorded_model(own, calls_for, several=several)
     if found is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
         index = stored_elsewhere(runtime)
-        firsts = index.generations_by_model() if generations else index.by_model()
-        has = (lambda key: index.find_generation(key) is not None) if generations else index.has
-        found = recorded_model({s.key: s.entry for s in firsts.values()}, calls_for, has, several=several)
+        firsts = {s.key: s.entry for s in index.by_model(what).values()}
+        found = recorded_model(firsts, calls_for, lambda key: index.find(key, what) is not None, several=several)
     return found
 
 

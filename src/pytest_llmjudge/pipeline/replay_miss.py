@@ -188,10 +188,10 @@ def replay_miss(
     """
     kind = KINDS[what]
     if what == "generation":
-        from ..store.verdict_file import redact_generation
+        from ..store.verdict_file import redact_entry
         from .generations import NO_MODEL
 
-        wanted = redact_generation(wanted)  # stored entries are redacted: compare like with like
+        wanted = redact_entry(wanted, what)  # stored entries are redacted: compare like with like
         facts = [("model", str(wanted["model"]))]
         flags = " --generate-model=MODEL" if wanted["model"] == NO_MODEL else ""
     else:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import StoreError
 from .finder import walk_verdict_files
-from .verdict_file import VerdictDocument
+from .verdict_file import Section, VerdictDocument
 
 __all__ = ["StoredVerdict", "VerdictIndex"]
 
@@ -53,8 +53,7 @@ class VerdictIndex:
     def __init__(self, roots: Sequence[tuple[Path, bool]]) -> None:
         self.roots = list(roots)
         self.problems: list[str] = []  # one line per file that could not be read
-        self._by_key: dict[str, StoredVerdict] | None = None
-        self._generations: dict[str, StoredVerdict] = {}  # by key, filled with `_by_key`
+        self._by_key: dict[Section, dict[str, StoredVerdict]] | None = None  # verdicts and generations apart
         self._lock = threading.Lock()
 
     @classmethod
@@ -65,11 +64,11 @@ class VerdictIndex:
             roots.append((store_root, True))
         return cls(roots)
 
-    def _build(self) -> dict[str, StoredVerdict]:
+    def _build(self, what: Section) -> dict[str, StoredVerdict]:
         with self._lock:
             if self._by_key is not None:
-                return self._by_key
-            by_key: dict[str, StoredVerdict] = {}
+                return self._by_key[what]
+            by_key: dict[Section, dict[str, StoredVerdict]] = {"verdict": {}, "generation": {}}
             seen: set[Path] = set()
             for root, sniff in self.roots:
                 if not root.is_dir():
@@ -84,37 +83,22 @@ class VerdictIndex:
                     except StoreError as exc:
                         self.problems.append(str(exc))
                         continue
-                    for key, entry in sorted(document.entries.items()):  # the same key is the same judgment:
-                        by_key.setdefault(key, StoredVerdict(path, document.test, key, entry))  # the first file serves
-                    for key, entry in sorted(document.generations.items()):
-                        self._generations.setdefault(key, StoredVerdict(path, document.test, key, entry))
+                    for section, found in by_key.items():  # the same key is the same judgment: the first file serves
+                        for key, entry in sorted(document.section(section).items()):
+                            found.setdefault(key, StoredVerdict(path, document.test, key, entry))
             self._by_key = by_key
-            return by_key
+            return by_key[what]
 
-    def find(self, key: str) -> StoredVerdict | None:
-        """The stored entry for `key` in any verdict file, or None (builds the index on first use)."""
-        return self._build().get(key)
+    def find(self, key: str, what: Section = "verdict") -> StoredVerdict | None:
+        """The stored verdict (or generation) for `key` in any verdict file, or None (builds the index on first use)."""
+        return self._build(what).get(key)
 
-    def has(self, key: str) -> bool:
-        """Whether any verdict file holds `key`."""
-        return key in self._build()
-
-    def by_model(self) -> dict[str, StoredVerdict]:
-        """One stored entry per model that recorded anything (the models a replay could try)."""
-        return _first_per_model(self._build().values())
-
-    def find_generation(self, key: str) -> StoredVerdict | None:
-        """The stored generation for `key` in any verdict file, or None (builds the index on first use)."""
-        self._build()
-        return self._generations.get(key)
-
-    def generations_by_model(self) -> dict[str, StoredVerdict]:
-        """One stored generation per model under test that recorded anything."""
-        self._build()
-        return _first_per_model(self._generations.values())
+    def by_model(self, what: Section = "verdict") -> dict[str, StoredVerdict]:
+        """One stored verdict (or generation) per model that recorded anything (the models a replay could try)."""
+        return _first_per_model(self._build(what).values())
 
     def note(self, path: Path, key: str, entry: Mapping[str, Any], test: str = "") -> None:
         """Keep a built index current after this process wrote `entry` (as stored) into `path`."""
         with self._lock:
             if self._by_key is not None:
-                self._by_key.setdefault(key, StoredVerdict(path, test, key, dict(entry)))
+                self._by_key["verdict"].setdefault(key, StoredVerdict(path, test, key, dict(entry)))

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import StoreError
 from ..redact import MIN_SECRET_LENGTH, redact
@@ -44,7 +44,6 @@ __all__ = [
     "VerdictFileWriteError",
     "as_written",
     "redact_entry",
-    "redact_generation",
     "redact_value",
     "verdict_file_path",
     "verdict_filename",
@@ -55,6 +54,7 @@ VERDICT_FILE_FORMAT = 1
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 _KEY = re.compile(r"[0-9a-f]{64}")
+Section = Literal["verdict", "generation"]  # a file's two sections: "verdicts" and "generations"
 
 
 def verdict_filename(test_name: str, clean: Callable[[str], str] | None = None) -> str:
@@ -109,7 +109,7 @@ def _module_folder(module_path: Path) -> str:
     return os.path.join(module_path.parent.joinpath("judge_verdicts", module_path.stem), "")
 
 
-def _validate_entry(path: Path | str, key: str, entry: object, *, what: str = "verdict") -> dict[str, Any]:
+def _validate_entry(path: Path | str, key: str, entry: object, *, what: Section = "verdict") -> dict[str, Any]:
     if not _KEY.fullmatch(key):
         raise StoreError(f"{path}: {key!r} is not a {what} key (64 hex digits)")
     if not isinstance(entry, dict):
@@ -177,6 +177,10 @@ class VerdictDocument:
             {key: _validate_entry(path, key, entry) for key, entry in data["verdicts"].items()},
             {key: _validate_entry(path, key, entry, what="generation") for key, entry in generations.items()},
         )
+
+    def section(self, what: Section) -> dict[str, dict[str, Any]]:
+        """The verdicts, or the generations."""
+        return self.generations if what == "generation" else self.entries
 
     def write(self) -> None:
         """Rewrite atomically in the one layout (sorted, indented), so a diff shows only the change."""
@@ -250,6 +254,7 @@ REDACTED_FIELDS = ("criteria", "input", "expected", "output", "reasoning", "repl
 # A generation's: the messages sent, the parameters (a provider extra) and the reply.  Transport
 # settings (api_key, api_base, headers) are never part of a generation's record in the first place.
 GENERATION_REDACTED_FIELDS = ("messages", "params", "reply")
+_REDACTED = {"verdict": REDACTED_FIELDS, "generation": GENERATION_REDACTED_FIELDS}
 
 
 def redact_value(value: Any) -> Any:
@@ -263,18 +268,15 @@ def redact_value(value: Any) -> Any:
     return value
 
 
-def redact_entry(entry: Mapping[str, Any], fields: tuple[str, ...] = REDACTED_FIELDS) -> dict[str, Any]:
-    """`entry` as it is stored: None-valued fields dropped, `fields` redacted.
+def redact_entry(entry: Mapping[str, Any], what: Section = "verdict") -> dict[str, Any]:
+    """`entry` (a verdict, or a generation) as it is stored: None-valued fields dropped, the fields that
+    can hold the user's data redacted.
 
     Redacting is idempotent, so a stored entry redacts to itself.  A secret inside the judge's reply
     becomes `[redacted]` (no quote, brace or digit), so the reply parses to the same score.
     """
+    fields = _REDACTED[what]
     return {k: (redact_value(v) if k in fields else v) for k, v in entry.items() if v is not None}
-
-
-def redact_generation(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """A generation as it is stored: `redact_entry` of its `GENERATION_REDACTED_FIELDS`."""
-    return redact_entry(entry, GENERATION_REDACTED_FIELDS)
 
 
 class VerdictFileWriteError(StoreError):
@@ -291,7 +293,7 @@ class VerdictFileWriteError(StoreError):
 class VerdictFile:
     """The committed verdicts of one test item, loaded on first use and rewritten when changed.
 
-    Writes (`put`, `adopt`, `put_generation`) re-read the file under a cross-process lock and add to
+    Writes (`put`) re-read the file under a cross-process lock and add to
     what is there, so recorders running at once keep every entry.  `release` frees the loaded
     entries of a test that finished, keeping `used` for prune.
     """
@@ -312,66 +314,37 @@ class VerdictFile:
             self._path = Path(self.location)
         return self._path
 
-    def _section(self, generations: bool) -> dict[str, dict[str, Any]]:
+    def _section(self, what: Section) -> dict[str, dict[str, Any]]:
         """The loaded verdicts (or generations); call with `_lock` held."""
         if self._document is None:
             self._document = VerdictDocument.read(self.location)
-        return self._document.generations if generations else self._document.entries
+        return self._document.section(what)
 
-    def _get(self, key: str, generations: bool) -> dict[str, Any] | None:
+    def get(self, key: str, what: Section = "verdict") -> dict[str, Any] | None:
+        """The stored verdict (or generation) for `key`, or None; a hit is remembered as used."""
         with self._lock:
-            entry = self._section(generations).get(key)
+            entry = self._section(what).get(key)
             if entry is not None:
                 self.used.add(key)
             return entry
 
-    def _copy(self, generations: bool) -> dict[str, dict[str, Any]]:
+    def entries(self, what: Section = "verdict") -> dict[str, dict[str, Any]]:
+        """A copy of every stored verdict (or generation), by key."""
         with self._lock:
-            return dict(self._section(generations))
+            return dict(self._section(what))
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The stored entry for `key`, or None; a hit is remembered as used."""
-        return self._get(key, False)
-
-    def entries(self) -> dict[str, dict[str, Any]]:
-        """A copy of every stored entry, by key."""
-        return self._copy(False)
-
-    def generation(self, key: str) -> dict[str, Any] | None:
-        """The stored generation for `key`, or None; a hit is remembered as used."""
-        return self._get(key, True)
-
-    def generations(self) -> dict[str, dict[str, Any]]:
-        """A copy of every stored generation, by key."""
-        return self._copy(True)
-
-    def put(self, key: str, entry: Mapping[str, Any]) -> bool:
-        """Store `entry` (redacted) under `key`, replacing what the file held for it (entries other processes
-        wrote meanwhile are kept); return whether the file changed.  `VerdictFileWriteError` when the file cannot
-        be written, `StoreError` when it is malformed (it is never overwritten then)."""
-        return self._write(key, redact_entry(entry), replace=True)
-
-    def adopt(self, key: str, entry: Mapping[str, Any]) -> bool:
-        """Copy an entry found in another verdict file (same key, so the same judgment) into this one,
-        never replacing one it holds; as `put`, and `StoreError` when `entry` has no reply text."""
-        _validate_entry(self.path, key, entry)
-        return self._write(key, redact_entry(entry), replace=False)
-
-    def put_generation(self, key: str, entry: Mapping[str, Any], *, replace: bool = True) -> bool:
-        """Store a generation (redacted) under `key`, as `put` does (`replace=False`: as `adopt` does)."""
-        _validate_entry(self.path, key, entry, what="generation")
-        return self._write(key, redact_generation(entry), replace=replace, generations=True)
-
-    def release(self) -> None:
-        """Forget the loaded entries (the test finished); `used` is kept, and a later `get` re-reads."""
-        with self._lock:
-            self._document = None
-
-    def _write(self, key: str, clean: dict[str, Any], *, replace: bool, generations: bool = False) -> bool:
+    def put(self, key: str, entry: Mapping[str, Any], what: Section = "verdict", *, replace: bool = True) -> bool:
+        """Store a verdict (or generation), redacted, under `key`, replacing what the file held for it unless
+        `replace` is False (an entry copied from another verdict file: same key, same judgment); entries
+        other processes wrote meanwhile are kept.  Return whether the file changed.  `StoreError` when
+        `entry` has no reply text or the file is malformed (it is never overwritten then),
+        `VerdictFileWriteError` when the file cannot be written."""
+        _validate_entry(self.path, key, entry, what=what)
+        clean = redact_entry(entry, what)
         with self._lock:
             self.used.add(key)
             if self._document is not None:
-                known = self._section(generations).get(key)
+                known = self._section(what).get(key)
                 if known == clean or (known is not None and not replace):
                     return False
             from .locks import LockTimeout, verdict_file_lock  # only when recording
@@ -379,7 +352,7 @@ class VerdictFile:
             try:
                 with verdict_file_lock(self.path, self.lock_dir):
                     document = self._document = VerdictDocument.read(self.path)  # what others wrote is kept
-                    on_disk = document.generations if generations else document.entries
+                    on_disk = document.section(what)
                     current = on_disk.get(key)
                     if current == clean or (current is not None and not replace):
                         return False
@@ -395,3 +368,8 @@ class VerdictFile:
                 where = f": {exc.filename}" if exc.filename else ""
                 reason = f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
                 raise VerdictFileWriteError(self.path, key, reason) from None
+
+    def release(self) -> None:
+        """Forget the loaded entries (the test finished); `used` is kept, and a later `get` re-reads."""
+        with self._lock:
+            self._document = None
