@@ -16,7 +16,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from ..backends.formats import register_schema
 from ..backends.litellm import LiteLLMBackend
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from ..runtime import JudgeRuntime, TestContext
     from ..store.index import VerdictIndex
     from ..store.verdict_file import VerdictFile
-    from .recorded import K
 
 
 class Options(NamedTuple):
@@ -509,6 +508,16 @@ def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> d
     return fields
 
 
+class Keyed(Protocol):
+    """A call named by its key (a judge call, a generation)."""
+
+    @property
+    def key(self) -> str: ...
+
+
+K = TypeVar("K", bound=Keyed)
+
+
 def recorded_by(
     runtime: JudgeRuntime,
     context: TestContext | None,
@@ -522,8 +531,6 @@ def recorded_by(
     (a verdict's, or a generation's), from the test's own file, else the rest of the store, with the
     calls keyed for it; None where no model has.  `several` is the error when more than one has
     (see `recorded_model`)."""
-    from .recorded import recorded_model  # loaded only here: a run that names its models never asks
-
     generations = what == "generation"
     own = (verdict_file.generations() if generations else verdict_file.entries()) if verdict_file is not None else {}
     found = recorded_model(own, calls_for, several=several)
@@ -543,3 +550,28 @@ def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
 
         memo.index = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
     return memo.index
+
+
+def recorded_model(
+    entries: Mapping[str, Mapping[str, Any]],
+    calls_for: Callable[[str], Sequence[K]],
+    has: Callable[[str], bool] | None = None,
+    *,
+    several: str,
+) -> tuple[str, Sequence[K]] | None:
+    """The model under which `calls_for(model)` has a stored key, of the models named in `entries`, and
+    those calls.
+
+    `has` says whether a key is stored (default: it is one of `entries`).  One model matches: that
+    model.  None: None (the replay misses as usual).  Several: a JudgeError, `several` with the models
+    in place of `{models}` (it names the option that picks one).
+    """
+    matching: list[tuple[str, Sequence[K]]] = []
+    for model in dict.fromkeys(str(e.get("model")) for e in entries.values() if isinstance(e.get("model"), str)):
+        calls = calls_for(model)
+        keys = {call.key for call in calls}
+        if any(has(k) for k in keys) if has is not None else not keys.isdisjoint(entries):
+            matching.append((model, calls))
+    if len(matching) > 1:
+        raise JudgeError(several.format(models=", ".join(sorted(model for model, _ in matching))))
+    return matching[0] if matching else None
