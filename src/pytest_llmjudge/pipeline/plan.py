@@ -242,12 +242,9 @@ def plan(
     aggregate = options.aggregate or overrides.get("aggregate") or marker.get("aggregate") or "mean"
     if aggregate not in AGGREGATES:
         raise JudgeError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {aggregate!r}")
-    band = options.band
-    if band is None:
-        band = overrides.get("band")
-    if band is None:
-        band = marker.get("band")
-    band = 0.0 if band is None else _check_band(band)
+    band = _check_band(
+        next((b for b in (options.band, overrides.get("band"), marker.get("band")) if b is not None), 0.0)
+    )
     case = Case.build(output, criteria, options.input, options.expected, options.context)
     asked = options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
     rubric = resolve_rubric(asked) if asked is not None else None
@@ -358,13 +355,13 @@ def _merged_settings(
 ) -> tuple[Settings, tuple[Any, ...] | None]:
     """The run's settings `base` with the marker's and the judgment's merged in, and the combination's
     key in `memo` (`()` for `base` itself; None where a value is unhashable: nothing is kept)."""
+    if isinstance(options.threshold, bool):
+        raise JudgeError("threshold must be a number in [0, 1], not a bool")
     if not marker and not overrides and options.model is None and options.samples is None:
         # The common case, an assertion with at most its own threshold.
         threshold = options.threshold
         if threshold is None:
             return base, ()
-        if isinstance(threshold, bool):
-            raise JudgeError("threshold must be a number in [0, 1], not a bool")
         from_marker: dict[str, Any] = {}
         given: dict[str, Any] = {"threshold": threshold}
     else:
@@ -392,8 +389,6 @@ def _merged_settings(
             if len(memo.merged) >= 256:
                 memo.merged.clear()
             memo.merged[key] = settings
-    if isinstance(options.threshold, bool):
-        raise JudgeError("threshold must be a number in [0, 1], not a bool")
     return settings, key
 
 
