@@ -27,7 +27,7 @@ from ..redact import redact, redactor
 from ..rubrics.base import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .aggregate import AGGREGATES
-from .structured import format_for, structured_backend
+from .structured import Formats, format_for, structured_backend
 
 if TYPE_CHECKING:
     from ..backends.protocol import Backend, CallRequest, CallResult
@@ -93,13 +93,22 @@ class Setup:
         "wanted",
     )
 
-    def __init__(self, settings: Settings, rubric: Rubric, backend: Backend, *, reused: bool = False) -> None:
-        """`reused`: judgment after judgment (the key templates are then kept; else each key is made in full)."""
+    def __init__(
+        self,
+        settings: Settings,
+        rubric: Rubric,
+        backend: Backend,
+        *,
+        reused: bool = False,
+        formats: Formats | None = None,
+    ) -> None:
+        """`reused`: judgment after judgment (the key templates are then kept; else each key is made in full).
+        `formats`: the run's reply-schema references by rubric (see `format_for`)."""
         self.settings = settings
         self.rubric = rubric
         self.backend, self.structured = structured_backend(backend, settings.structured)
         self.described = rubric.describe()
-        self.wanted = format_for(rubric, self.structured, canonical_json(self.described))
+        self.wanted = format_for(rubric, self.structured, canonical_json(self.described), formats)
         # A prompt with no parameters of its own asks for these (and its key names them).
         self.params: dict[str, Any] = {"temperature": settings.judge_temperature()}
         if self.wanted is not None:
@@ -335,12 +344,13 @@ class PlanMemo:
     planning's own cost.  Both are kept by that combination's key, a bounded number of them.
     """
 
-    __slots__ = ("index", "merged", "setups")
+    __slots__ = ("formats", "index", "merged", "setups")
 
     def __init__(self) -> None:
         self.merged: dict[tuple[Any, ...], Settings] = {}  # the run's settings with a combination merged in
         self.setups: dict[tuple[Any, ...], Setup] = {}  # the default rubric through LiteLLM, by the same
         self.index: VerdictIndex | None = None  # the whole store's index (`stored_elsewhere`), on first need
+        self.formats: Formats = {}  # each rubric's reply-schema reference, for the Setups made judgment by judgment
 
 
 def _memo(runtime: JudgeRuntime) -> PlanMemo:
@@ -416,7 +426,8 @@ def _setup_for(
                 memo.setups.clear()
             setup = memo.setups[merged] = Setup(settings, resolve_rubric(None), LiteLLMBackend(), reused=True)
         return setup
-    return Setup(settings, rubric if rubric is not None else resolve_rubric(None), as_backend(given))
+    rubric = rubric if rubric is not None else resolve_rubric(None)
+    return Setup(settings, rubric, as_backend(given), formats=memo.formats)
 
 
 def as_backend(given: Any) -> Backend:
