@@ -46,17 +46,7 @@ def assert_judged(
     rank order), shown to the judge as data; the RAG rubrics (`Faithfulness()`, ...) judge against it.
     """
     __tracebackhide__ = True
-    options = Options(
-        input=input,
-        expected=expected,
-        threshold=threshold,
-        model=model,
-        rubric=rubric,
-        samples=samples,
-        aggregate=aggregate,
-        band=band,
-        context=context,
-    )
+    options = Options(input, expected, threshold, model, rubric, samples, aggregate, band, context)
     return passed_or_raise(_current_judge()._judged(output, criteria, options, asserts=True))
 
 
@@ -77,17 +67,7 @@ async def assert_judged_async(
 ) -> Verdict:
     """`assert_judged`, awaitable; safe inside a running event loop."""
     __tracebackhide__ = True
-    options = Options(
-        input=input,
-        expected=expected,
-        threshold=threshold,
-        model=model,
-        rubric=rubric,
-        samples=samples,
-        aggregate=aggregate,
-        band=band,
-        context=context,
-    )
+    options = Options(input, expected, threshold, model, rubric, samples, aggregate, band, context)
     return passed_or_raise(await _current_judge()._ajudged(output, criteria, options, asserts=True))
 
 

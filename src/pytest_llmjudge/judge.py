@@ -82,12 +82,12 @@ class Judge:
     @user_facing
     def score(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """Judge `output` against `criteria`; return the Verdict (a low score does not raise)."""
-        return run(self._prepare(output, criteria, **options), self._runtime)
+        return self._judged(output, criteria, Options(**options))
 
     @user_facing
     async def ascore(self, output: Any, criteria: str, **options: Any) -> Verdict:
         """`score`, awaitable: safe inside a running event loop (the calls run on a background loop)."""
-        return await arun(self._prepare(output, criteria, **options), self._runtime)
+        return await self._ajudged(output, criteria, Options(**options))
 
     @user_facing
     def assert_judged(self, output: Any, criteria: str, **options: Any) -> Verdict:
@@ -96,11 +96,7 @@ class Judge:
         return passed_or_raise(self._judged(output, criteria, Options(**options), asserts=True))
 
     def _judged(self, output: Any, criteria: Any, options: Options, *, asserts: bool = False) -> Verdict:
-        """One judgment with its options gathered already; a low score does not raise.
-
-        `asserts`: the caller decides pass or fail (as `assert_judged` does).  The module-level
-        `assert_judged` comes here directly: a judgment's arguments are packed once.
-        """
+        """One judgment, its options packed once (the module-level `assert_judged` comes here directly)."""
         return run(self._checked_plan(output, criteria, options, asserts=asserts), self._runtime)
 
     async def _ajudged(self, output: Any, criteria: Any, options: Options, *, asserts: bool = False) -> Verdict:
@@ -178,9 +174,9 @@ class Judge:
         plans = [self._prepare(**c) if isinstance(c, Mapping) else self._prepare(*c) for c in cases]
         return run_many(plans, self._runtime)
 
-    def _prepare(self, output: Any, criteria: Any, *, asserts: bool = False, **options: Any) -> Plan:
-        """`_checked_plan`, for the methods that take the options as keyword arguments."""
-        return self._checked_plan(output, criteria, Options(**options), asserts=asserts)
+    def _prepare(self, output: Any, criteria: Any, **options: Any) -> Plan:
+        """`score`'s plan, from its arguments (`score_many`)."""
+        return self._checked_plan(output, criteria, Options(**options), asserts=False)
 
     def _checked_plan(self, output: Any, criteria: Any, options: Options, *, asserts: bool) -> Plan:
         """The plan, after checking that a library criterion got the input or reference it needs."""

@@ -8,8 +8,7 @@ import pytest
 
 from pytest_llmjudge.errors import JudgeError
 from pytest_llmjudge.pipeline.generations import SEVERAL_MODELS
-from pytest_llmjudge.pipeline.plan import SEVERAL_JUDGES
-from pytest_llmjudge.pipeline.recorded import recorded_model
+from pytest_llmjudge.pipeline.plan import SEVERAL_JUDGES, recorded_model
 
 
 class Call(NamedTuple):

@@ -16,7 +16,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from ..backends.formats import register_schema
 from ..backends.litellm import LiteLLMBackend
@@ -27,14 +27,13 @@ from ..redact import redact, redactor
 from ..rubrics.base import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .aggregate import AGGREGATES
-from .structured import format_for, structured_backend
+from .structured import Formats, format_for, structured_backend
 
 if TYPE_CHECKING:
     from ..backends.protocol import Backend, CallRequest, CallResult
     from ..runtime import JudgeRuntime, TestContext
     from ..store.index import VerdictIndex
     from ..store.verdict_file import VerdictFile
-    from .recorded import K
 
 
 class Options(NamedTuple):
@@ -94,13 +93,22 @@ class Setup:
         "wanted",
     )
 
-    def __init__(self, settings: Settings, rubric: Rubric, backend: Backend, *, reused: bool = False) -> None:
-        """`reused`: judgment after judgment (the key templates are then kept; else each key is made in full)."""
+    def __init__(
+        self,
+        settings: Settings,
+        rubric: Rubric,
+        backend: Backend,
+        *,
+        reused: bool = False,
+        formats: Formats | None = None,
+    ) -> None:
+        """`reused`: judgment after judgment (the key templates are then kept; else each key is made in full).
+        `formats`: the run's reply-schema references by rubric (see `format_for`)."""
         self.settings = settings
         self.rubric = rubric
         self.backend, self.structured = structured_backend(backend, settings.structured)
         self.described = rubric.describe()
-        self.wanted = format_for(rubric, self.structured, canonical_json(self.described))
+        self.wanted = format_for(rubric, self.structured, canonical_json(self.described), formats)
         # A prompt with no parameters of its own asks for these (and its key names them).
         self.params: dict[str, Any] = {"temperature": settings.judge_temperature()}
         if self.wanted is not None:
@@ -243,12 +251,9 @@ def plan(
     aggregate = options.aggregate or overrides.get("aggregate") or marker.get("aggregate") or "mean"
     if aggregate not in AGGREGATES:
         raise JudgeError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {aggregate!r}")
-    band = options.band
-    if band is None:
-        band = overrides.get("band")
-    if band is None:
-        band = marker.get("band")
-    band = 0.0 if band is None else _check_band(band)
+    band = _check_band(
+        next((b for b in (options.band, overrides.get("band"), marker.get("band")) if b is not None), 0.0)
+    )
     case = Case.build(output, criteria, options.input, options.expected, options.context)
     asked = options.rubric if options.rubric is not None else overrides.get("rubric", marker.get("rubric"))
     rubric = resolve_rubric(asked) if asked is not None else None
@@ -339,12 +344,13 @@ class PlanMemo:
     planning's own cost.  Both are kept by that combination's key, a bounded number of them.
     """
 
-    __slots__ = ("index", "merged", "setups")
+    __slots__ = ("formats", "index", "merged", "setups")
 
     def __init__(self) -> None:
         self.merged: dict[tuple[Any, ...], Settings] = {}  # the run's settings with a combination merged in
         self.setups: dict[tuple[Any, ...], Setup] = {}  # the default rubric through LiteLLM, by the same
         self.index: VerdictIndex | None = None  # the whole store's index (`stored_elsewhere`), on first need
+        self.formats: Formats = {}  # each rubric's reply-schema reference, for the Setups made judgment by judgment
 
 
 def _memo(runtime: JudgeRuntime) -> PlanMemo:
@@ -359,13 +365,13 @@ def _merged_settings(
 ) -> tuple[Settings, tuple[Any, ...] | None]:
     """The run's settings `base` with the marker's and the judgment's merged in, and the combination's
     key in `memo` (`()` for `base` itself; None where a value is unhashable: nothing is kept)."""
+    if isinstance(options.threshold, bool):
+        raise JudgeError("threshold must be a number in [0, 1], not a bool")
     if not marker and not overrides and options.model is None and options.samples is None:
         # The common case, an assertion with at most its own threshold.
         threshold = options.threshold
         if threshold is None:
             return base, ()
-        if isinstance(threshold, bool):
-            raise JudgeError("threshold must be a number in [0, 1], not a bool")
         from_marker: dict[str, Any] = {}
         given: dict[str, Any] = {"threshold": threshold}
     else:
@@ -393,8 +399,6 @@ def _merged_settings(
             if len(memo.merged) >= 256:
                 memo.merged.clear()
             memo.merged[key] = settings
-    if isinstance(options.threshold, bool):
-        raise JudgeError("threshold must be a number in [0, 1], not a bool")
     return settings, key
 
 
@@ -422,7 +426,8 @@ def _setup_for(
                 memo.setups.clear()
             setup = memo.setups[merged] = Setup(settings, resolve_rubric(None), LiteLLMBackend(), reused=True)
         return setup
-    return Setup(settings, rubric if rubric is not None else resolve_rubric(None), as_backend(given))
+    rubric = rubric if rubric is not None else resolve_rubric(None)
+    return Setup(settings, rubric, as_backend(given), formats=memo.formats)
 
 
 def as_backend(given: Any) -> Backend:
@@ -509,6 +514,16 @@ def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> d
     return fields
 
 
+class Keyed(Protocol):
+    """A call named by its key (a judge call, a generation)."""
+
+    @property
+    def key(self) -> str: ...
+
+
+K = TypeVar("K", bound=Keyed)
+
+
 def recorded_by(
     runtime: JudgeRuntime,
     context: TestContext | None,
@@ -522,8 +537,6 @@ def recorded_by(
     (a verdict's, or a generation's), from the test's own file, else the rest of the store, with the
     calls keyed for it; None where no model has.  `several` is the error when more than one has
     (see `recorded_model`)."""
-    from .recorded import recorded_model  # loaded only here: a run that names its models never asks
-
     own = verdict_file.entries(what) if verdict_file is not None else {}
     found = recorded_model(own, calls_for, several=several)
     if found is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
@@ -541,3 +554,28 @@ def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
 
         memo.index = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
     return memo.index
+
+
+def recorded_model(
+    entries: Mapping[str, Mapping[str, Any]],
+    calls_for: Callable[[str], Sequence[K]],
+    has: Callable[[str], bool] | None = None,
+    *,
+    several: str,
+) -> tuple[str, Sequence[K]] | None:
+    """The model under which `calls_for(model)` has a stored key, of the models named in `entries`, and
+    those calls.
+
+    `has` says whether a key is stored (default: it is one of `entries`).  One model matches: that
+    model.  None: None (the replay misses as usual).  Several: a JudgeError, `several` with the models
+    in place of `{models}` (it names the option that picks one).
+    """
+    matching: list[tuple[str, Sequence[K]]] = []
+    for model in dict.fromkeys(str(e.get("model")) for e in entries.values() if isinstance(e.get("model"), str)):
+        calls = calls_for(model)
+        keys = {call.key for call in calls}
+        if any(has(k) for k in keys) if has is not None else not keys.isdisjoint(entries):
+            matching.append((model, calls))
+    if len(matching) > 1:
+        raise JudgeError(several.format(models=", ".join(sorted(model for model, _ in matching))))
+    return matching[0] if matching else None

@@ -10,6 +10,7 @@ stored entry keeps the final reply and, under `retried_from`, the earlier ones.
 from __future__ import annotations
 
 import dataclasses
+from typing import TypeVar
 
 from ..backends.protocol import CallRequest, CallResult
 
@@ -31,22 +32,20 @@ def reask_request(request: CallRequest, reply: str) -> CallRequest:
     return dataclasses.replace(request, messages=messages)
 
 
-def _total(first: float | int | None, second: float | int | None) -> float | int | None:
-    if first is None and second is None:
-        return None
-    return (first or 0) + (second or 0)
+N = TypeVar("N", int, float)
+
+
+def _total(first: N | None, second: N | None) -> N | None:
+    return None if first is None and second is None else (first or 0) + (second or 0)
 
 
 def combined(first: CallResult, second: CallResult) -> CallResult:
     """`second`, with the cost, tokens, latency and attempts of both calls: what the judgment paid."""
-    cost = _total(first.cost_usd, second.cost_usd)
-    prompt_tokens = _total(first.prompt_tokens, second.prompt_tokens)
-    completion_tokens = _total(first.completion_tokens, second.completion_tokens)
     return dataclasses.replace(
         second,
-        cost_usd=None if cost is None else float(cost),
-        prompt_tokens=None if prompt_tokens is None else int(prompt_tokens),
-        completion_tokens=None if completion_tokens is None else int(completion_tokens),
+        cost_usd=_total(first.cost_usd, second.cost_usd),
+        prompt_tokens=_total(first.prompt_tokens, second.prompt_tokens),
+        completion_tokens=_total(first.completion_tokens, second.completion_tokens),
         latency_s=first.latency_s + second.latency_s,
         attempts=first.attempts + second.attempts,
     )

@@ -9,16 +9,16 @@ background loop is asked for only when a call must go live: a replay never start
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Generator, Sequence
+from collections.abc import Coroutine, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JudgeError, JudgmentFailed
-from .finish import finish, finish_generations
+from ..rubrics.base import Rubric
+from .finish import finish, finish_generations, parse
 from .generations import GenerationPlan
 from .lookup import Answer, lookup
 from .plan import Call, Plan, Planned
 from .record import note_error, note_verdict
-from .steps import next_calls
 
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 Outcome = dict[str, Answer] | BaseException  # a plan's answers by key, or its error
 Live = Coroutine[Any, Any, list[Outcome]]
 Steps = Generator[Live, list[Outcome], list[Outcome]]
+MAX_STEPS = 8  # a rubric of your own that never stops asking is an error, not a bill
 
 
 def run(plan: Plan, runtime: JudgeRuntime) -> Verdict:
@@ -95,6 +96,32 @@ def steps(plans: Sequence[Planned[Any]], runtime: JudgeRuntime) -> Steps:
                 stepped.append((i, more))
         pending = stepped
     return [failed.get(i, each) for i, each in enumerate(answers)]
+
+
+def next_calls(plan: Plan, answers: Mapping[str, Answer]) -> tuple[Call, ...]:
+    """The calls of the next step of every judge and sample of `plan` (added to its calls), or () when
+    no step is left.  A rubric of one step (the default `next_prompts`) is never asked.
+
+    Every judge and sample is its own chain: its next step is built from its own earlier replies.
+    """
+    rubric = plan.rubric
+    if type(rubric).next_prompts is Rubric.next_prompts:
+        return ()
+    chains: dict[tuple[str, int], list[Call]] = {}
+    for call in plan.calls:
+        chains.setdefault((call.model_id, call.sample), []).append(call)
+    new: list[Call] = []
+    for (model_id, sample), calls in chains.items():
+        earlier = [(c.prompt, parse(rubric, c, answers[c.key].reply)) for c in calls]
+        prompts = rubric.next_prompts(plan.case, earlier)
+        if not prompts:
+            continue
+        last = calls[-1]
+        if last.step >= MAX_STEPS:
+            raise JudgeError(f"rubric {rubric!r} asked for more than {MAX_STEPS} steps; its next_prompts must end")
+        new += [last.setup.call(model_id, last.send_model, sample, p, last.step + 1) for p in prompts]
+    plan.calls += tuple(new)
+    return tuple(new)
 
 
 def _driven(loop: Steps, runtime: JudgeRuntime) -> list[Outcome]:

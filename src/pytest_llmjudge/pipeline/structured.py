@@ -47,25 +47,6 @@ def response_format(rubric: Rubric) -> dict[str, Any] | None:
     return register_schema(f"{name}_reply", schema)
 
 
-# The reference by rubric, for rubrics that are the same object judgment after judgment (the default
-# kind's shared instance): building the schema and its canonical JSON is most of planning a replay.
-# Held with the rubric itself, so an id is never reused while its entry lives.
-_FORMATS: dict[int, tuple[Rubric, str, dict[str, Any] | None]] = {}
-
-
-def _format_of(rubric: Rubric, described: str) -> dict[str, Any] | None:
-    # `described` (the rubric's canonical description, part of its keys) changes whenever its
-    # parameters do, so a rubric changed in place never reuses a stale schema.
-    held = _FORMATS.get(id(rubric))
-    if held is not None and held[0] is rubric and held[1] == described:
-        return held[2]
-    wanted = response_format(rubric)
-    if len(_FORMATS) >= 64:
-        _FORMATS.clear()
-    _FORMATS[id(rubric)] = (rubric, described, wanted)
-    return wanted
-
-
 def structured_backend(backend: Backend, mode: str) -> tuple[Backend, str]:
     """The backend set to send structured output as `mode` says, and the mode in effect for its calls:
     only the LiteLLM backend sends `response_format`; a backend of your own gets plain prompts ("off")."""
@@ -77,14 +58,28 @@ def structured_backend(backend: Backend, mode: str) -> tuple[Backend, str]:
     return backend, mode
 
 
-def format_for(rubric: Rubric, mode: str, described: str | None = None) -> dict[str, Any] | None:
+# A run's references by rubric (`PlanMemo.formats`), each held with the rubric itself, so an id is
+# never reused while its entry lives, and with its canonical description.
+Formats = dict[int, tuple[Rubric, str, dict[str, Any] | None]]
+
+
+def format_for(rubric: Rubric, mode: str, described: str, kept: Formats | None = None) -> dict[str, Any] | None:
     """The `response_format` reference `rubric`'s calls carry under `mode`, or None: mode off, or no schema.
 
-    `described`: the rubric's canonical description, if the caller has it (the schema is then
-    remembered for the rubric, judgment after judgment)."""
+    `kept`: the run's references, for a rubric judged again and again (building the schema and its
+    canonical JSON is much of planning a replay).  `described`, the rubric's canonical description,
+    changes whenever its parameters do, so a rubric changed in place never reuses a stale schema."""
     if mode == "off":
         return None
-    return response_format(rubric) if described is None else _format_of(rubric, described)
+    held = kept.get(id(rubric)) if kept is not None else None
+    if held is not None and held[0] is rubric and held[1] == described:
+        return held[2]
+    wanted = response_format(rubric)
+    if kept is not None:
+        if len(kept) >= 64:
+            kept.clear()
+        kept[id(rubric)] = (rubric, described, wanted)
+    return wanted
 
 
 def format_used(params: Mapping[str, Any] | None, sent: Mapping[str, Any] | None) -> str | None:
