@@ -263,7 +263,7 @@ def test_a_failed_verdict_write_keeps_the_paid_verdict_and_says_so(pytester, ope
 
         @pytest.fixture(autouse=True)
         def read_only_tree(monkeypatch):
-            def put(self, key, entry):
+            def put(self, key, entry, *args, **kwargs):
                 raise OSError(errno.EROFS, "Read-only file system", str(self.path))
             monkeypatch.setattr(VerdictFile, "put", put)
         """
