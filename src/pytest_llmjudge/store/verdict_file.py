@@ -299,7 +299,7 @@ class VerdictFile:
     """
 
     def __init__(self, path: Path | str, nodeid: str, *, lock_dir: Path | None = None) -> None:
-        self.location = os.fspath(path)  # what is opened: a replay builds no Path for it
+        self.location = os.fspath(path)  # what is opened (reading the document builds its own Path from it)
         self._path = path if isinstance(path, Path) else None
         self.nodeid = nodeid
         self.lock_dir = lock_dir  # None: default_lock_dir()
