@@ -182,6 +182,7 @@ def test_verdict_file_rewrites_only_when_something_changed(tmp_path):
     [
         ("{not json", "is not valid JSON"),
         ("", "is not valid JSON"),
+        ('\ufeff{"format": 1, "verdicts": {}}', "is not valid JSON (Unexpected UTF-8 BOM"),
         ("[]", "not a verdict file"),
         ('{"format": 1}', "not a verdict file"),
         ('{"format": 1, "verdicts": []}', "not a verdict file"),

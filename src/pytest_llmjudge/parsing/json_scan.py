@@ -124,13 +124,17 @@ def _escape_stray_backslashes(s: str) -> str:
     return _BAD_ESCAPE.sub(r"\\\\", s.replace("\\\\", "\x00")).replace("\x00", "\\\\")
 
 
+# One decoder for every reply: `json.loads` with an argument builds a new decoder (and its scanner) per call.
+_LENIENT = json.JSONDecoder(strict=False)
+
+
 def load_whole(text: str) -> dict[str, Any] | list[Any] | None:
     """The whole reply (trimmed, out of its code fence) as plain JSON: an object or a list, else None."""
     body = strip_fences(text.strip())
     if body[:1] not in ("{", "["):  # json.loads would only fail or give a scalar: spare it
         return None
     try:
-        value = json.loads(body, strict=False)
+        value = _LENIENT.decode(body)
     except (ValueError, RecursionError):  # not JSON, or nested too deep
         return None
     return value if isinstance(value, (dict, list)) else None
@@ -139,7 +143,7 @@ def load_whole(text: str) -> dict[str, Any] | list[Any] | None:
 def load_json(s: str, budget: RepairBudget) -> tuple[Any, bool]:
     """Parse ``s`` as JSON, then (bounded) with json_repair.  Returns (value, repaired)."""
     try:
-        return json.loads(s, strict=False), False
+        return _LENIENT.decode(s), False
     except (ValueError, RecursionError):  # not plain JSON, or nested too deep
         pass
     if "\\" in s:
@@ -148,7 +152,7 @@ def load_json(s: str, budget: RepairBudget) -> tuple[Any, bool]:
         fixed = _escape_stray_backslashes(s)
         if fixed != s:
             try:
-                return json.loads(fixed, strict=False), True
+                return _LENIENT.decode(fixed), True
             except (ValueError, RecursionError):
                 pass
     if len(s) > budget.left or not _depth_ok(s):  # json_repair is slow and superlinear: hand it little

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import JudgeError, JudgmentFailed
 from ..rubrics.base import Rubric
 from .finish import finish, finish_generations, parse
-from .generations import GenerationPlan
 from .lookup import Answer, lookup
 from .plan import Call, Plan, Planned
 from .record import note_error, note_verdict
@@ -23,7 +22,7 @@ from .record import note_error, note_verdict
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime
     from ..verdict import Verdict
-    from .generations import Generation
+    from .generations import Generation, GenerationPlan  # a judgment's run never loads the generations' module
 
 Outcome = dict[str, Answer] | BaseException  # a plan's answers by key, or its error
 Live = Coroutine[Any, Any, list[Outcome]]

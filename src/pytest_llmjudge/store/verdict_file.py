@@ -27,7 +27,6 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -124,17 +123,38 @@ def as_written(section: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, 
     return {k: {f: v for f, v in e.items() if v is not None} for k, e in section.items()}
 
 
-@dataclass
 class VerdictDocument:
     """One verdict file as it is on disk: the only code that reads or writes the file format.
 
     `entries` are the verdicts; `generations` the recorded replies of the model under test.
+    `path` is made from the location given when first asked: a replay reads a document per test and
+    names its path only in an error.
     """
 
-    path: Path
-    test: str
-    entries: dict[str, dict[str, Any]]
-    generations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    __slots__ = ("_path", "entries", "generations", "location", "test")
+
+    def __init__(
+        self,
+        path: Path | str,
+        test: str,
+        entries: dict[str, dict[str, Any]],
+        generations: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.location = os.fspath(path)
+        self._path = path if isinstance(path, Path) else None
+        self.test = test
+        self.entries = entries
+        self.generations = {} if generations is None else generations
+
+    @property
+    def path(self) -> Path:
+        """The verdict file."""
+        if self._path is None:
+            self._path = Path(self.location)
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"VerdictDocument({self.location!r}, test={self.test!r}, {len(self.entries)} verdicts)"
 
     @classmethod
     def read(cls, path: Path | str) -> VerdictDocument:
@@ -142,7 +162,7 @@ class VerdictDocument:
         try:
             text = read_regular_file(path).decode("utf-8")
         except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty verdict file
-            return cls(Path(path), "", {})
+            return cls(path, "", {})
         except RefusedFile as exc:
             raise StoreError(
                 f"{path}: refused to read the verdict file: {exc}; replace it with a regular file"
@@ -150,7 +170,9 @@ class VerdictDocument:
         except (OSError, UnicodeDecodeError) as exc:
             raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
         try:
-            data = json.loads(text, object_pairs_hook=_unique_fields)
+            if text.startswith("\ufeff"):  # as json.loads says it (the decoder alone would not name the BOM)
+                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+            data = _DECODER.decode(text)
         except _DuplicateField as exc:
             raise StoreError(
                 f"{path}: the field {exc.args[0]!r} appears twice in one object; a verdict file names each field "
@@ -172,7 +194,7 @@ class VerdictDocument:
         if not isinstance(generations, dict):
             raise StoreError(f"{path}: 'generations' is not a JSON object")
         return cls(
-            Path(path),
+            path,
             str(data.get("test") or ""),
             {key: _validate_entry(path, key, entry) for key, entry in data["verdicts"].items()},
             {key: _validate_entry(path, key, entry, what="generation") for key, entry in generations.items()},
@@ -204,6 +226,10 @@ def _unique_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise _DuplicateField(name[:80])
             seen.add(name)
     return found
+
+
+# One decoder for every verdict file: `json.loads` with a hook builds a new decoder (and its scanner) per call.
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_fields)
 
 
 class RefusedFile(OSError):
