@@ -60,7 +60,8 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
     distinct = set(words)
     where: list[tuple[int, int]] = []
     for message in prompt:
-        blocks = [m.group(3) for m in _DATA_BLOCK.finditer(message)] if "</" in message else []
+        # A data block closes on a line of its own: the instructions, which name the tags inline, are not searched.
+        blocks = [m.group(3) for m in _DATA_BLOCK.finditer(message)] if "\n</" in message else []
         for block in blocks:
             body = block.strip()
             if len(body) < _MIN_BLOCK or not any(c.isalpha() for c in body):
