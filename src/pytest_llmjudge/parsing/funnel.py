@@ -52,9 +52,10 @@ class Asked:
     __slots__ = ("fields", "prompt", "verdict")
 
     def __init__(self, prompt: Iterable[str] = (), *, verdict: bool | None = None, fields: Iterable[str] = ()) -> None:
-        self.prompt = tuple(t for t in prompt if isinstance(t, str) and t)
+        self.prompt = tuple([t for t in prompt if isinstance(t, str) and t])
         self.verdict = verdict
-        self.fields = tuple(f.strip().lower().replace(" ", "_").replace("-", "_") for f in fields if isinstance(f, str))
+        names = [f for f in fields if isinstance(f, str)]
+        self.fields = tuple([f.strip().lower().replace(" ", "_").replace("-", "_") for f in names])
 
     def __repr__(self) -> str:
         sizes = [len(t) for t in self.prompt]

@@ -183,8 +183,8 @@ def _choose(cands: list[Candidate], scale: tuple[float, float]) -> Candidate | N
     it that disagrees must be attributed and bare (no reasoning) while the own one has
     reasoning, else the reply is an error.
     """
-    if not cands:
-        return None
+    if len(cands) < 2:  # none, or the one (most replies): nothing to weigh
+        return cands[0] if cands else None
     own = next((c for c in cands if c.own), None)
     decision0 = _decision(cands[0].found, scale)
     if all(_decision(c.found, scale) == decision0 for c in cands[1:]):
@@ -219,7 +219,7 @@ def _check_siblings(cands: list[Candidate], scale: tuple[float, float]) -> None:
     """Elements of one JSON array, or objects in prose side by side in one (``{...}, {...}``), are
     parallel items (one per criterion, per sample): when they disagree, nothing makes one of them
     the answer, so the reply is an error, not a first pick."""
-    if len({_decision(c.found, scale) for c in cands}) > 1:
+    if len(cands) > 1 and len({_decision(c.found, scale) for c in cands}) > 1:
         raise VerdictParseError(
             "the reply is a JSON array of several verdicts with different scores; nothing says which"
             " one is the answer (per-item scores are not a single score)"

@@ -121,7 +121,7 @@ class Rubric(ABC):
         properties = schema.get("properties") if isinstance(schema, Mapping) else None
         fields = tuple(properties) if isinstance(properties, Mapping) else ()
         verdict = None if schema is None else "verdict" in fields
-        return Asked((m.get("content", "") for m in prompt.messages), verdict=verdict, fields=fields)
+        return Asked([m.get("content", "") for m in prompt.messages], verdict=verdict, fields=fields)
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
         """One outcome from the parsed replies of every prompt, in the order `prompts` gave them."""
