@@ -11,6 +11,9 @@ judgments, N plain asserts, and one of each.  From them:
             end-of-run summary): (judged_1 - plain_1)
   marginal  what each further judgment pays: ((judged_N - judged_1) - (plain_N - plain_1)) / (N - 1)
 
+Every output differs (as in `run_all.py`), and so does every reply: a suite of one reply repeated
+would measure a parse memo, not the parse.
+
 Instructions are not seconds (cache misses and system calls are not in them), so the wall-clock
 benchmark stays the measure of the target; this one tells whether a change made the work smaller.
 Needs valgrind on PATH (exits 2 without it).  The suites are recorded first against the local
@@ -37,7 +40,7 @@ from pytest_llmjudge import assert_judged
 
 @pytest.mark.parametrize("i", range({n}))
 def test_answer(i):
-    output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9"
+    output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9{{i:03d}}"
     assert_judged(output, "Says returns are accepted within 30 days", threshold=0.7)
 """
 
@@ -46,7 +49,7 @@ import pytest
 
 @pytest.mark.parametrize("i", range({n}))
 def test_answer(i):
-    output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9"
+    output = f"Answer {{i}}: returns are accepted within 30 days. SCORE=0.9{{i:03d}}"
     assert "30 days" in output
 """
 
