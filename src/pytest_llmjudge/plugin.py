@@ -190,6 +190,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     )
     context.whole_records = runtime.whole_records
     context.default_backend = _sees_default_backend(item)
+    if not context.default_backend:
+        _request_fixture(item)
     item.stash[CONTEXT_KEY] = context
     runtime.current = context
     # A subprocess the test starts judges as the test would, into the test's verdict file.
@@ -247,6 +249,18 @@ def _only_default_backend(item: pytest.Item) -> bool:
         return False
     func = getattr(definitions[0], "func", None)
     return getattr(func, "__module__", None) == __name__ and getattr(func, "__name__", None) == "judge_backend"
+
+
+def _request_fixture(item: pytest.Item) -> None:
+    """Have pytest set up `_llmjudge_request` for `item`, a test that may get another `judge_backend`
+    than the plugin's: only such a test resolves the fixture through its request.
+
+    Not autouse: an autouse fixture costs every test of every suite, judged or not, about as much as
+    the rest of the plugin's per-test work.  pytest fills a test's fixtures from `fixturenames` at
+    setup, so a name added before then is set up like one the test asked for."""
+    names = getattr(item, "fixturenames", None)
+    if isinstance(names, list) and "_llmjudge_request" not in names:
+        names.append("_llmjudge_request")
 
 
 _USED_FILES = itertools.count()
@@ -340,9 +354,10 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     configure_vcr(vcr)
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def _llmjudge_request(request: pytest.FixtureRequest) -> None:
-    """Hands the test's request to its context, so a judgment can resolve `judge_backend` when it needs it."""
+    """Hands the test's request to its context, so a judgment can resolve `judge_backend` when it needs it
+    (set up for the tests that may get another `judge_backend` than the plugin's: see `_request_fixture`)."""
     context = request.node.stash.get(CONTEXT_KEY, None)
     if context is not None:
         context.request = request

@@ -115,6 +115,37 @@ def test_a_run_that_sets_no_option_and_never_judges_loads_no_settings(pytester):
     ]
 
 
+def test_only_a_test_that_may_get_another_judge_backend_sets_up_a_fixture_of_the_plugin(pytester):
+    """A test that sees the plugin's own `judge_backend` sets up none of the plugin's fixtures (an
+    autouse fixture costs every test of every suite); one under a conftest that overrides the fixture
+    sets up the one that lets its judgments resolve it, and judges with the override."""
+    pytester.makepyfile(
+        test_plain="""
+        def test_plain(request):
+            print("PLAIN", sorted(request.fixturenames))
+        """
+    )
+    sub = pytester.mkpydir("sub")
+    (sub / "conftest.py").write_text(
+        "import pytest\n\n"
+        "@pytest.fixture\n"
+        "def judge_backend():\n"
+        '    return lambda messages: \'{"reasoning": "the override judged", "score": 0.9}\'\n'
+    )
+    (sub / "test_overridden.py").write_text(
+        "from pytest_llmjudge import assert_judged\n\n"
+        "def test_judged(request):\n"
+        "    print('OVERRIDDEN', sorted(request.fixturenames))\n"
+        "    assert assert_judged('an answer', 'is an answer').reasoning == 'the override judged'\n"
+    )
+    result = pytester.runpytest_inprocess("-s", "-p", "no:cacheprovider", "--judge-mode=live")
+    result.assert_outcomes(passed=2)
+    (plain,) = [line for line in result.outlines if "PLAIN [" in line]
+    (overridden,) = [line for line in result.outlines if "OVERRIDDEN [" in line]
+    assert "_llmjudge" not in plain
+    assert "_llmjudge_request" in overridden
+
+
 def test_the_model_under_test_has_its_own_option_names():
     """The model under test is named apart from the judge: --generate-*, generate_*, LLMJUDGE_GENERATE_*."""
     option = OPTIONS_BY_NAME["generate_model"]
