@@ -35,12 +35,13 @@ def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: str
         except (TypeError, ValueError):
             continue
         marker[name] = value
-    part = runtime.child_settings
-    if part is None:
-        # The session's part is the same for every test: encoded once, and joined to the test's part.
-        part = json.dumps(_child_settings(runtime))
-        if runtime.settings_resolved:  # kept once final (an unconfigured session resolves its settings late)
-            runtime.child_settings = part
+    # The session's part is the same for every test: encoded once, and joined to the test's part.  An
+    # unconfigured session resolves its settings late (at its first judgment): its part is encoded again then.
+    resolved = runtime.settings_resolved
+    kept = runtime.child_settings
+    if kept is None or kept[0] is not resolved:
+        kept = runtime.child_settings = (resolved, json.dumps(_child_settings(runtime)))
+    part = kept[1]
     # Every test of the session pays for this (it cannot know whether the test starts a child that
     # judges): the test's few strings are quoted directly rather than through json.dumps.
     return (

@@ -103,7 +103,8 @@ class JudgeRuntime:
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._semaphore: asyncio.Semaphore | None = None
         self.limiters: dict[tuple[str, str | None], AdaptiveLimiter] = {}  # by judge model and api base
-        self.child_settings: str | None = None  # LLMJUDGE_TEST's session part (JSON), once settings are resolved
+        # LLMJUDGE_TEST's session part (JSON), and whether the settings were resolved when it was encoded
+        self.child_settings: tuple[bool, str] | None = None
         # What planning keeps for this run (`pipeline.plan.PlanMemo`), made by the first judgment; only
         # planning reads it, so the run holds it without knowing its type (the pipeline stands on the run).
         self.plans: object = None
