@@ -123,15 +123,31 @@ def as_written(section: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, 
     return {k: {f: v for f, v in e.items() if v is not None} for k, e in section.items()}
 
 
-class VerdictDocument:
+class _Located:
+    """A verdict file known by its location, as given: what is opened.  Its `Path` is made when first
+    asked, since a replay opens a file per test and names its path only in an error."""
+
+    __slots__ = ("_path", "location")
+
+    def __init__(self, path: Path | str) -> None:
+        self.location = os.fspath(path)
+        self._path = path if isinstance(path, Path) else None
+
+    @property
+    def path(self) -> Path:
+        """The verdict file."""
+        if self._path is None:
+            self._path = Path(self.location)
+        return self._path
+
+
+class VerdictDocument(_Located):
     """One verdict file as it is on disk: the only code that reads or writes the file format.
 
     `entries` are the verdicts; `generations` the recorded replies of the model under test.
-    `path` is made from the location given when first asked: a replay reads a document per test and
-    names its path only in an error.
     """
 
-    __slots__ = ("_path", "entries", "generations", "location", "test")
+    __slots__ = ("entries", "generations", "test")
 
     def __init__(
         self,
@@ -140,18 +156,10 @@ class VerdictDocument:
         entries: dict[str, dict[str, Any]],
         generations: dict[str, dict[str, Any]] | None = None,
     ) -> None:
-        self.location = os.fspath(path)
-        self._path = path if isinstance(path, Path) else None
+        super().__init__(path)
         self.test = test
         self.entries = entries
         self.generations = {} if generations is None else generations
-
-    @property
-    def path(self) -> Path:
-        """The verdict file."""
-        if self._path is None:
-            self._path = Path(self.location)
-        return self._path
 
     def __repr__(self) -> str:
         return f"VerdictDocument({self.location!r}, test={self.test!r}, {len(self.entries)} verdicts)"
@@ -316,7 +324,7 @@ class VerdictFileWriteError(StoreError):
         super().__init__(f"cannot write the verdict file {path} ({reason}); key {key[:12]} was not stored there")
 
 
-class VerdictFile:
+class VerdictFile(_Located):
     """The committed verdicts of one test item, loaded on first use and rewritten when changed.
 
     Writes (`put`) re-read the file under a cross-process lock and add to
@@ -325,20 +333,12 @@ class VerdictFile:
     """
 
     def __init__(self, path: Path | str, nodeid: str, *, lock_dir: Path | None = None) -> None:
-        self.location = os.fspath(path)  # what is opened (reading the document builds its own Path from it)
-        self._path = path if isinstance(path, Path) else None
+        super().__init__(path)
         self.nodeid = nodeid
         self.lock_dir = lock_dir  # None: default_lock_dir()
         self._document: VerdictDocument | None = None  # read on first need
         self._lock = threading.Lock()  # score_many may record from several threads
         self.used: set[str] = set()  # keys this run read or wrote, verdicts and generations (for prune)
-
-    @property
-    def path(self) -> Path:
-        """The verdict file."""
-        if self._path is None:
-            self._path = Path(self.location)
-        return self._path
 
     def _section(self, what: Section) -> dict[str, dict[str, Any]]:
         """The loaded verdicts (or generations); call with `_lock` held."""
