@@ -133,11 +133,8 @@ def new_verdicts(
 
 def samples_of(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, ParsedVerdict]) -> list[Sample]:
     """One Sample per (model, sample index): the rubric combines that sample's prompts."""
-    groups: dict[tuple[str, int], list[Call]] = {}
-    for call in plan.calls:
-        groups.setdefault((call.model_id, call.sample), []).append(call)
     samples = []
-    for (model_id, sample), calls in groups.items():
+    for (model_id, sample), calls in plan.chains().items():
         outcome = plan.rubric.combine(plan.case, [(c.prompt, parsed[c.key]) for c in calls])
         source = overall_source({answers[c.key].source for c in calls})
         keys = tuple(c.key for c in calls)

@@ -225,6 +225,14 @@ class Plan(Planned[Call]):
     def threshold(self) -> float:
         return self.settings.threshold
 
+    def chains(self) -> dict[tuple[str, int], list[Call]]:
+        """The calls of each judge and sample, in the order they were made: a chain of steps, each
+        built from its own chain's earlier replies and combined into one sample."""
+        chains: dict[tuple[str, int], list[Call]] = {}
+        for call in self.calls:
+            chains.setdefault((call.model_id, call.sample), []).append(call)
+        return chains
+
 
 def plan(
     output: Any,

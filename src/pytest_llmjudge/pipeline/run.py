@@ -106,11 +106,8 @@ def next_calls(plan: Plan, answers: Mapping[str, Answer]) -> tuple[Call, ...]:
     rubric = plan.rubric
     if type(rubric).next_prompts is Rubric.next_prompts:
         return ()
-    chains: dict[tuple[str, int], list[Call]] = {}
-    for call in plan.calls:
-        chains.setdefault((call.model_id, call.sample), []).append(call)
     new: list[Call] = []
-    for (model_id, sample), calls in chains.items():
+    for (model_id, sample), calls in plan.chains().items():
         earlier = [(c.prompt, parse(rubric, c, answers[c.key].reply)) for c in calls]
         prompts = rubric.next_prompts(plan.case, earlier)
         if not prompts:
