@@ -44,6 +44,9 @@ class Prompt:
     params: Mapping[str, Any] = field(default_factory=dict)  # extra call parameters (logprobs, ...)
     # (name, JSON schema) of this call's reply, where a step asks for another shape than `reply_schema()`
     schema: tuple[str, Mapping[str, Any]] | None = None
+    # How many items (claims, passages, turns, questions) this call rules on: the per-judgment cap
+    # (--judge-max-items) counts them, so a batched call of 40 claims counts as 40, not as 1.
+    items: int = 1
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,12 @@ class Rubric(ABC):
         """What of the reply's token log-probabilities the verdict file keeps: all by default, or what
         `parse` needs of them (parsing the stored reply must give the same verdict)."""
         return reply.logprobs
+
+    def recorded_forms(self) -> list[Rubric]:
+        """Earlier forms of this rubric (same meaning, asked another way) whose stored verdicts stand for
+        its own where none of its own is stored: a kind that changes how it asks keeps its recordings
+        replaying.  Tried in order after the rubric itself; by default none."""
+        return []
 
     @classmethod
     def from_stored(cls, entry: Mapping[str, Any]) -> list[Rubric]:
