@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .canonical import dumps, plain
 from .errors import JudgeError
 
 # The roles a chat message may have (OpenAI's, and Anthropic's two); anything else is not a chat message.
@@ -104,6 +105,12 @@ def messages_of(value: object, what: str) -> tuple[Message, ...] | None:
     for index, item in enumerate(items):
         where = f"{what}[{index}]"
         if item is None or not _recognized(item):
+            role = item.get("role") if item is not None else None
+            if role is not None:
+                raise JudgeError(
+                    f"{where} has the role {str(role)[:40]!r}, which is no chat role: each message's role is one "
+                    f"of {', '.join(sorted(ROLES))}"
+                )
             raise JudgeError(
                 f"{where} is not a chat message: it has no role (each message of a conversation needs one, "
                 f'e.g. {{"role": "user", "content": ...}}), and is no tool call or tool result either'
@@ -144,8 +151,8 @@ def transcript(messages: Sequence[Message]) -> str:
 
 
 def call_text(call: ToolCall) -> str:
-    """`name(arguments as JSON)`: one tool call on one line."""
-    return f"{call.name}({json.dumps(call.arguments, ensure_ascii=False, sort_keys=True, default=str)})"
+    """`name(arguments as JSON)`: one tool call on one line (the arguments are plain data: see `_call`)."""
+    return f"{call.name}({json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)})"
 
 
 def _indented(text: str) -> str:
@@ -173,7 +180,7 @@ def _telling(item: Mapping[str, Any]) -> bool:
     kind = item.get("type")
     if isinstance(kind, str) and kind.endswith(("_call", "_output")) and "call_id" in item:
         return True
-    return _role(item) is not None or "raw_item" in item or kind == "function" or _plain_call(item) is not None
+    return _role(item) is not None or "raw_item" in item or kind == "function" or _call_field(item) is not None
 
 
 def _recognized(item: Mapping[str, Any]) -> bool:
@@ -184,18 +191,24 @@ def _recognized(item: Mapping[str, Any]) -> bool:
     if raw is not None:
         inner = as_mapping(raw)
         return inner is not None and _recognized(inner)
-    return isinstance(item.get("type"), str) or _plain_call(item) is not None
+    return isinstance(item.get("type"), str) or _call_field(item) is not None
 
 
-def _plain_call(item: Mapping[str, Any], where: str = "") -> ToolCall | None:
-    """`{"name": ..., "arguments": ...}` (or `args`, `input`): a tool call on its own (its name checked
-    where `where` names it)."""
+def _call_field(item: Mapping[str, Any]) -> str | None:
+    """Where `{"name": ..., "arguments": ...}` (or `args`, `input`), a tool call on its own, keeps its
+    arguments; None when `item` is no such call."""
     if "role" in item or "type" in item:
         return None
+    return next((field for field in ("arguments", "args", "input") if field in item), None)
+
+
+def _plain_call(item: Mapping[str, Any], field: str, where: str) -> ToolCall:
+    """The tool call `item` is (see `_call_field`), its name checked."""
+    return _call(_name(item, where), item[field], _text_or_none(item.get("id")), where)
     for field in ("arguments", "args", "input"):
         if field in item:
             name = _name(item, where) if where else str(item.get("name"))
-            return ToolCall(name, parsed_arguments(item[field]), _text_or_none(item.get("id")))
+            return _call(name, item[field], _text_or_none(item.get("id")), where)
     return None
 
 
@@ -219,14 +232,14 @@ def _add(messages: list[Message], item: Mapping[str, Any], where: str) -> None:
         # (web search, code interpreter, ...: named by its kind).
         name = _name(item, where) if "name" in item else kind.removesuffix("_call")
         arguments = next((item[k] for k in ("arguments", "input", "action", "code") if k in item), None)
-        _call_into(messages, ToolCall(name, parsed_arguments(arguments), _call_id(item)))
+        _call_into(messages, _call(name, arguments, _call_id(item), where))
     elif isinstance(kind, str) and kind.endswith("_output"):
         result = item.get("output", item.get("result"))
-        messages.append(Message("tool", _text(result), tool_call_id=_call_id(item)))
+        messages.append(Message("tool", _text(result, f"{where}.output"), tool_call_id=_call_id(item)))
     elif kind is None:
-        call = _plain_call(item, where)
-        assert call is not None  # _recognized said so
-        _call_into(messages, call)
+        field = _call_field(item)
+        assert field is not None  # _recognized said so
+        _call_into(messages, _plain_call(item, field, where))
     # any other typed item (reasoning, a compaction, a hosted program) is how the run went, not a step
 
 
@@ -236,20 +249,27 @@ def _message(messages: list[Message], role: str, item: Mapping[str, Any], where:
     content = item.get("content")
     if isinstance(content, str):
         texts.append(content)
+    elif content is not None and not isinstance(content, list):  # a number, an object: judged as its JSON
+        texts.append(_text(content, f"{where}.content"))
     elif isinstance(content, list):
-        for part in content:
-            block = as_mapping(part)
-            if block is None:
+        for index, part in enumerate(content):
+            block, at = as_mapping(part), f"{where}.content[{index}]"
+            if block is None:  # a bare part: a string is text, anything else its JSON
+                if part is not None:
+                    texts.append(_text(part, at))
                 continue
             kind = block.get("type")
             if kind in ("tool_use", "server_tool_use"):  # Anthropic: the assistant calls a tool
-                calls.append(ToolCall(_name(block, where), block.get("input"), _text_or_none(block.get("id"))))
+                calls.append(_call(_name(block, at), block.get("input"), _text_or_none(block.get("id")), at))
             elif kind == "tool_result":  # Anthropic: a tool's result, sent in a user message
                 answers = _text_or_none(block.get("tool_use_id"))
-                messages.append(Message("tool", _text(block.get("content")), tool_call_id=answers))
+                messages.append(Message("tool", _text(block.get("content"), at), tool_call_id=answers))
             elif isinstance(block.get("text"), str) and kind not in ("thinking", "reasoning"):
                 texts.append(block["text"])
-    calls.extend(_chat_call(as_mapping(raw) or {}, where) for raw in item.get("tool_calls") or ())
+    calls.extend(
+        _chat_call(as_mapping(raw) or {}, f"{where}.tool_calls[{i}]")
+        for i, raw in enumerate(item.get("tool_calls") or ())
+    )
     text = "\n".join(t for t in texts if t.strip())
     if not text and not calls and any(m.role == "tool" for m in messages[-1:]) and role == "user":
         return  # a user message that only carried tool results
@@ -262,7 +282,13 @@ def _chat_call(call: Mapping[str, Any], where: str) -> ToolCall:
     """One of a chat message's `tool_calls`: OpenAI's `{"id", "function": {"name", "arguments"}}`, or
     LangChain's `{"name", "args", "id"}`."""
     named = as_mapping(call.get("function")) or call
-    return ToolCall(_name(named, where), parsed_arguments(named.get("args", named.get("arguments"))), _call_id(call))
+    return _call(_name(named, where), named.get("args", named.get("arguments")), _call_id(call), where)
+
+
+def _call(name: str, arguments: object, call_id: str | None, where: str) -> ToolCall:
+    """A tool call with its arguments parsed (a JSON string gives the object it encodes) and made plain
+    data, the same in every run: they are shown, matched and keyed (a set in them is sorted)."""
+    return ToolCall(name, plain(parsed_arguments(arguments), f"{where}.arguments"), call_id)
 
 
 def _named_results(messages: list[Message]) -> tuple[Message, ...]:
@@ -300,8 +326,9 @@ def _text_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _text(value: object) -> str:
-    """A tool result's text: a string, text blocks joined, or anything else as JSON."""
+def _text(value: object, where: str) -> str:
+    """A tool result's (or a message's non-text content's) text: a string, text blocks joined, or anything
+    else as its canonical JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -310,4 +337,4 @@ def _text(value: object) -> str:
         blocks = [as_mapping(v) for v in value]
         if blocks and all(b is not None and isinstance(b.get("text"), str) for b in blocks):
             return "\n".join(b["text"] for b in blocks if b is not None)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return dumps(value, where, sort_keys=True)

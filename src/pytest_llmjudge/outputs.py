@@ -8,23 +8,21 @@ kinds of value get more care:
   how the model got there, not the answer the application shows, and are left out.
 - A conversation (a list of chat messages, at least one with a role; see `conversation`) is
   judged as its role-labelled transcript.
-- The text is hashed into the verdict key, so it must not depend on the process.  Sets are
-  sorted; a value shown by its memory address is refused.
+- The text is hashed into the verdict key, so it must not depend on the process: data is shown in its
+  canonical form (`canonical`: sets sorted; a cycle or a value shown by its memory address refused).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .canonical import dumps, stable_str
 from .conversation import as_mapping, is_conversation, messages_of, parsed_arguments, transcript
 from .errors import JudgeError
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-# `<foo.Bar object at 0x7f3a...>`: a default repr names a memory address, different every run.
-_ADDRESS = re.compile(r"<[^\n]*? at 0x[0-9a-fA-F]{4,}>")
 
 
 def judged_text(value: object, what: str) -> str:
@@ -42,51 +40,11 @@ def judged_text(value: object, what: str) -> str:
         elif is_conversation(value):
             text = transcript(messages_of(value, what) or ())
         elif isinstance(value, (dict, list, tuple, set, frozenset)):
-            text = _json(value, what)
+            text = dumps(value, what, indent=2)
         else:
-            text = _stable_str(value, what)
+            text = stable_str(value, what)
     # Lone surrogates cannot be encoded, stored or sent; each becomes one replacement character.
     return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-# -- values with no stable order or text ------------------------------------------------------------
-
-
-def _canonical(value: Any) -> Any:
-    """`value` with every set sorted; dicts keep their insertion order (it is stable, and sorting
-    dict keys now would change the key of every stored verdict of a dict output)."""
-    if isinstance(value, (set, frozenset)):
-        items = [_canonical(v) for v in value]
-        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False, default=repr))
-    if isinstance(value, dict):
-        return {k: _canonical(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
-    return value
-
-
-def _json(value: object, what: str) -> str:
-    def fallback(obj: object) -> str:
-        return _stable_str(obj, what)
-
-    try:
-        return json.dumps(_canonical(value), indent=2, ensure_ascii=False, default=fallback)
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, JudgeError):
-            raise
-        raise JudgeError(f"{what} cannot be shown as JSON: {exc}") from None
-
-
-def _stable_str(value: object, what: str) -> str:
-    text = str(value)
-    found = _ADDRESS.search(text)
-    if found:
-        raise JudgeError(
-            f"{what} holds a {type(value).__name__} shown by its memory address ({found[0]!r}),"
-            " which differs in every run, so its verdict could never be replayed: pass its text, or give the"
-            " class a __str__ that shows its content"
-        )
-    return text
 
 
 # -- responses as the SDKs return them ------------------------------------------------------------
@@ -150,7 +108,7 @@ def _answer(blocks: list[Any], what: str, kind: str, nothing: str) -> str:
             calls.append({"name": function.get("name"), "arguments": parsed_arguments(function.get("arguments"))})
     parts = [t for t in texts if t.strip()]
     if calls:
-        parts.append(json.dumps({"tool_calls": calls}, indent=2, ensure_ascii=False))
+        parts.append(dumps({"tool_calls": calls}, what, indent=2))
     if not parts:
         raise JudgeError(f"{what} is {kind} with no text and no tool calls ({nothing}): there is nothing to judge")
     return "\n\n".join(parts)

@@ -289,7 +289,7 @@ def test_a_bad_mode_is_an_error_naming_the_argument(kwargs, message):
         ([SEARCH, {"name": "", "arguments": {}}], r"actual\[1\] holds a tool call without a tool name"),
         (
             [{"role": "assistant", "tool_calls": [{"type": "function", "function": {"arguments": "{}"}}]}],
-            r"actual\[0\] holds a tool call without a tool name",
+            r"actual\[0\]\.tool_calls\[0\] holds a tool call without a tool name",
         ),
         (
             [{"role": "user", "content": "hi"}, {"content": "no role"}],
