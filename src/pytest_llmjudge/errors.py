@@ -2,22 +2,35 @@
 
 Every error the plugin raises is a `JudgeError`, except `JudgmentFailed`, which is an
 `AssertionError` so that a low score reads like any failed assertion.  Messages never
-contain the judge's raw reply or an API key: replies carry user data into error
-trackers, and keys must never leave the environment.  `first_line` is how an error reads
-in the plugin's one-line reports.
+contain the judge's raw reply, and every message is redacted when shown (`Redacted`):
+replies carry user data into error trackers, and keys must never leave the environment.
+`first_line` is how an error reads in the plugin's one-line reports.
 """
 
 from __future__ import annotations
 
 
-class JudgeError(Exception):
+class Redacted:
+    """Text of the plugin's that leaves it (an error's, a warning's) is redacted when shown.
+
+    Whatever built the message (a value of the case, a tool's arguments, a provider's error text),
+    `str()` is what pytest prints, JUnit XML and error trackers record and reports copy: it is the
+    one boundary every message passes, so a message of tomorrow is redacted too."""
+
+    def __str__(self) -> str:
+        from .redact import redact  # on first show: a run that raises nothing never loads it
+
+        return redact(super().__str__())
+
+
+class JudgeError(Redacted, Exception):
     """Base class of every error the plugin raises, other than `JudgmentFailed`."""
 
     # What reports call this error, and count it as (a judgment record's `error_kind`).
     kind = "error"
 
 
-class JudgmentFailed(AssertionError):
+class JudgmentFailed(Redacted, AssertionError):
     """A judged score fell under its threshold.  Carries the `Verdict` as `.verdict`."""
 
     def __init__(self, message: str, verdict: object = None, *, comparison: object = None) -> None:

@@ -307,7 +307,7 @@ def pytest_runtest_makereport(
     if context is None:
         return report
     if call.when == "call":
-        report.sections.extend(context.sections)
+        sections = list(context.sections)
         # Shown by -rA / -rP and with failures: cost and latency per judgment (a passing test's
         # section is built only when the run shows passes).
         if context.records and (report.outcome != "passed" or _shows_passes(item.config)):
@@ -315,7 +315,11 @@ def pytest_runtest_makereport(
             from .verdict import record_of
 
             lines = judgment_lines([record_of(entry, "brief") for entry in context.records])
-            report.sections.append(("llmjudge", "\n".join(lines)))
+            sections.append(("llmjudge", "\n".join(lines)))
+        if sections:  # redacted on their way out, whatever they quote
+            from .redact import redact_value
+
+            report.sections.extend((title, text) for title, text in redact_value(sections))
     elif call.when == "teardown":
         from .handover import read_used_file
         from .session import PAYLOAD_ATTRIBUTE, item_payload

@@ -1,17 +1,22 @@
 """Keep secrets out of everything the plugin says or stores.
 
 Error texts from providers and HTTP clients sometimes quote request headers or parameters, and a
-test's criteria or name may hold a key.  Every message the plugin shows, every report record and
-every stored entry passes through `redact` first, which blanks the value of any environment variable
-whose name looks like a credential (KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL in it), or that
-the user named (`--judge-redact-env`), and any key-shaped or `Bearer` string.
+test's criteria, context, tool arguments or name may hold a key.  `redact` blanks the value of any
+environment variable whose name looks like a credential (KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL
+in it), or that the user named (`--judge-redact-env`), and any key-shaped or `Bearer` string.
+
+It is applied where text leaves the plugin, to the whole of what leaves, never to a list of fields:
+`redact_value` over every stored entry (verdict files, the local cache) and report document, the
+errors' and warnings' `str()` (`errors.Redacted`), the terminal's lines and report sections.  What a
+judge is sent is not redacted: the test decides what it judges, and keys hash the real content.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 # Patterns, not compiled ones: `re` compiles each on first use and keeps it, so a run that redacts
 # nothing compiles nothing (compiling at import cost every pytest start-up about a millisecond).
@@ -92,3 +97,28 @@ class Redactor:
 def redactor() -> Redactor:
     """A `Redactor`: `redact`, with the environment read once, when a text is first redacted."""
     return Redactor()
+
+
+def redact_value(value: Any, clean: Callable[[str], str] | None = None) -> Any:
+    """`value` with every string in it (dict keys too) redacted, lists and tuples as lists; other values as
+    they are.  `clean`: the redactor to use (default: one that reads the environment once, for all of it).
+
+    A part shared by several places (one judgment's context in each of its entries) is redacted once and
+    stays shared in the result."""
+    return _redacted(value, clean or Redactor(), {})
+
+
+def _redacted(value: Any, clean: Callable[[str], str], seen: dict[int, Any]) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    known = seen.get(id(value))
+    if known is not None:
+        return known[1]
+    if isinstance(value, dict):
+        result: Any = {_redacted(k, clean, seen): _redacted(v, clean, seen) for k, v in value.items()}
+    else:
+        result = [_redacted(v, clean, seen) for v in value]
+    seen[id(value)] = (value, result)  # the value is kept too: its id is not reused while the memo lives
+    return result

@@ -271,13 +271,21 @@ class RunRecorder:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.worker:
             return
+        from .redact import redactor
+
+        clean = redactor()
+
+        def say(line: str, **markup: bool) -> None:
+            """One line of the summary, redacted on its way out (a note or a path may quote anything)."""
+            terminalreporter.write_line(clean(line), **markup)
+
         if self.tally is not None or self.drift:
             from .reporting import terminal
 
             tally = self.tally or terminal.Tally()
             sentence = tally.sentence()
             if sentence is not None:
-                terminalreporter.write_line(sentence)
+                say(sentence)
                 details = tally.details()
                 if details:
                     from .backends.litellm_import import import_seconds
@@ -285,27 +293,27 @@ class RunRecorder:
                     imported = import_seconds()  # this process's; each xdist worker pays its own
                     if imported is not None and tally.calls:
                         details += f"; LiteLLM import {imported:.2f} s, charged to no judgment"
-                    terminalreporter.write_line(details)
+                    say(details)
                 if tally.calls:  # what this run's live calls asked for: a replay sends nothing, says nothing
                     from .pipeline.structured import structured_line
 
                     used = structured_line(tally.structured)
                     if used is not None:
-                        terminalreporter.write_line(used)
+                        say(used)
                 if self.config.get_verbosity() >= 1:
                     for line in terminal.judgment_lines(self._ordered_records(), with_nodeid=True):
-                        terminalreporter.write_line("  " + line)
+                        say("  " + line)
                 for notice in dict.fromkeys([*self.runtime.notices, *self.worker_notices]):
-                    terminalreporter.write_line(notice, yellow=True)
+                    say(notice, yellow=True)
             for line in terminal.drift_lines(self.drift):
-                terminalreporter.write_line(line)
+                say(line)
         for written in self.written:
-            terminalreporter.write_line(f"llmjudge: wrote {written}")
+            say(f"llmjudge: wrote {written}")
         for failure in self.unwritten:
-            terminalreporter.write_line(failure, yellow=True)
+            say(failure, yellow=True)
         if self.prune_message:
             for line in self.prune_message.splitlines():
-                terminalreporter.write_line(line)
+                say(line)
 
 
 def _output_path(config: pytest.Config, value: str, source: str | None) -> Path:

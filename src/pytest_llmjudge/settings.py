@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 # Declared with the option table; importers of the settings find them here too.
+from .errors import Redacted
 from .options import MARKER_KEYS as MARKER_KEYS
 from .options import MARKER_ONLY, Option
 from .options import OPTIONS as OPTIONS
@@ -50,7 +51,7 @@ class SettingError(ValueError):
     """A setting has a value outside what it allows; the message names both."""
 
 
-class SamplesWarning(UserWarning):
+class SamplesWarning(Redacted, UserWarning):
     """Several samples were asked for, but the settings make every sample the same request."""
 
 

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .conversation import Message, ToolCall, call_text, messages_of
-from .errors import JudgeError
+from .errors import JudgeError, Redacted
 
 ORDERS = ("strict", "unordered", "subset", "superset")
 ARGS_MODES = ("exact", "ignore", "subset")
 ArgsMatch = Callable[[str, Any, Any], bool]
 
 
-class TrajectoryMismatch(AssertionError):
+class TrajectoryMismatch(Redacted, AssertionError):
     """The trajectories differ under the modes asked for; the message shows both, side by side."""
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import Any, Literal, TypedDict
 
-from .errors import JudgeError
+from .errors import JudgeError, Redacted
 from .redact import redact, redactor
 
 __all__ = [
@@ -31,11 +31,11 @@ __all__ = [
 ]
 
 
-class StoredScoreWarning(UserWarning):
+class StoredScoreWarning(Redacted, UserWarning):
     """A stored verdict's score differs from what its stored reply parses to; the reply won."""
 
 
-class VerdictFileWriteWarning(UserWarning):
+class VerdictFileWriteWarning(Redacted, UserWarning):
     """A verdict could not be written into its verdict file; the verdict stands (kept in the local cache)."""
 
 

@@ -147,3 +147,105 @@ def test_a_credential_set_while_another_variable_goes_is_redacted(monkeypatch):
     assert redact(f"say {TOKEN}") == "say [redacted]"
     monkeypatch.setenv("FRESH_TOKEN", "another-token-value-77")
     assert redact(f"say {TOKEN} and another-token-value-77") == f"say {TOKEN} and [redacted]"
+
+
+# -- one redaction on the way out: every field of every kind --------------------------------------
+
+# A secret-named variable's value (not key-shaped) and a key-shaped value in no variable: the module
+# reads both from the environment, so no test's source (which a traceback shows) holds either.
+PLANTED_TOKEN = "planted-canary-token-2718"
+PLANTED_KEY = "sk-proj-PlantedCanary31415926535"
+
+EVERY_KIND = """
+import os
+import pytest
+from pytest_llmjudge import (
+    ContextPrecision, Faithfulness, PerTurn, Trajectory, assert_better, assert_judged, assert_trajectory, generate,
+)
+
+T, K = os.environ["SUPPORT_SECRET_TOKEN"], os.environ["PLANTED_VALUE"]
+CONTEXT = [f"Returns are accepted within 30 days. Staff key {T}.", f"Refunds go to the card; API key {K}."]
+RUN = [
+    {"role": "system", "content": f"You are the shop's assistant; the vault token is {T}."},
+    {"role": "user", "content": f"Refund order 7; my key is {K}."},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "refund", "arguments": {"order": 7, "token": T, "note": {"key": K}}}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": {"status": "refunded", "receipt": T, "by": K}},
+    {"role": "assistant", "content": f"Refunded order 7 (receipt {T}, key {K})."},
+]
+
+def test_plain():
+    assert_judged(f"The answer holds {T} and {K}.", f"Never shows {T} or {K}", input=f"Asked with {T} and {K}",
+                  expected=f"A reference with {T} and {K}", threshold=0.7)
+
+def test_rag_claims():
+    assert_judged(f"Returns within 30 days; key {K}.", "Answers from the passages", input=f"Can I return? {T}",
+                  context=CONTEXT, rubric=Faithfulness(), threshold=0.7)
+
+def test_rag_passages():
+    assert_judged("Within 30 days.", "Ranks the useful passage first", input=f"Can I return? {T}",
+                  context=CONTEXT, rubric=ContextPrecision(), threshold=0.7)
+
+def test_turns():
+    assert_judged(RUN, "Each reply helps the customer", rubric=PerTurn(), threshold=0.7)
+
+def test_trajectory_judged():
+    assert_judged(RUN, "Refunds the order", input=f"Refund order 7 ({T})", rubric=Trajectory(), threshold=0.7)
+
+def test_trajectory_matched():
+    assert_trajectory(RUN, [{"name": "refund", "arguments": {"order": 8, "token": K}}])
+
+def test_pairwise():
+    assert_better(f"Candidate says {T}.", f"Baseline says {K}.", f"Better hides {T}", input=f"Asked {K}")
+
+def test_unreadable():
+    assert_judged(f"UNREADABLE {T} {K}", "Says something")
+
+def test_generated():
+    assert_judged(generate(f"Echo {T} and {K}", model="openai/app-under-test"), "Echoes", threshold=0.7)
+"""
+
+
+def _echoing_judge(request: dict) -> str:
+    """A judge (and app) that quotes back everything it was shown: the secrets reach every reply."""
+    import json
+    import re
+
+    system, user = request["messages"][0]["content"], request["messages"][-1]["content"]
+    shown = " | ".join(m.group(3) for m in re.finditer(r"<(\w+)-([0-9a-f]+)>\n(.*?)\n</\1-\2>", user, re.S))
+    if request["model"] == "app-under-test":
+        return f"Echoed: {user}"
+    if any("UNREADABLE" in m["content"] for m in request["messages"]):  # the re-ask for the format too
+        return f"I will not grade this. {shown}"
+    if '"claims"' in system:
+        return json.dumps({"claims": [f"The output says: {shown}"]})
+    if '"verdict"' in system:
+        return json.dumps({"reasoning": f"Looked at {shown}", "verdict": "no"})
+    if '"winner"' in system:  # the baseline wins in both orders: the comparison fails
+        winner = "A" if "Response A:\n<response_a-" in user and "Baseline" in user.split("Response B:")[0] else "B"
+        return json.dumps({"reasoning": f"Compared {shown}", "winner": winner})
+    return json.dumps({"reasoning": f"The output shows {shown}", "score": 0.2})
+
+
+def test_secrets_in_every_field_of_every_kind_reach_no_file_and_no_output(pytester, monkeypatch):
+    from helpers import MODEL
+    from helpers.openai_server import OpenAIServer
+
+    monkeypatch.setenv("SUPPORT_SECRET_TOKEN", PLANTED_TOKEN)
+    monkeypatch.setenv("PLANTED_VALUE", PLANTED_KEY)  # a name no one takes for a secret: only its shape tells
+    pytester.makepyfile(test_every_kind=EVERY_KIND)
+    reports = ["--judge-report=report.json", "--judge-html=report.html", "--junitxml=junit.xml", "-rA", "-v"]
+    with OpenAIServer(_echoing_judge) as server:
+        live = [f"--judge-model={MODEL}", f"--judge-api-base={server.base_url}", "--judge-retries=0"]
+        result = pytester.runpytest(*live, f"--generate-api-base={server.base_url}", "--judge-mode=auto", *reports)
+        prompts = " ".join(m["content"] for r in server.requests for m in r["messages"])
+    result.assert_outcomes(failed=9)
+    assert "unparseable judge reply" in result.stdout.str()
+    # Every secret reached the judge, as the test asked: what is judged is never redacted on the way in.
+    assert PLANTED_TOKEN in prompts and PLANTED_KEY in prompts
+    assert "[redacted]" in (pytester.path / "report.json").read_text()
+    assert list(pytester.path.rglob("judge_verdicts/**/*.json")), "the verdicts were recorded"
+    places = {"the terminal": (result.stdout.str() + result.stderr.str()).encode()}
+    places |= {str(p.relative_to(pytester.path)): p.read_bytes() for p in pytester.path.rglob("*") if p.is_file()}
+    for secret in (PLANTED_TOKEN, PLANTED_KEY, PLANTED_KEY[3:]):
+        assert [where for where, text in places.items() if secret.encode() in text] == [], secret

@@ -21,7 +21,7 @@ from ..backends.litellm import LiteLLMBackend
 from ..backends.loop import LoopThread
 from ..backends.protocol import CallRequest
 from ..backends.retry import call_with_retries
-from ..errors import JudgeError, ReplayMiss
+from ..errors import JudgeError, Redacted, ReplayMiss
 from ..keys import judgment_key
 from ..redact import redact
 from ..rubrics.questions_file import dump_questions_file, read_questions_file
@@ -32,7 +32,7 @@ from .prompt import question_messages, read_questions
 MAX_QUESTIONS = 100
 
 
-class QuestionsWarning(UserWarning):
+class QuestionsWarning(Redacted, UserWarning):
     """Some of the questions the model wrote were malformed or repeated, and were dropped."""
 
 

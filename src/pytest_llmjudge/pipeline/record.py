@@ -66,4 +66,16 @@ def note_error(plan: Plan, exc: BaseException) -> None:
             record["completion_tokens"] = paid.completion_tokens or 0
     context.records.append(record)
     if isinstance(exc, VerdictParseError) and exc.text:
-        context.sections.append((f"llmjudge: unparseable judge reply (key {exc.key[:12]})", redact(exc.text)))
+        context.sections.append((f"llmjudge: unparseable judge reply (key {exc.key[:12]})", shown_reply(exc.text)))
+
+
+SHOWN_REPLY = 4000  # characters of an unparseable reply a report section shows: its start and its end
+
+
+def shown_reply(text: str) -> str:
+    """An unparseable reply as its report section shows it: whole up to `SHOWN_REPLY` characters, else
+    its start and its end (where a verdict would be), with how much was left out between."""
+    if len(text) > SHOWN_REPLY:
+        half = SHOWN_REPLY // 2
+        text = f"{text[:half]}\n... ({len(text) - 2 * half} characters left out) ...\n{text[-half:]}"
+    return redact(text)

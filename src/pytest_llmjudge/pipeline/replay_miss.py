@@ -191,7 +191,7 @@ def replay_miss(
         from ..store.verdict_file import redact_entry
         from .generations import NO_MODEL
 
-        wanted = redact_entry(wanted, what)  # stored entries are redacted: compare like with like
+        wanted = redact_entry(wanted)  # stored entries are redacted: compare like with like
         facts = [("model", str(wanted["model"]))]
         flags = " --generate-model=MODEL" if wanted["model"] == NO_MODEL else ""
     else:

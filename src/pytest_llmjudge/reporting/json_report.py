@@ -154,8 +154,10 @@ def saved(
     """Write a report (`what`: "JSON report", "HTML report"); None, or the warning that says why it
     could not be written.  A report that cannot be written (no such folder, a full disk) never ends
     the run: its summary and every other warning still show."""
+    from ..redact import redact_value
+
     try:
-        write(path, document)
+        write(path, redact_value(document))  # the whole document, whatever a record holds
     except (OSError, UnicodeError) as exc:
         why = getattr(exc, "strerror", None) or str(exc)
         return f"llmjudge: could not write the {what} {path}: {why}"

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from ..redact import redactor
 from ..verdict import JudgmentRecord
 
 PROPERTY_FIELDS = ("score", "threshold", "passed", "model", "source", "reasoning", "cost_usd", "latency_s")
 
 
 def user_properties(record: JudgmentRecord) -> list[tuple[str, str]]:
-    """JUnit `<property>` pairs for one judgment, for `item.user_properties`."""
+    """JUnit `<property>` pairs for one judgment, for `item.user_properties`, redacted on their way out."""
     key = record.get("key", "")
     if "error" in record:
-        return [("llmjudge.error", f"{record['error']}: {record.get('message', '')}"), ("llmjudge.key", key)]
-    fields: dict[str, object] = dict(record)
-    props = [(f"llmjudge.{name}", _text(fields.get(name))) for name in PROPERTY_FIELDS]
+        props = [("llmjudge.error", f"{record['error']}: {record.get('message', '')}")]
+    else:
+        fields: dict[str, object] = dict(record)
+        props = [(f"llmjudge.{name}", _text(fields.get(name))) for name in PROPERTY_FIELDS]
     props.append(("llmjudge.key", key))
-    return props
+    clean = redactor()
+    return [(name, clean(value)) for name, value in props]
 
 
 def _text(value: object) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..backends.protocol import CallRequest, UnsupportedParamError
 from ..case import Case
-from ..errors import VerdictParseError
+from ..errors import Redacted, VerdictParseError
 from ..parsing.funnel import ParsedVerdict, parse_verdict
 from .base import REASONING, Prompt, Reply, Rubric, RubricError, ask, parse_failure, register_rubric, reply_object
 from .parsed import RubricParse
@@ -117,7 +117,7 @@ class Likert(Rubric):
 LOGPROB_PARAMS = ("logprobs", "top_logprobs")
 
 
-class LogprobsFallbackWarning(UserWarning):
+class LogprobsFallbackWarning(Redacted, UserWarning):
     """The judge refused log-probabilities: a logprobs rubric was scored plainly."""
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import first_line
+from ..errors import Redacted, first_line
 from ..keys import canonical_json
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ __all__ = ["CacheWarning", "LocalCache"]
 _T = TypeVar("_T")
 
 
-class CacheWarning(UserWarning):
+class CacheWarning(Redacted, UserWarning):
     """The local cache was unusable and was set aside; the run goes on without it."""
 
 

@@ -22,6 +22,8 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..errors import Redacted
+
 try:
     import fcntl
 except ImportError:  # Windows: filelock's lock, whose files stay
@@ -41,7 +43,7 @@ __all__ = [
 ]
 
 
-class LockDirWarning(UserWarning):
+class LockDirWarning(Redacted, UserWarning):
     """The lock directory in the temp dir could not be trusted; another one is used."""
 
 

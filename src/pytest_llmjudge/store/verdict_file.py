@@ -9,7 +9,8 @@ entry under a cross-process lock (`locks`), so no process's entry is lost.  Proc
 share a temp dir (containers sharing only a bind-mounted tree) do not see each other's locks.
 
 What is written is redacted (`redact_entry`): a key-shaped string or a credential from the
-environment inside the user's texts or the judge's reply is stored as `[redacted]`.  The key was
+environment anywhere in an entry (the case, the judge's reply, a field added later) is stored as
+`[redacted]`.  The key was
 computed from the real content before, so replay is unaffected.
 
 Beside "verdicts", a file may hold "generations": replies of the model under test recorded by
@@ -31,19 +32,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import StoreError
-from ..redact import MIN_SECRET_LENGTH, redact
+from ..redact import MIN_SECRET_LENGTH, redact, redact_value
 from .atomic import TEMP_DIR, write_atomically
 
 __all__ = [
-    "GENERATION_REDACTED_FIELDS",
-    "REDACTED_FIELDS",
     "VERDICT_FILE_FORMAT",
     "VerdictDocument",
     "VerdictFile",
     "VerdictFileWriteError",
     "as_written",
     "redact_entry",
-    "redact_value",
     "verdict_file_path",
     "verdict_filename",
 ]
@@ -281,36 +279,15 @@ def read_regular_file(path: Path | str, limit: int | None = None, *, head: bool 
     return b"".join(chunks)[:limit]
 
 
-# The fields of an entry that can hold the user's data or the judge's words about it.  The others
-# (model, rubric, prompt name, sample, messages_sha256, score, verdict, confidence, logprobs) are
-# the plugin's own values and stay as they are.
-REDACTED_FIELDS = ("criteria", "input", "expected", "output", "reasoning", "reply")
-# A generation's: the messages sent, the parameters (a provider extra) and the reply.  Transport
-# settings (api_key, api_base, headers) are never part of a generation's record in the first place.
-GENERATION_REDACTED_FIELDS = ("messages", "params", "reply")
-_REDACTED = {"verdict": REDACTED_FIELDS, "generation": GENERATION_REDACTED_FIELDS}
-
-
-def redact_value(value: Any) -> Any:
-    """`value` with every string in it (dict keys too) redacted; other values as they are."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact_value(k): redact_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact_value(v) for v in value]
-    return value
-
-
-def redact_entry(entry: Mapping[str, Any], what: Section = "verdict") -> dict[str, Any]:
-    """`entry` (a verdict, or a generation) as it is stored: None-valued fields dropped, the fields that
-    can hold the user's data redacted.
+def redact_entry(entry: Mapping[str, Any], clean: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """`entry` (a verdict, or a generation) as it is stored: None-valued fields dropped, and every string in
+    it redacted, whatever the field (`redact_value`; `clean`: the redactor to share between entries).
 
     Redacting is idempotent, so a stored entry redacts to itself.  A secret inside the judge's reply
     becomes `[redacted]` (no quote, brace or digit), so the reply parses to the same score.
     """
-    fields = _REDACTED[what]
-    return {k: (redact_value(v) if k in fields else v) for k, v in entry.items() if v is not None}
+    kept: dict[str, Any] = redact_value({k: v for k, v in entry.items() if v is not None}, clean)
+    return kept
 
 
 class VerdictFileWriteError(StoreError):
@@ -366,7 +343,7 @@ class VerdictFile(_Located):
         `entry` has no reply text or the file is malformed (it is never overwritten then),
         `VerdictFileWriteError` when the file cannot be written."""
         _validate_entry(self.path, key, entry, what=what)
-        clean = redact_entry(entry, what)
+        clean = redact_entry(entry)
         with self._lock:
             self.used.add(key)
             if self._document is not None:
