@@ -240,6 +240,16 @@ OPTIONS: tuple[Option, ...] = (
         inherited=True,
     ),
     Option(
+        "max_items",
+        "most items (claims, passages, turns, questions) one judgment rules on, each a judge call or part of "
+        "one; more is an error before the first call that would rule on them (default 32)",
+        "N",
+        ("whole", 1),
+        32,
+        marker=True,
+        inherited=True,
+    ),
+    Option(
         "redact_env",
         "further environment variables whose values never reach a verdict file, report or message, "
         "comma-separated (those named like a key, token, secret, password or credential always are)",

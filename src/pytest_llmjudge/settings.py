@@ -280,6 +280,7 @@ class Settings(NamedTuple):
     reasoning_effort: str | None
     params: Mapping[str, Any] | None  # the user's further request parameters (seed, penalties, ...)
     instructions_in_user: bool
+    max_items: int  # items one judgment may rule on (claims, passages, turns): calls are checked against it
     redact_env: tuple[str, ...]  # variables redacted besides the credential-like ones
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated

@@ -115,7 +115,7 @@ HOSTILE_RUN = [
 @pytest.mark.parametrize("rubric", [PerTurn(), PerTurn(PassFail()), Trajectory(), Trajectory(reference=HOSTILE_RUN)])
 def test_every_prompt_of_a_conversation_or_trajectory_fences_what_it_quotes(rubric):
     case = Case.build(HOSTILE_RUN, "is polite", input="Refund order 7")
-    prompts = rubric.prompts(case)
+    prompts = list(rubric.prompts(case))
     assert len(prompts) == (2 if isinstance(rubric, PerTurn) else 1)
     assert HOSTILE in prompts[-1].messages[1]["content"]
     for prompt in prompts:

@@ -16,7 +16,7 @@ from ..errors import JudgeError, JudgmentFailed
 from ..rubrics.base import Rubric
 from .finish import finish, finish_generations, parse
 from .lookup import Answer, lookup
-from .plan import Call, Plan, Planned
+from .plan import Call, Plan, Planned, capped
 from .record import note_error, note_verdict
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def next_calls(plan: Plan, answers: Mapping[str, Answer]) -> tuple[Call, ...]:
     new: list[Call] = []
     for (model_id, sample), calls in plan.chains().items():
         earlier = [(c.prompt, parse(rubric, c, answers[c.key].reply)) for c in calls]
-        prompts = rubric.next_prompts(plan.case, earlier)
+        prompts = capped(rubric.next_prompts(plan.case, earlier), plan.settings, rubric)
         if not prompts:
             continue
         last = calls[-1]

@@ -94,10 +94,13 @@ class Rubric(ABC):
         return {}
 
     @abstractmethod
-    def prompts(self, case: Case) -> list[Prompt]:
-        """The judge calls this case needs, each with its messages (the case's texts fenced as data)."""
+    def prompts(self, case: Case) -> Iterable[Prompt]:
+        """The judge calls this case needs, each with its messages (the case's texts fenced as data).
 
-    def next_prompts(self, case: Case, earlier: Sequence[tuple[Prompt, ParsedVerdict]]) -> list[Prompt]:
+        A list, or yielded one by one: the planner takes them until their `items` pass --judge-max-items,
+        so a kind with a call per item (a turn, a passage) builds no more of them than it may send."""
+
+    def next_prompts(self, case: Case, earlier: Sequence[tuple[Prompt, ParsedVerdict]]) -> Iterable[Prompt]:
         """The next step's prompts, built from every earlier step's prompts and parsed replies; [] when
         no step is left (the default: `prompts` is the only step).  What a step took from the earlier
         replies is in its messages, so in its key: a step is stored and replayed like any call."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..case import Case
@@ -43,12 +43,14 @@ class PerTurn(Rubric):
     def parameters(self) -> dict[str, Any]:
         return {"rubric": self.rubric.describe(), "aggregate": self.aggregate}
 
-    def turns(self, case: Case) -> list[tuple[int, Case]]:
-        """Each assistant turn's index in the conversation and the case it is judged as."""
+    def turns(self, case: Case) -> Iterator[tuple[int, Case]]:
+        """Each assistant turn's index in the conversation and the case it is judged as, one by one (each
+        holds the turns before it: a long conversation's are made only as far as they are judged)."""
         messages = case.messages
         if messages is None:
             raise JudgeError("PerTurn judges a conversation: pass a list of chat messages as the output")
-        turns = []
+        if not any(message.role == "assistant" for message in messages):
+            raise JudgeError("PerTurn: the conversation has no assistant turn to judge")
         for index, message in enumerate(messages):
             if message.role != "assistant":
                 continue
@@ -59,17 +61,12 @@ class PerTurn(Rubric):
                 input=history,
                 expected=case.expected,
             )
-            turns.append((index, turn))
-        if not turns:
-            raise JudgeError("PerTurn: the conversation has no assistant turn to judge")
-        return turns
+            yield index, turn
 
-    def prompts(self, case: Case) -> list[Prompt]:
-        return [
-            dataclasses.replace(prompt, name=_turn_name(index, prompt.name))
-            for index, turn in self.turns(case)
-            for prompt in self.rubric.prompts(turn)
-        ]
+    def prompts(self, case: Case) -> Iterator[Prompt]:
+        for index, turn in self.turns(case):
+            for prompt in self.rubric.prompts(turn):
+                yield dataclasses.replace(prompt, name=_turn_name(index, prompt.name))
 
     def reply_schema(self) -> dict[str, Any] | None:
         return self.rubric.reply_schema()

@@ -31,8 +31,6 @@ from .base import (
 )
 from .parsed import RubricParse
 
-MAX_CLAIMS = 32  # each claim is a call: a longer list is an error, not a bill
-
 CLAIMS_SCHEMA: Mapping[str, Any] = reply_object(claims={"type": "array", "items": {"type": "string"}})
 RULING_SCHEMA: Mapping[str, Any] = reply_object(reasoning=REASONING, verdict={"type": "string", "enum": ["yes", "no"]})
 
@@ -79,9 +77,7 @@ def claims_of(reply: Reply, kind: str, asked: Asked) -> RubricParse:
             raise parse_failure(f"{kind}: a claim in the reply is the format's placeholder, not a claim", reply)
         if item.strip():
             claims.append(" ".join(item.split()))
-    claims = list(dict.fromkeys(claims))
-    if len(claims) > MAX_CLAIMS:
-        raise parse_failure(f"{kind}: the reply lists {len(claims)} claims; at most {MAX_CLAIMS} are checked", reply)
+    claims = list(dict.fromkeys(claims))  # how many may be ruled on is --judge-max-items' to say, at the next step
     reasoning = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, 1)) or "(no claims)"
     return RubricParse(1.0, None, None, None, reasoning, "json-claims", {"claims": claims})
 
