@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["edit_only_entry", "entries_by_key", "only_entry", "stored_entries", "verdict_files"]
+__all__ = ["edit_only_entry", "entries_by_key", "only_entry", "stored_entries", "verdict_files", "whole_entries"]
 
 
 def verdict_files(root: Path) -> list[Path]:
@@ -16,11 +16,18 @@ def verdict_files(root: Path) -> list[Path]:
     return sorted(root.rglob("judge_verdicts/**/*.json"))
 
 
+def whole_entries(document: dict, section: str = "verdicts") -> dict[str, dict]:
+    """A verdict file's entries by key, each with the fields of the case it names (a judgment of several
+    calls stores its case once, under "cases"), as a tool reading the file puts them together."""
+    cases = document.get("cases", {})
+    return {key: {**cases.get(entry.get("case"), {}), **entry} for key, entry in document[section].items()}
+
+
 def stored_entries(root: Path) -> list[dict]:
     """Every stored verdict entry below `root`: file by file (in `verdict_files` order), each file's in its order."""
     entries: list[dict] = []
     for path in verdict_files(root):
-        entries.extend(json.loads(path.read_text())["verdicts"].values())
+        entries.extend(whole_entries(json.loads(path.read_text())).values())
     return entries
 
 
@@ -28,7 +35,7 @@ def entries_by_key(root: Path) -> dict[str, dict]:
     """The stored verdict entries below `root` by key (a key stored in two files: the later file's entry)."""
     entries: dict[str, dict] = {}
     for path in verdict_files(root):
-        entries.update(json.loads(path.read_text())["verdicts"])
+        entries.update(whole_entries(json.loads(path.read_text())))
     return entries
 
 

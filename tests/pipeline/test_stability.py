@@ -263,9 +263,9 @@ def test_a_failed_verdict_write_keeps_the_paid_verdict_and_says_so(pytester, ope
 
         @pytest.fixture(autouse=True)
         def read_only_tree(monkeypatch):
-            def put(self, key, entry, *args, **kwargs):
+            def put_many(self, entries, *args, **kwargs):
                 raise OSError(errno.EROFS, "Read-only file system", str(self.path))
-            monkeypatch.setattr(VerdictFile, "put", put)
+            monkeypatch.setattr(VerdictFile, "put_many", put_many)
         """
     )
     result = pytester.runpytest(*live_args, "--judge-mode=auto")

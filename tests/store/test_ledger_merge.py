@@ -74,6 +74,27 @@ def test_entries_added_on_both_sides_are_united(tmp_path):
     assert VerdictDocument.read(ours).test == TEST
 
 
+def judgment(first: int, calls: int, context: list[str]) -> dict[str, dict]:
+    """The entries of one judgment of several calls, all of one case, as the store keeps them in memory."""
+    case = {"criteria": "Ranks well", "input": "Returns?", "output": "Within 30 days.", "context": context}
+    named = hashlib.sha256(json.dumps(case, sort_keys=True).encode()).hexdigest()[:16]
+    return {key(first + i): {**entry(1.0), **case, "prompt": f"passage {i + 1}", "case": named} for i in range(calls)}
+
+
+def test_judgments_that_store_their_case_once_merge_by_key(tmp_path):
+    ours_judgment = judgment(100, 3, ["Returns within 30 days.", "Refunds to the card."])
+    theirs_judgment = judgment(200, 2, ["Shoes ship in 2 days."])
+    base, ours, theirs = sides(tmp_path, {}, ours_judgment, theirs_judgment)
+    assert merge_verdict_files(base, ours, theirs).clean
+    assert merged(ours) == {**ours_judgment, **theirs_judgment}, "every entry reads whole"
+    document = json.loads(ours.read_text())
+    assert {case["context"][0] for case in document["cases"].values()} == {
+        "Returns within 30 days.",
+        "Shoes ship in 2 days.",
+    }
+    assert ours.read_text().count("Refunds to the card.") == 1, "each case once"
+
+
 def test_empty_ancestor_is_an_empty_verdict_file(tmp_path):
     base, ours, theirs = sides(tmp_path, None, {key(2): entry(0.7)}, {key(3): entry(0.9), key(2): entry(0.7)})
     assert merge_verdict_files(base, ours, theirs).clean

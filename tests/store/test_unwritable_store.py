@@ -93,9 +93,10 @@ def test_an_entry_found_elsewhere_that_cannot_be_copied_says_where_it_still_is(
 
         @pytest.fixture(autouse=True)
         def read_only_file(monkeypatch):
-            def refuse(self, key, *args, **kwargs):
+            def refuse(self, entries, *args, copies=None, **kwargs):
+                key = next(iter(entries or copies))
                 raise VerdictFileWriteError(self.path, key, "PermissionError: Permission denied")
-            monkeypatch.setattr(VerdictFile, "put", refuse)
+            monkeypatch.setattr(VerdictFile, "put_many", refuse)
         """
     )
     result = pytester.runpytest(*live_args, *flags)

@@ -18,10 +18,12 @@ from ..rubrics.base import Outcome, Reply, Rubric
 from ..rubrics.stored import read_reply
 from ..verdict import Sample, StoredScoreWarning, Verdict
 from .aggregate import combine_panel, undecided
-from .plan import stored_fields
+from .plan import case_fields, stored_fields
 from .structured import structured_of
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..parsing.funnel import ParsedVerdict
     from ..runtime import JudgeRuntime
     from .generations import GenerationPlan
@@ -54,7 +56,7 @@ def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> 
                     "(re-record, or run `python -m pytest_llmjudge reparse`)"
                 )
             )
-    write_back(plan, new_verdicts(plan, answers, parsed), runtime)
+    write_back(plan, new_verdicts(plan, answers, parsed), runtime, answers)
     if len(plan.calls) == 1:
         return _one_call(plan, answers, parsed)
     return verdict_of(plan, samples_of(plan, answers, parsed), answers)
@@ -63,28 +65,33 @@ def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> 
 def finish_generations(plan: GenerationPlan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> list[str]:
     """Write back the new replies, and return every reply in the order the generations were asked for."""
     new = [c for c in plan.calls if answers[c.key].source != "replayed"]
-    write_back(plan, {c.key: {**c.record(), "reply": answers[c.key].reply.text} for c in new}, runtime)
+    write_back(plan, {c.key: {**c.record(), "reply": answers[c.key].reply.text} for c in new}, runtime, answers)
     return [answers[c.key].reply.text for c in plan.calls]
 
 
-def write_back(plan: Planned[Any], entries: Mapping[str, Mapping[str, Any]], runtime: JudgeRuntime) -> None:
-    """Store new entries in their section of the test's verdict file (auto, refresh); one warning if
-    it cannot be written."""
+def write_back(
+    plan: Planned[Any], entries: Mapping[str, Mapping[str, Any]], runtime: JudgeRuntime, answers: Mapping[str, Answer]
+) -> None:
+    """Store the judgment's new entries, and the entries it replayed from other tests' files, in one write
+    of its section of the test's verdict file (auto, refresh); one warning if it cannot be written."""
     verdict_file = plan.verdict_file
     if plan.settings.mode not in ("auto", "refresh") or verdict_file is None:
         return
-    unwritten: tuple[str, BaseException] | None = None
-    for key, entry in entries.items():
-        try:
-            verdict_file.put(key, entry, plan.what)
-        except (StoreError, OSError) as exc:
-            unwritten = unwritten or (key, exc)
-    if unwritten is not None:
+    copies = {k: a.stored for k, a in answers.items() if a.copied_from is not None and a.stored is not None}
+    if not entries and not copies:
+        return
+    try:
+        verdict_file.put_many(entries, plan.what, copies=copies)
+    except (StoreError, OSError) as exc:
         from .unwritten import warn_unwritten  # on a failed write only
 
-        cache = runtime.cache  # None below: it could not store the reply either (a full disk)
-        kept = (cache.keeps(unwritten[0]) or None) if cache is not None else False
-        warn_unwritten(verdict_file.path, *unwritten, kept=kept, what=plan.what)
+        key = next(iter(entries or copies))
+        if not entries:  # only copies: the other test's file still holds them
+            kept: bool | Path | None = answers[key].copied_from
+        else:
+            cache = runtime.cache  # None below: it could not store the reply either (a full disk)
+            kept = (cache.keeps(key) or None) if cache is not None else False
+        warn_unwritten(verdict_file.path, key, exc, kept=kept, what=plan.what)
 
 
 def new_verdicts(
@@ -98,13 +105,14 @@ def new_verdicts(
         return {}
     previous = verdict_file.entries() if mode == "refresh" else {}
     entries: dict[str, dict[str, Any]] = {}
+    case = case_fields(plan.case)  # one for all the judgment's entries: stored (and redacted) once
     for call in plan.calls:
         answer = answers[call.key]
         if answer.source == "replayed":
             continue
         result = parsed[call.key]
         entry = {
-            **stored_fields(plan, call, answer.result),
+            **stored_fields(plan, call, answer.result, case),
             "reply": answer.reply.text,
             "logprobs": plan.rubric.stored_logprobs(call.prompt, answer.reply),
             "score": result.score,

@@ -32,6 +32,8 @@ class Answer(NamedTuple):
     stored: Mapping[str, Any] | None = None  # the verdict file entry a replayed reply came from
     result: CallResult | None = None  # a live call's result (its cost)
     extra: Mapping[str, Any] = MappingProxyType({})  # stored beside a new reply (see reply_extra)
+    # Another test's verdict file the stored entry came from, where it is copied into this test's (auto mode)
+    copied_from: Path | None = None
 
 
 def reply_extra(fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -48,7 +50,7 @@ def lookup(
 
     A key missed in the test's own file is looked up in the rest of the store (keys are content
     hashes: the same key is the same judgment wherever it is filed).  In auto mode an entry found
-    there is copied into the test's file, so it migrates; prune later removes the unused copy.
+    there is copied into the test's file with the judgment's own (see `stored_elsewhere_for`).
     """
     mode = plan.settings.mode
     verdict_file = plan.verdict_file if mode in ("auto", "replay") else None
@@ -57,15 +59,18 @@ def lookup(
     for call in plan.calls if calls is None else calls:
         if call.key in answers:
             continue
-        entry = None
+        entry, elsewhere = None, None
         if verdict_file is not None:
             entry = verdict_file.get(call.key, plan.what)
             if entry is not None:
                 check_entry(call, entry, verdict_file.location)
             else:
-                entry = adopt_from_elsewhere(runtime, verdict_file, call, copy=mode == "auto", what=plan.what)
+                entry, elsewhere = stored_elsewhere_for(runtime, verdict_file, call, what=plan.what) or (None, None)
         if entry is not None:
-            answers[call.key] = Answer(Reply(entry["reply"], entry.get("logprobs")), "replayed", entry)
+            copy = elsewhere if mode == "auto" else None  # written with the judgment's own entries (finish)
+            answers[call.key] = Answer(
+                Reply(entry["reply"], entry.get("logprobs")), "replayed", entry, copied_from=copy
+            )
             continue
         if mode == "replay":
             raise _replay_miss(plan, call)
@@ -82,20 +87,16 @@ def lookup(
     return answers, missing
 
 
-def adopt_from_elsewhere(
-    runtime: JudgeRuntime,
-    verdict_file: VerdictFile,
-    call: Call | Generation,
-    *,
-    copy: bool,
-    what: Literal["verdict", "generation"],
-) -> dict[str, Any] | None:
+def stored_elsewhere_for(
+    runtime: JudgeRuntime, verdict_file: VerdictFile, call: Call | Generation, *, what: Literal["verdict", "generation"]
+) -> tuple[dict[str, Any], Path] | None:
     """The entry (a verdict, or a generation) for `call` from another verdict file, checked against it
-    (`check_entry`), or None; with `copy`, written into `verdict_file` too.
+    (`check_entry`), and that file; None where no other file holds it.
 
-    The other file's entry is also marked used (through the runtime's `VerdictFile` of that file), so a
-    prune after a replay that relied on it keeps it.  Files the search could not read are noted for
-    the run's summary.
+    The other file's entry is marked used (through the runtime's `VerdictFile` of that file), so a prune
+    after a replay that relied on it keeps it.  Files the search could not read are noted for the run's
+    summary.  In auto mode the entry is copied into the test's own file when the judgment is written, so
+    it migrates; prune later removes the unused copy.
     """
     key = call.key
     index = stored_elsewhere(runtime)
@@ -106,14 +107,7 @@ def adopt_from_elsewhere(
         return None
     check_entry(call, found.entry, found.path)
     runtime.verdict_file_at(found.path).used.add(key)
-    if copy:
-        try:
-            verdict_file.put(key, found.entry, what, replace=False)
-        except (StoreError, OSError) as exc:  # replayed all the same; a later writable run makes the copy
-            from .unwritten import warn_unwritten  # on a failed write only
-
-            warn_unwritten(verdict_file.path, key, exc, kept=found.path, what=what)
-    return dict(found.entry)
+    return dict(found.entry), found.path
 
 
 def check_entry(call: Call | Generation, entry: Mapping[str, Any], path: Path | str) -> None:

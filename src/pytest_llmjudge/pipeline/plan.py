@@ -533,28 +533,39 @@ def step_name(rubric: Rubric, step: int) -> str:
     return f"{step} of {len(names)} ({names[step - 1]})" if step <= len(names) else str(step)
 
 
-def stored_fields(plan: Plan, call: Call, result: CallResult | None = None) -> dict[str, Any]:
+def case_fields(case: Case) -> dict[str, Any]:
+    """What a stored entry says of the case it judged (the store's `CASE_FIELDS`): made once per judgment,
+    so its entries share it, and the store keeps it once."""
+    fields: dict[str, Any] = {
+        "criteria": case.criteria,
+        "input": case.input,
+        "expected": case.expected,
+        "output": case.output,
+    }
+    if case.context is not None:  # only where there is one: an entry without reads as it always has
+        fields["context"] = list(case.context)
+    return fields
+
+
+def stored_fields(
+    plan: Plan, call: Call, result: CallResult | None = None, case: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """What a verdict file entry says about the judgment beside its reply (and what a replay miss compares).
 
     A live call's `result` adds what was actually sent, and what was configured but not sent, and why.
+    `case`: the judgment's `case_fields`, where made already.
     """
     fields = {
         "model": call.model_id,
         "rubric": plan.rubric.name,
         "prompt": call.prompt.name or None,
         "sample": call.sample,
-        "criteria": plan.case.criteria,
-        "input": plan.case.input,
-        "expected": plan.case.expected,
-        "output": plan.case.output,
+        **(case_fields(plan.case) if case is None else case),
         "messages_sha256": call.messages_sha256,
         "params": dict(call.setup.params_for(call.prompt)),
         **requested(plan.settings),
         "key_version": KEY_VERSION,
     }
-    # Only where there is one, so that an entry of a judgment without them reads as it always has.
-    if plan.case.context is not None:
-        fields["context"] = list(plan.case.context)
     if call.step > 1 or plan.rubric.steps:
         fields["step"] = step_name(plan.rubric, call.step)
     if result is not None and result.sent is not None:

@@ -16,6 +16,11 @@ computed from the real content before, so replay is unaffected.
 Beside "verdicts", a file may hold "generations": replies of the model under test recorded by
 `generate`, keyed and validated the same way.  The section is written only when it holds
 something, so files without generations keep their bytes: the format stays 1.
+
+A judgment of several calls (samples, both orders of a pairwise, a claim or a turn each) writes its
+entries together (`put_many`: one write), and what they say of the case (`CASE_FIELDS`: the output, the
+context, ...) once, in a "cases" section, each entry naming its case by id.  A reader expands them,
+so every entry in memory is whole; files written before, with the case in every entry, read the same.
 """
 
 from __future__ import annotations
@@ -32,15 +37,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import StoreError
-from ..redact import MIN_SECRET_LENGTH, redact, redact_value
+from ..keys import canonical_json
+from ..redact import MIN_SECRET_LENGTH, redact, redact_value, redactor
 from .atomic import TEMP_DIR, write_atomically
 
 __all__ = [
+    "CASE_FIELDS",
     "VERDICT_FILE_FORMAT",
     "VerdictDocument",
     "VerdictFile",
     "VerdictFileWriteError",
     "as_written",
+    "case_id",
     "redact_entry",
     "verdict_file_path",
     "verdict_filename",
@@ -51,6 +59,10 @@ VERDICT_FILE_FORMAT = 1
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 _KEY = re.compile(r"[0-9a-f]{64}")
+_CASE_ID = re.compile(r"[0-9a-f]{16}")
+# What an entry says of the case it judged, rather than of its call: the fields every entry of one
+# judgment shares, stored once per judgment (see `VerdictDocument.write`).
+CASE_FIELDS = ("criteria", "input", "expected", "output", "context")
 Section = Literal["verdict", "generation"]  # a file's two sections: "verdicts" and "generations"
 
 
@@ -199,11 +211,15 @@ class VerdictDocument(_Located):
         generations = data.get("generations", {})  # a file without the section has none
         if not isinstance(generations, dict):
             raise StoreError(f"{path}: 'generations' is not a JSON object")
+        cases = _read_cases(path, data.get("cases", {}))
         return cls(
             path,
             str(data.get("test") or ""),
-            {key: _validate_entry(path, key, entry) for key, entry in data["verdicts"].items()},
-            {key: _validate_entry(path, key, entry, what="generation") for key, entry in generations.items()},
+            {key: _expanded(path, key, _validate_entry(path, key, e), cases) for key, e in data["verdicts"].items()},
+            {
+                key: _expanded(path, key, _validate_entry(path, key, e, what="generation"), cases)
+                for key, e in generations.items()
+            },
         )
 
     def section(self, what: Section) -> dict[str, dict[str, Any]]:
@@ -211,12 +227,77 @@ class VerdictDocument(_Located):
         return self.generations if what == "generation" else self.entries
 
     def write(self) -> None:
-        """Rewrite atomically in the one layout (sorted, indented), so a diff shows only the change."""
-        document = {"format": VERDICT_FILE_FORMAT, "test": redact(self.test), "verdicts": as_written(self.entries)}
+        """Rewrite atomically in the one layout (sorted, indented), so a diff shows only the change.
+
+        The entries that name a case are written without its fields, and each case once under "cases"."""
+        cases: dict[str, dict[str, Any]] = {}
+        document: dict[str, Any] = {
+            "format": VERDICT_FILE_FORMAT,
+            "test": redact(self.test),
+            "verdicts": _compacted(as_written(self.entries), cases),
+        }
         if self.generations:  # absent when empty: a file without generations keeps its bytes
-            document["generations"] = as_written(self.generations)
+            document["generations"] = _compacted(as_written(self.generations), cases)
+        if cases:  # absent when none: a file of one-call judgments keeps its bytes
+            document["cases"] = cases
         text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
         write_atomically(self.path, text, temp_dir=self.path.parent / TEMP_DIR)
+
+
+def case_id(case: Mapping[str, Any]) -> str:
+    """The id a case is stored under: 16 hex digits of the sha256 of its canonical JSON."""
+    return hashlib.sha256(canonical_json(case).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def shared_case(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The case fields every one of `entries` holds alike (one judgment's entries), or None: fewer than two
+    entries, or no case field, or entries that differ in one (they are then stored as they are)."""
+    if len(entries) < 2:
+        return None
+    first, *others = entries.values()
+    case = {f: first[f] for f in CASE_FIELDS if f in first}
+    if not case or any({f: e[f] for f in CASE_FIELDS if f in e} != case for e in others):
+        return None
+    return case
+
+
+def _compacted(section: Mapping[str, dict[str, Any]], cases: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`section` as written: an entry that names a case loses the case's fields, which go into `cases` once.
+
+    Two different cases under one id (a file merged by hand) are told apart: the later gets its own id."""
+    written: dict[str, dict[str, Any]] = {}
+    for key, entry in section.items():
+        named = entry.get("case")
+        if isinstance(named, str):
+            entry = dict(entry)
+            case = {f: entry.pop(f) for f in CASE_FIELDS if f in entry}
+            known = cases.setdefault(named, case)
+            if known is not case and known != case:
+                named = entry["case"] = case_id(case)
+                cases[named] = case
+        written[key] = entry
+    return written
+
+
+def _read_cases(path: Path | str, cases: object) -> dict[str, dict[str, Any]]:
+    """A file's "cases" section, checked: ids of 16 hex digits, each an object."""
+    if not isinstance(cases, dict):
+        raise StoreError(f"{path}: 'cases' is not a JSON object")
+    for name, case in cases.items():
+        if not _CASE_ID.fullmatch(name) or not isinstance(case, dict):
+            raise StoreError(f"{path}: the case {name[:20]!r} is not a case (16 hex digits naming a JSON object)")
+    return cases
+
+
+def _expanded(path: Path | str, key: str, entry: dict[str, Any], cases: Mapping[str, Any]) -> dict[str, Any]:
+    """`entry` whole: with the fields of the case it names (the case's objects shared, not copied)."""
+    named = entry.get("case")
+    if named is None:
+        return entry
+    case = cases.get(named) if isinstance(named, str) else None
+    if case is None:
+        raise StoreError(f"{path}: the entry for key {key[:12]} names the case {str(named)[:20]!r}, not in the file")
+    return {**case, **entry}
 
 
 class _DuplicateField(ValueError):
@@ -337,40 +418,68 @@ class VerdictFile(_Located):
             return dict(self._section(what))
 
     def put(self, key: str, entry: Mapping[str, Any], what: Section = "verdict", *, replace: bool = True) -> bool:
-        """Store a verdict (or generation), redacted, under `key`, replacing what the file held for it unless
-        `replace` is False (an entry copied from another verdict file: same key, same judgment); entries
-        other processes wrote meanwhile are kept.  Return whether the file changed.  `StoreError` when
-        `entry` has no reply text or the file is malformed (it is never overwritten then),
-        `VerdictFileWriteError` when the file cannot be written."""
-        _validate_entry(self.path, key, entry, what=what)
-        clean = redact_entry(entry)
+        """`put_many` of one entry (`replace` False: kept only where the key is not stored yet)."""
+        return self.put_many({key: entry} if replace else {}, what, copies={} if replace else {key: entry})
+
+    def put_many(
+        self,
+        entries: Mapping[str, Mapping[str, Any]],
+        what: Section = "verdict",
+        *,
+        copies: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> bool:
+        """Store one judgment's entries (verdicts, or generations), redacted, in one write: each replaces
+        what the file held under its key; `copies` (entries found in another verdict file: same key, same
+        judgment) are added only where the key is not stored yet.  Entries of several calls that share
+        their case store it once (`shared_case`).  Entries other processes wrote meanwhile are kept.
+
+        Return whether the file changed.  `StoreError` when an entry has no reply text or the file is
+        malformed (it is never overwritten then), `VerdictFileWriteError` when it cannot be written."""
+        copies = copies or {}
+        for key, entry in (*entries.items(), *copies.items()):
+            _validate_entry(self.path, key, entry, what=what)
+        clean = redactor()  # the environment read once for the whole write; a shared part redacted once
+        new: dict[str, dict[str, Any]] = redact_value(as_written(entries), clean) if entries else {}
+        case = shared_case(new)
+        if case is not None:
+            named = case_id(case)
+            for entry in new.values():
+                entry["case"] = named
+        copied: dict[str, dict[str, Any]] = redact_value(as_written(copies), clean) if copies else {}
         with self._lock:
-            self.used.add(key)
-            if self._document is not None:
-                known = self._section(what).get(key)
-                if known == clean or (known is not None and not replace):
-                    return False
+            self.used.update(new, copied)
+            if self._document is not None and not self._changes(self._section(what), new, copied):
+                return False
             from .locks import LockTimeout, verdict_file_lock  # only when recording
 
             try:
                 with verdict_file_lock(self.path, self.lock_dir):
                     document = self._document = VerdictDocument.read(self.path)  # what others wrote is kept
                     on_disk = document.section(what)
-                    current = on_disk.get(key)
-                    if current == clean or (current is not None and not replace):
+                    changes = self._changes(on_disk, new, copied)
+                    if not changes:
                         return False
-                    on_disk[key] = clean
+                    on_disk.update(changes)
                     # Both sections are written back: a verdict's write keeps the generations, and the reverse.
                     VerdictDocument(self.path, self.nodeid, document.entries, document.generations).write()
                     return True
             except LockTimeout as exc:
                 raise VerdictFileWriteError(
-                    self.path, key, f"another process held its lock {exc} for too long"
+                    self.path, next(iter(new or copied)), f"another process held its lock {exc} for too long"
                 ) from None
             except OSError as exc:
                 where = f": {exc.filename}" if exc.filename else ""
                 reason = f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
-                raise VerdictFileWriteError(self.path, key, reason) from None
+                raise VerdictFileWriteError(self.path, next(iter(new or copied)), reason) from None
+
+    @staticmethod
+    def _changes(
+        stored: Mapping[str, dict[str, Any]], new: Mapping[str, dict[str, Any]], copied: Mapping[str, dict[str, Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """What of `new` and `copied` a section `stored` does not hold as it is."""
+        changes = {k: e for k, e in copied.items() if k not in stored and k not in new}
+        changes.update((k, e) for k, e in new.items() if stored.get(k) != e)
+        return changes
 
     def release(self) -> None:
         """Forget the loaded entries (the test finished); `used` is kept, and a later `get` re-reads."""
