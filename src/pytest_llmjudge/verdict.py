@@ -166,6 +166,7 @@ class JudgmentRecord(TypedDict, total=False):
     undecided: bool
     cost_usd: float | None
     latency_s: float | None
+    live_span: list[float]  # [start, end], wall clock: when its live calls were in flight (the run's judging time)
     structured: str  # response_format used (see `Verdict.structured`); absent where no schema was asked for
     prompt_tokens: int  # live verdicts whose judge reported usage: the tokens of its live calls
     completion_tokens: int
@@ -192,6 +193,7 @@ def verdict_record(
     texts: bool = True,
     named: bool = True,
     clean: Callable[[str], str] | None = None,
+    live_span: tuple[float, float] | None = None,
 ) -> JudgmentRecord:
     """The report record of a verdict: JSON-safe, redacted.  Without `threshold_given` (a `score` no
     threshold was given for) its `threshold` is None: the test decides with the score, and reports
@@ -234,6 +236,8 @@ def verdict_record(
         "cost_usd": verdict.cost_usd,
         "latency_s": verdict.latency_s,
     }
+    if live_span is not None:
+        record["live_span"] = [round(live_span[0], 3), round(live_span[1], 3)]
     if texts:
         record["output"] = clean(output[:4000])
     record["live_calls"] = live_calls
@@ -272,6 +276,7 @@ class PendingRecord:
     requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None
     whole: InitVar[bool] = True
     clean: Callable[[str], str] | None = None
+    live_span: tuple[float, float] | None = None
     _full: JudgmentRecord | None = field(default=None, init=False)
     _brief: JudgmentRecord | None = field(default=None, init=False)
 
@@ -315,6 +320,7 @@ class PendingRecord:
             texts=texts,
             named=named,
             clean=self.clean,
+            live_span=self.live_span,
         )
 
 

@@ -15,6 +15,8 @@ import email.utils
 import random
 import re
 import time
+from collections.abc import Coroutine
+from typing import Any
 
 from ..errors import BackendError, VerdictParseError, first_line
 from ..redact import redact
@@ -139,18 +141,20 @@ async def call_with_retries(
     timeout: float,
     limit_s: float | None = None,
     limiter: AdaptiveLimiter | None = None,
+    spent_s: float = 0.0,
 ) -> CallResult:
     """One judge call with our retry policy, all inside `timeout` seconds.
 
-    `limit_s` is the configured --judge-timeout, named in messages (`timeout` may be what is left of it).
-    `limiter`, where given, is the process's adaptive concurrency limit: every attempt holds one of
-    its slots, a rate-limited attempt lowers it (and pauses every caller for the server's
-    Retry-After), a successful one raises it again.
+    `limit_s` is the configured --judge-timeout, named in messages (`timeout` is what is left of it once
+    the judgment's earlier steps took `spent_s` of it).  `limiter`, where given, is the process's adaptive
+    concurrency limit: every attempt holds one of its slots, a rate-limited attempt lowers it (and
+    pauses every caller for the server's Retry-After), a successful one raises it again.
     """
     limit_s = timeout if limit_s is None else limit_s
     started = time.monotonic()
     deadline = started + timeout
     attempt = 0
+    spent = _Spent(spent_s)  # where the time went, for the message of a call that runs out of it
     rate_limited = False  # the last attempt was refused for the rate: the next goes first in the limiter
     while True:
         remaining = deadline - time.monotonic()
@@ -161,14 +165,23 @@ async def call_with_retries(
             if remaining <= 0:
                 raise TimeoutError()
             if limiter is not None:
-                slot = await asyncio.wait_for(limiter.acquire(first=rate_limited), remaining)
+                waiting = time.monotonic()
+                try:
+                    slot = await asyncio.wait_for(limiter.acquire(first=rate_limited), remaining)
+                finally:
+                    spent.limiter += time.monotonic() - waiting
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError()
+            spent.attempts += 1
             # LiteLLM gets the configured timeout, which stays the same from call to call: its client
             # cache is keyed on it, and a per-call value built a new client, aiohttp session and TCP
             # connection for every call (and leaked them). The remaining deadline is ours to enforce.
-            result = await asyncio.wait_for(backend.attempt(request, limit_s), remaining)
+            sent = time.monotonic()
+            try:
+                result = await _within(backend.attempt(request, limit_s), remaining)
+            finally:
+                spent.replies += time.monotonic() - sent
         except asyncio.CancelledError:
             _release(limiter, slot)
             raise
@@ -181,8 +194,8 @@ async def call_with_retries(
             if isinstance(exc, TimeoutError) and time.monotonic() >= deadline - 1e-3:
                 _release(limiter, slot)
                 raise BackendError(
-                    f"no reply from {request.model} within --judge-timeout={limit_s:g}s "
-                    f"({attempt + 1} attempt{'s' if attempt else ''}); raise --judge-timeout or check the server",
+                    f"no reply from {request.model} within --judge-timeout={limit_s:g}s ({spent.said()}); "
+                    "raise --judge-timeout or check the server",
                     retryable=True,
                 ) from None
             failure = backend.classify(exc, request)
@@ -204,7 +217,57 @@ async def call_with_retries(
                 retry_after=failure.retry_after,
             )
         await asyncio.sleep(wait)
+        spent.backoff += wait
         attempt += 1
+
+
+async def _within(attempt: Coroutine[Any, Any, CallResult], seconds: float) -> CallResult:
+    """The attempt's result, or TimeoutError after `seconds`; an attempt still running then is left to end
+    by itself (the backend was given the configured timeout), not cancelled: LiteLLM prepares a request in
+    a worker thread, and a cancel there orphans the coroutine the thread returns ("never awaited")."""
+    task = asyncio.ensure_future(attempt)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=seconds)
+    except asyncio.CancelledError:  # the caller is cancelled (a test interrupted): so is the attempt
+        task.cancel()
+        raise
+    if not done:
+        task.add_done_callback(_forget)
+        raise TimeoutError()
+    return task.result()
+
+
+def _forget(task: asyncio.Future[CallResult]) -> None:
+    """An abandoned attempt's outcome, read so that asyncio does not report it as never retrieved."""
+    if not task.cancelled():
+        task.exception()
+
+
+class _Spent:
+    """Where a call's time went: its requests, the rate limiter's queue, the back-off between attempts,
+    and (before it began) the judgment's earlier steps.  A timeout's message says so: it is the judge's
+    slowness only where the requests took the time."""
+
+    __slots__ = ("attempts", "backoff", "before", "limiter", "replies")
+
+    def __init__(self, before: float) -> None:
+        self.before = before
+        self.attempts = 0
+        self.replies = self.limiter = self.backoff = 0.0
+
+    def said(self) -> str:
+        if not self.attempts:
+            parts = ["no request was sent"]
+        else:
+            plural = "s" if self.attempts > 1 else ""
+            parts = [f"{self.attempts} request{plural} to the judge took {self.replies:.1f}s"]
+        if self.limiter >= 0.05:
+            parts.append(f"waiting for the rate limiter took {self.limiter:.1f}s")
+        if self.backoff >= 0.05:
+            parts.append(f"backing off between attempts {self.backoff:.1f}s")
+        if self.before >= 0.05:
+            parts.append(f"this judgment's earlier steps took {self.before:.1f}s of it")
+        return ", ".join(parts)
 
 
 def _refuse_a_pause_past_the_deadline(

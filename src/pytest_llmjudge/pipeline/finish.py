@@ -7,7 +7,6 @@ hand-edited score cannot outvote its reply.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -199,7 +198,7 @@ def verdict_of(plan: Plan, samples: Sequence[Sample], answers: Mapping[str, Answ
         source=overall_source({s.source for s in samples}),
         key=first.key,
         cost_usd=round(sum(costs), 8) if costs else (None if live else 0.0),
-        latency_s=round(time.monotonic() - plan.started, 4) if live else None,
+        latency_s=round(plan.live_s(), 4) if live else None,
         raw=answers[first.key].reply.text,
         criteria=plan.case.criteria,
         rubric=plan.rubric.name,
@@ -250,7 +249,7 @@ def _one_call(plan: Plan, answers: Mapping[str, Answer], parsed: Mapping[str, Pa
         source=answer.source,
         key=call.key,
         cost_usd=(None if result.cost_usd is None else round(result.cost_usd, 8)) if result is not None else 0.0,
-        latency_s=round(time.monotonic() - plan.started, 4) if result is not None else None,
+        latency_s=round(plan.live_s(), 4) if result is not None else None,
         raw=answer.reply.text,
         criteria=plan.case.criteria,
         rubric=rubric.name,

@@ -9,7 +9,6 @@ parsed.  Its entries go in the verdict file's own "generations" section.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -111,7 +110,6 @@ def plan_generations(
         backend=LiteLLMBackend(),
         verdict_file=verdict_file,
         context=context,
-        started=time.monotonic(),
     )
 
 

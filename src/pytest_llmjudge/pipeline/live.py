@@ -38,14 +38,12 @@ async def call_live(
 ) -> dict[str, Answer]:
     """Make the missing calls concurrently; the first error is raised once all have finished."""
     if isinstance(plan.backend, LiteLLMBackend) and "litellm" not in sys.modules:
-        # The process's one import of LiteLLM (seconds) is no judgment's latency, nor eats its timeout.
-        began = time.monotonic()
-        import_litellm()
-        plan.started += time.monotonic() - began
-    deadline = plan.started + plan.settings.timeout
-    results = await asyncio.gather(
-        *(_call_one(plan, runtime, call, deadline) for call in missing), return_exceptions=True
-    )
+        import_litellm()  # the process's one import of LiteLLM (seconds): no judgment's time, nor its timeout
+    began = time.time()
+    try:
+        results = await asyncio.gather(*(_call_one(plan, runtime, call) for call in missing), return_exceptions=True)
+    finally:
+        plan.live_spans.append((began, time.time()))
     answers: dict[str, Answer] = {}
     for call, result in zip(missing, results, strict=False):
         if isinstance(result, BaseException):
@@ -54,17 +52,22 @@ async def call_live(
     return answers
 
 
-async def _call_one(plan: Planned[Any], runtime: JudgeRuntime, call: Call | Generation, deadline: float) -> Answer:
+async def _call_one(plan: Planned[Any], runtime: JudgeRuntime, call: Call | Generation) -> Answer:
     settings = plan.settings
     cache: LocalCache | None = runtime.cache if settings.mode in ("auto", "refresh") else None
     async with runtime.key_lock(call.key), runtime.semaphore():
-        handle = await asyncio.to_thread(cache.acquire, call.key, deadline) if cache is not None else None
+        # Another process judging the same key is waited for as long as one judgment may take.
+        waited = time.monotonic() + settings.timeout
+        handle = await asyncio.to_thread(cache.acquire, call.key, waited) if cache is not None else None
         try:
             if settings.mode == "auto" and cache is not None:
                 value = await asyncio.to_thread(cache.get, call.key)
                 if value is not None:  # another worker paid for it while we waited
                     return Answer(Reply(value["reply"], value.get("logprobs")), "cached", extra=reply_extra(value))
             runtime.budget.check()
+            # --judge-timeout counts the judge's calls only: from their first request on (not the wait for a
+            # slot, lookup or copying), less what the judgment's earlier steps took.
+            deadline = time.monotonic() + settings.timeout - plan.live_s()
             result = await _send(plan, runtime, call, deadline)
             plan.live_calls[0] += 1  # paid for, whether or not its reply parses
             note_request(plan, runtime, call, result)
@@ -131,12 +134,12 @@ async def _send(plan: Planned[Any], runtime: JudgeRuntime, call: Call | Generati
     """One call, with retries; a judge that refuses the log-probabilities a rubric asked for is asked
     again without them (the rubric then scores plainly), with a warning; one that refuses the default
     reply cap is asked again without it.  A generation's failure is said of the model under test."""
-    from ..rubrics.likert import LogprobsFallbackWarning, without_logprobs
-
     request = call.request
     try:
         return await _with_retries(plan, runtime, request, deadline)
     except BackendError as exc:
+        from ..rubrics.likert import LogprobsFallbackWarning, without_logprobs  # on a refusal only
+
         if not isinstance(plan, Plan):
             raise failed(exc, call.model_id) from None
         if not isinstance(exc, UnsupportedParamError):
@@ -167,9 +170,10 @@ async def _with_retries(plan: Planned[Any], runtime: JudgeRuntime, request: Call
         plan.backend,
         request,
         retries=plan.settings.retries,
-        timeout=max(0.001, deadline - time.monotonic()),
+        timeout=deadline - time.monotonic(),
         limit_s=plan.settings.timeout,
         limiter=runtime.limiter(request.model, request.api_base),
+        spent_s=plan.live_s(),
     )
 
 

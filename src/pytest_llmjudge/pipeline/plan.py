@@ -12,7 +12,6 @@ recorded a judgment when none is configured, and lookup finds there the keys fil
 from __future__ import annotations
 
 import dataclasses
-import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -201,11 +200,22 @@ class Planned(Generic[C]):
     backend: Backend
     verdict_file: VerdictFile | None
     context: TestContext | None
-    started: float
     live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
+    # When each step's live calls were in flight (wall clock, from the first call's start to the last reply):
+    # the judgment's judging time, which neither planning nor lookup nor copying counts in.
+    live_spans: list[tuple[float, float]] = dataclasses.field(default_factory=list)
     paid: list[CallResult] = dataclasses.field(default_factory=list)  # those calls, priced: what an error cost
     # model id -> (parameters sent, parameters not sent and why), from its first live call
     requests: dict[str, tuple[dict[str, Any], dict[str, str]]] = dataclasses.field(default_factory=dict)
+
+    def live_s(self) -> float:
+        """Seconds the judgment's calls have been in flight so far, step by step (see `live_spans`)."""
+        return sum(end - start for start, end in self.live_spans)
+
+    def live_span(self) -> tuple[float, float] | None:
+        """From the first live call's start to the last reply (wall clock), or None: nothing went live."""
+        spans = self.live_spans
+        return (spans[0][0], spans[-1][1]) if spans else None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -250,7 +260,6 @@ def plan(
     `asserts`: the caller decides pass or fail (`assert_judged`); a `score` is recorded without a
     threshold unless one was given somewhere (argument, Judge, marker, option).
     """
-    started = time.monotonic()
     marker: Mapping[str, Any] = context.marker if context is not None else {}
     memo = _memo(runtime)
     settings, merged = _merged_settings(runtime.settings, marker, overrides, options, memo)
@@ -306,7 +315,6 @@ def plan(
         backend=setup.backend,
         verdict_file=verdict_file,
         context=context,
-        started=started,
         case=case,
         rubric=rubric,
         aggregate=aggregate,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import time
 from typing import TYPE_CHECKING
 
 from ..errors import BackendError, JudgmentFailed, VerdictParseError
@@ -27,6 +26,7 @@ def note_verdict(plan: Plan, verdict: Verdict) -> None:
             requests=plan.requests,
             whole=context.whole_records,
             clean=plan.clean,
+            live_span=plan.live_span(),
         )
         context.records.append(pending)
 
@@ -55,7 +55,10 @@ def note_error(plan: Plan, exc: BaseException) -> None:
     )
     if plan.live_calls[0] or isinstance(exc, BackendError):
         # Time spent on the judge counts in the run's judging time, whether or not a verdict came of it.
-        record["latency_s"] = round(time.monotonic() - plan.started, 4)
+        record["latency_s"] = round(plan.live_s(), 4)
+        span = plan.live_span()
+        if span is not None:
+            record["live_span"] = [round(span[0], 3), round(span[1], 3)]
     if plan.paid:  # the calls were paid for though no verdict came of them: the summary and budgets count them
         from .reask import combined
 

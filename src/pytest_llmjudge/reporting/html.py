@@ -277,6 +277,7 @@ def _cards(totals: Mapping[str, Any], judged: int) -> str:
     """The figures at the top: counts, where verdicts came from, cost and judge time."""
     sources = "".join(f"{int(totals.get(name) or 0)}<small>{name}</small>" for name in ("replayed", "cached", "live"))
     calls, unpriced = int(totals.get("live_calls") or 0), int(totals.get("unpriced_calls") or 0)
+    judging = totals.get("judging_s", totals.get("latency_s"))  # wall time (a report written before: summed)
     spent = _e(_num(totals.get("cost_usd"), format_usd, format_usd(0.0)))
     if unpriced and unpriced >= calls and not totals.get("cost_usd"):
         spent = "cost unknown"
@@ -293,7 +294,7 @@ def _cards(totals: Mapping[str, Any], judged: int) -> str:
         ("wide", sources, "where verdicts came from"),
         (
             "wide",
-            f"{spent}<small>·</small>{_e(_num(totals.get('latency_s'), '{:.1f} s'.format, '0 s'))}",
+            f"{spent}<small>·</small>{_e(_num(judging, '{:.1f} s'.format, '0 s'))}",
             f"cost · judge time, {calls} live calls{_e(', ' + tokens) if tokens else ''}",
         ),
     ]

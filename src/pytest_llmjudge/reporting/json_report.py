@@ -44,6 +44,7 @@ JUDGMENT_FIELDS = (
     "undecided",
     "cost_usd",
     "latency_s",
+    "live_span",
     "prompt_tokens",
     "completion_tokens",
     "live_calls",
@@ -108,7 +109,8 @@ def build_report(
         # `unpriced_calls` says how many live calls had no known price
         "cost_usd": None if tally.unpriced and not priced else priced,
         "unpriced_calls": tally.unpriced,
-        "latency_s": round(sum(latencies), 4),
+        "latency_s": round(sum(latencies), 4),  # the judgments' judging times summed (they may overlap)
+        "judging_s": round(tally.judging_s(), 4),  # wall time with a judge call in flight
         # as the judge's servers counted them (None: no live call reported usage)
         "prompt_tokens": tally.prompt_tokens,
         "completion_tokens": tally.completion_tokens if tally.prompt_tokens is not None else None,

@@ -84,7 +84,8 @@ class Tally:
         self.prompt_tokens: int | None = None  # None: no record carried token counts
         self.completion_tokens = 0
         self.timed = 0
-        self.latency_s = 0.0
+        self.latency_s = 0.0  # the judgments' judging times, summed: more than the run's where they overlap
+        self.spans: list[tuple[float, float]] = []  # when each timed judgment's calls were in flight
         self.slowest: tuple[float, str] | None = None
         self.structured: list[str] = []  # each live judgment's response_format used, where it asked for a schema
 
@@ -113,6 +114,9 @@ class Tally:
         if isinstance(latency, (int, float)):
             self.timed += 1
             self.latency_s += latency
+            span = record.get("live_span")
+            if isinstance(span, list) and len(span) == 2 and all(isinstance(t, (int, float)) for t in span):
+                self.spans.append((float(span[0]), float(span[1])))
             if self.slowest is None or latency > self.slowest[0]:
                 self.slowest = (latency, record.get("nodeid", "?"))
         if "error" in record:
@@ -125,6 +129,11 @@ class Tally:
         scored = is_scored_only(record)
         self.below += not scored and not record.get("passed")  # below its threshold: a passing test may hold one
         self.scored += scored
+
+    def judging_s(self) -> float:
+        """The run's judging time: wall time with a judge call in flight (the summed time where no record
+        says when its calls were: one written before spans were recorded)."""
+        return judging_wall_s(self.spans) if len(self.spans) == self.timed else self.latency_s
 
     def cost_text(self) -> str:
         """`$0.0031`; `cost unknown` when no live call was priced; `at least $0.0031 (2 of 5 live calls
@@ -168,10 +177,23 @@ class Tally:
             text += (
                 f"{tokens_text({'prompt_tokens': self.prompt_tokens, 'completion_tokens': self.completion_tokens})}, "
             )
-        text += f"{self.latency_s:.2f} s judging"
+        wall = self.judging_s()
+        text += f"{wall:.2f} s judging"
+        if self.timed > 1 and self.latency_s > wall + 0.01:  # judgments at once (score_many, xdist workers)
+            text += f" ({self.latency_s:.2f} s summed over {self.timed} judgments in flight together)"
         if self.slowest is not None:
             text += f" (slowest {self.slowest[0]:.2f} s, {self.slowest[1]})"
         return text
+
+
+def judging_wall_s(spans: Iterable[tuple[float, float]]) -> float:
+    """How long at least one of these spans was open: the run's judging time, judgments at once counted once."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(spans):
+        if stop > end:
+            total += stop - max(start, end)
+            end = stop
+    return total
 
 
 def judgment_lines(records: Iterable[JudgmentRecord], *, with_nodeid: bool = False) -> list[str]:
