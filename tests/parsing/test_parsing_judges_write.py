@@ -208,9 +208,12 @@ def test_sentences_that_disagree_with_no_conclusion_stay_an_error() -> None:
         parse_verdict("The answer is correct. On reflection the answer is incorrect. It cites a source.", asked=VERDICT)
 
 
-def test_an_opening_verdict_word_and_a_closing_one_that_disagree_are_an_error() -> None:
-    with pytest.raises(VerdictParseError, match="opens with one verdict"):
-        parse_verdict("Correct.\n\nThe final value is off by one.\n\nIncorrect", asked=VERDICT)
+@pytest.mark.parametrize(
+    "text", ["Correct.\n\nThe final value is off by one.\n\nIncorrect", "Yes, the answer is incorrect."]
+)
+def test_a_verdict_word_against_another_one_or_its_own_sentence_is_an_error(text: str) -> None:
+    with pytest.raises(VerdictParseError, match="in the same breath"):
+        parse_verdict(text, asked=VERDICT)
 
 
 def test_passfail_reads_a_verdict_in_a_final_sentence() -> None:

@@ -127,7 +127,7 @@ _HEADING_NEXT_LINE = gated(
     r"|points))(?:\*\*|__)?[ \t]{0,3}[:=\uff1a]?[ \t*_]{0,4}\n(?:[ \t]{0,8}\n)?[ \t*_#>`]{0,6}"
     + VALUE
     + r"[ \t*_`.]{0,6}(?=\n|$)",
-    ("score", "rating", "grade", "points"),
+    ("# ", "#score", "#rating", "#final", "**", "__"),  # a heading or bold line: most replies have none
 )
 # A fraction on the declared scale after any label: "The assistant's answer: 8/10." (fits_scale keeps only those
 # whose denominator is the scale maximum).
@@ -140,7 +140,7 @@ _FIELD_SUM = gated(
     + _SEP
     + r"[:=\uff1a][ \t]{0,3}[(]?[ \t]{0,2}\d[\d. \t+*/x\u00d7()]{1,60}?=[ \t]{0,3}"
     + VALUE,
-    ("score", "rating", "total", "points"),
+    ("=",),  # a worked-out sum; the label words are in the pattern
     word_start=True,
 )
 # XML-like score tags of other judge frameworks: <score>4</score>, <final_score>7/10</final_score>.
@@ -460,8 +460,13 @@ def _word_verdict(low: str, skip: Skip) -> tuple[str, tuple[int, int], bool] | N
     ]
     if apart:
         verdicts = {_VERDICT_OF[x.group("v")] for x in apart}
+        first = apart[0]
+        if first.start("v") < lead + 8:  # "Yes, the answer is incorrect.": its own sentence says the other
+            end = _SENTENCE_START.search(low, first.end())
+            same = matches(_WORD_SENTENCE, low[: end.start() if end is not None else len(low)], first.end())
+            verdicts.update(_sentence_word(m) for m in same)
         if len(verdicts) > 1:
-            raise VerdictParseError("the reply opens with one verdict word and ends with the other")
+            raise VerdictParseError("the reply states one verdict word and argues the other in the same breath")
         return verdicts.pop(), apart[-1].span("v"), True
     said = [m for count, m in enumerate(matches(_WORD_SENTENCE, low)) if count < MAX_FIRST_SCAN and not skip(m.start())]
     if not said:
