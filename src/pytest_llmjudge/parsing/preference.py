@@ -96,8 +96,10 @@ _BRACKET = gated(
 _SINGLE_BRACKET = gated(r"\[[ \t]{0,2}" + _OPFORM + r"[ \t]{0,2}\](?!\])", ("[",))
 # A verdict label and its value: "WINNER: B", "Final verdict: Tie", "My final verdict is Assistant A ...",
 # "Better response: Output (b)", "Verdict: A>B".
+# The pattern starts at the label word itself (an optional "My final" before it would make the regex try every
+# position of a long reply); what stands before it is looked at afterwards.
 _LABEL_WORDS = (
-    r"(?:(?:my|the|our)[ \t]{1,3})?(?:(?:final|overall)[ \t]{1,3})?(?P<label>verdict|winner|decision|choice"
+    r"(?P<label>verdict|winner|decision|choice"
     r"|preference|judge?ment|conclusion|result|ruling|answer|better(?:[ \t]{1,3}(?:response|output|answer|one"
     r"|assistant))?|preferred(?:[ \t]{1,3}(?:response|output|answer|one))?)"
 )
@@ -124,9 +126,13 @@ _PREFER_FOREIGN = (
     r"더[ \t]?(?:낫|좋|우수|뛰어|나은)|우수합니다|更好|更优|更佳|较好|胜出|更出色|より良い|の方が良|優れ"
     r"|καλύτερ|Καλύτερ"
 )
-_TRIGGER = lazy(
-    r"(?<![a-z])(?:" + _PREFER_EN + r"|prefer|tie|equally|neither)(?![a-z])|" + _PREFER_FOREIGN
-    + r"|ισοπαλία|무승부|동점|平局|平手|引き分け|同等"
+_TRIGGER = gated(
+    r"(?:" + _PREFER_EN + r"|prefer|tie|equally|neither)(?![a-z])|" + _PREFER_FOREIGN
+    + r"|ισοπαλία|무승부|동점|平局|平手|引き分け|同等",
+    ("better", "superior", "prefer", "winner", "wins", "outperform", "tie", "equally", "neither", "더", "우수",
+     "更", "较好", "胜出", "より良い", "の方が良", "優れ", "αλύτερ", "ισοπαλία", "무승부", "동점", "平局", "平手",
+     "引き分け", "同等"),
+    word_start=True,
 )  # fmt: skip
 _PREFER = lazy(r"(?<![a-z])(?:" + _PREFER_EN + r")(?![a-z\-])|" + _PREFER_FOREIGN)
 # A response named in a sentence; a bare capital letter counts as a name where a verb follows it ("A is better").
@@ -193,8 +199,13 @@ _JSON_WINNER_KEYS = (
     "preference", "choice", "chosen", "verdict", "final_verdict",
     "decision", "selection", "selected", "result", "response", "answer", "output", "judgment", "judgement",
 )  # fmt: skip
+_JSON_KEY_HINT = lazy(
+    r"[\"'](?:winner|better|prefer|choice|chosen|verdict|selection|selected|decision|response|answer|result|output"
+    r"|judge?ment|score|assistant|rating|model|[ab12])[\w ]{0,20}[\"'][ \t]{0,3}:"
+)
 _JSON_SIDE_KEY = lazy(r"(?:assistant|response|output|answer|model|score|rating)?_?(?P<s>a|b|1|2)(?:_(?:score|rating))?")
-_MAX_SENTENCES = 400  # verdict words examined per reply, from its end
+_MAX_SENTENCES = 200  # verdict words examined per reply, from its end
+_MAX_LABELS = 500  # matches of one label shape examined per reply (more are no single verdict anyway)
 
 Candidate = tuple[int, int, int, str, "str | None", str]  # start, end, rank, winner, strength, strategy
 
@@ -216,7 +227,8 @@ def parse_preference(text: str, asked: Asked | None = None, *, scores: bool = Fa
 def _read(original: str, asked: Asked | None, scores: bool) -> Preference:
     text = own_text(original, asked)
     low = ascii_lower(text)
-    obj = parse_json_object(original, asked)
+    # Looked for only where a key could name a winner: JSON is slow to find among code, and most replies have none.
+    obj = parse_json_object(original, asked) if "{" in low and _JSON_KEY_HINT.search(low) else None
     whole = obj is not None and isinstance(load_whole(text), dict)
     cands: list[Candidate] = []
     if obj is not None:
@@ -329,14 +341,14 @@ def _label_candidates(text: str, low: str, skip: Skip) -> list[Candidate]:
     out: list[Candidate] = []
     for pattern in (_BRACKET, _SINGLE_BRACKET, _LABELLED):
         for count, m in enumerate(matches(pattern, low)):
-            if count >= MAX_FIRST_SCAN:
+            if count >= _MAX_LABELS:
                 break
             if pattern is _SINGLE_BRACKET and not (text[m.start("x")].isupper() and text[m.start("y")].isupper()):
                 continue  # "[a>b]" in code or maths
             said = _value(text, m)
             if said is None or not _usable(text, low, skip, m.start()):
                 continue
-            rank = _cue_rank(text, low, m.start()) if pattern is not _LABELLED else _labelled_rank(m)
+            rank = _cue_rank(text, low, m.start()) if pattern is not _LABELLED else _labelled_rank(low, m)
             out.append((m.start(), m.end(), rank, said[0], said[1], "label"))
     first = _first_line(low)
     for m in matches(_LONE, low):
@@ -348,11 +360,10 @@ def _label_candidates(text: str, low: str, skip: Skip) -> list[Candidate]:
     return out
 
 
-def _labelled_rank(m: re.Match[str]) -> int:
-    # "Answer:" and "Result:" name no verdict by themselves; "Verdict:", "Winner:", "Final ...:" do.
-    label = m.group("label")
-    plain = label in ("answer", "result", "conclusion", "judgment", "judgement") and "final" not in m.group()
-    return LABEL if plain else FINAL
+def _labelled_rank(low: str, m: re.Match[str]) -> int:
+    # "Answer:" and "Result:" name no verdict by themselves; "Verdict:", "Winner:", "Final answer:" do.
+    plain = m.group("label") in ("answer", "result", "conclusion", "judgment", "judgement")
+    return LABEL if plain and "final" not in low[max(0, m.start() - 10) : m.start()] else FINAL
 
 
 def _first_line(low: str) -> int:
@@ -362,7 +373,7 @@ def _first_line(low: str) -> int:
 
 def _sentence_candidates(text: str, low: str, skip: Skip) -> list[Candidate]:
     """Verdict sentences: each sentence holding a verdict word, read once, from the end of the reply."""
-    triggers = list(matches(_TRIGGER, low))[-_MAX_SENTENCES:]
+    triggers = _last_triggers(low)
     seen: set[int] = set()
     out: list[Candidate] = []
     first = _first_line(low)
@@ -378,6 +389,17 @@ def _sentence_candidates(text: str, low: str, skip: Skip) -> list[Candidate]:
             continue
         out.append((start, end, _sentence_rank(low, start, end, first), said[0], said[1], "sentence"))
     return out
+
+
+def _last_triggers(low: str) -> list[re.Match[str]]:
+    """The last `_MAX_SENTENCES` verdict words, found in a growing tail: a long reply full of them costs its end."""
+    size = 16_384
+    while True:
+        start = max(0, len(low) - size)
+        found = list(matches(_TRIGGER, low, start))
+        if len(found) > _MAX_SENTENCES or start == 0:
+            return found[-_MAX_SENTENCES:]
+        size *= 8
 
 
 def _sentence_around(low: str, pos: int) -> tuple[int, int]:
@@ -408,20 +430,18 @@ def _sentence_verdict(text: str, low: str, start: int, end: int) -> tuple[str, s
     if _TIE_SENTENCE.search(sentence) is not None:
         return TIE, None
     sides = [
-        (m.start() + start, m.end() + start, _letter(text, m.start(m.lastgroup or "s") + start))
-        for m in _SIDE_IN_TEXT.finditer(sentence)
+        (m.end() + start, _letter(text, m.start(m.lastgroup or "s") + start)) for m in _SIDE_IN_TEXT.finditer(sentence)
     ]
-    sides = [s for s in sides if s[2] is not None]
+    named = [(after, side) for after, side in sides if side is not None]
     found: set[str] = set()
+    k = -1  # the last response named before the preference word (one pass over both lists)
     for m in _PREFER.finditer(sentence):
         at = m.start() + start
-        before = [s for s in sides if s[1] <= at]
-        if not before or at - before[-1][1] > 80:
+        while k + 1 < len(named) and named[k + 1][0] <= at:
+            k += 1
+        if k < 0 or at - named[k][0] > 80 or _NOT_A_VERDICT.search(low, named[k][0], at) is not None:
             continue
-        gap = low[before[-1][1] : at]
-        if _NOT_A_VERDICT.search(gap) is not None:
-            continue
-        found.add(str(before[-1][2]))
+        found.add(named[k][1])
     for m in _CHOOSE.finditer(sentence):
         side = _letter(text, m.start("s") + start)
         if side is not None:
