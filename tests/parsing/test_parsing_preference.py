@@ -58,6 +58,25 @@ def test_the_label_with_assistant_inside_the_brackets_or_reversed(text: str) -> 
     assert read(text) == ("B", "strong")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My final verdict is: [[Assistant A is slightly better: A>B]]", ("A", "slight")),
+        ("[[A>>B: Assistant A is far better]]", ("A", "strong")),
+        ("[[Assistant B]]", ("B", None)),
+        ("The responses differ in tone only.\nA>B", ("A", "slight")),
+    ],
+)
+def test_words_around_the_label_inside_the_brackets_or_the_label_alone_on_a_line(
+    text: str, expected: tuple[str, str | None]
+) -> None:
+    assert read(text) == expected
+
+
+def test_labels_for_each_answer_with_no_final_one_are_no_verdict() -> None:
+    fails("[[A]] and [[B]] both answer the first half. [[A=B]]", "disagree")
+
+
 def test_explanation_after_the_final_verdict_does_not_change_it() -> None:
     text = (
         "My final verdict is: [[B>A]]\n\nWhile both answers have merit, Assistant B's answer is slightly better"
@@ -117,7 +136,15 @@ def test_llmbars_output_a_and_b(text: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("WINNER: A", "A"), ("WINNER: TIE", "tie"), ("Both are short.\nWinner: Response B", "B"), ("Verdict: A>B", "A")],
+    [
+        ("WINNER: A", "A"),
+        ("WINNER: TIE", "tie"),
+        ("Both are short.\nWinner: Response B", "B"),
+        ("Verdict: A>B", "A"),
+        ("**Winner:** B", "B"),
+        ("So, the final decision is Response 2.", "B"),
+        ("Feedback: B follows the rubric more closely. [RESULT] B", "B"),
+    ],
 )
 def test_labelled_winner_lines(text: str, expected: str) -> None:
     assert read(text)[0] == expected
@@ -149,6 +176,7 @@ def test_json_keys_that_code_uses_too_count_only_in_an_object_that_is_the_whole_
         ("9 9\nBoth are equally helpful.", "tie"),
         ("Scores:\nAssistant 1: 10\nAssistant 2: 4\n\nAssistant 1 performed better.", "A"),
         ("Assistant 1: 1/10 - no steps shown.\n\nAssistant 2: 2/10 - confused, but shows its work.", "B"),
+        ("Scores: 8 9\nAssistant 2 covers more.", "B"),
     ],
 )
 def test_one_score_per_response_where_the_prompt_asked_for_that(text: str, expected: str) -> None:
@@ -168,6 +196,11 @@ def test_two_numbers_on_the_first_line_are_no_verdict_where_the_prompt_asked_for
         ("因此，Output (a) 更好。", ("A", None)),
         ("Η τελική μου απόφαση είναι ότι ο Βοηθός A είναι ελαφρώς καλύτερος: [[A>B]].", ("A", "slight")),
         ("Η Απάντηση Β είναι σημαντικά καλύτερη.\n\nMy final verdict is: [[B>>A]]", ("B", "strong")),
+        ("综上，B更好。", ("B", None)),
+        ("따라서 B가 더 낫습니다.", ("B", None)),
+        ("최종 판정: B", ("B", None)),
+        ("最终裁决：A", ("A", None)),
+        ("Τελική ετυμηγορία: A>B", ("A", "slight")),
     ],
 )
 def test_verdicts_in_korean_chinese_and_greek_prose_around_english_labels(

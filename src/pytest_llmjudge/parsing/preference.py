@@ -93,20 +93,25 @@ _BRACKET = gated(
     r"|(?P<tie>tie|tied|draw|equal))[ \t*]{0,3}\]\]",
     ("[[",),
 )
+# Words around the label inside the brackets: "[[Assistant A is slightly better: A>B]]", "[[A>>B: A is far better]]".
+_WORDY_BRACKET = gated(r"\[\[(?P<inner>[^\[\]\n]{4,100})\]\]", ("[[",))
+_OPFORM_IN = lazy(r"(?<![a-z])" + _OPFORM)
 _SINGLE_BRACKET = gated(r"\[[ \t]{0,2}" + _OPFORM + r"[ \t]{0,2}\](?!\])", ("[",))
 # A verdict label and its value: "WINNER: B", "Final verdict: Tie", "My final verdict is Assistant A ...",
 # "Better response: Output (b)", "Verdict: A>B".
 # The pattern starts at the label word itself (an optional "My final" before it would make the regex try every
 # position of a long reply); what stands before it is looked at afterwards.
 _LABEL_WORDS = (
-    r"(?P<label>verdict|winner|decision|choice"
+    r"(?P<label>\[result\]|최종[ \t]?(?:판정|결정|평가|결론)|판정|最终(?:裁决|判决|结论|判断|选择)|裁决|判决|选择"
+    r"|最終(?:判定|評価|結論)|判定|結論|τελική[ \t]ετυμηγορία|ετυμηγορία|Τελική[ \t]ετυμηγορία|Ετυμηγορία"
+    r"|verdict|winner|decision|choice"
     r"|preference|judge?ment|conclusion|result|ruling|answer|better(?:[ \t]{1,3}(?:response|output|answer|one"
     r"|assistant))?|preferred(?:[ \t]{1,3}(?:response|output|answer|one))?)"
 )
 _LABELLED = gated(
     _LABEL_WORDS
     + r"[ \t]{0,3}(?:\*\*|__)?[ \t]{0,3}(?:[:\uff1a=][ \t*_]{0,4}"
-    r"|[ \t]{1,3}is[ \t]{1,3}(?:that[ \t]{1,3})?:?[ \t*_]{0,4})"
+    r"|[ \t]{1,3}is[ \t]{1,3}(?:that[ \t]{1,3})?:?[ \t*_]{0,4}|(?<=\])[ \t]{1,3})"
     r"(?:"
     + _side("s")
     + r"|(?P<l>[ab])(?=[ \t]{0,3}(?:$|\n|[.,;:!)\]*_\"'`(]|is[ \t]|wins))|(?P<t>a[ \t]tie|tie|draw|equal|neither|both)"
@@ -114,11 +119,15 @@ _LABELLED = gated(
     + _OPFORM
     + r")",
     ("verdict", "winner", "decision", "choice", "preference", "judgment", "judgement", "conclusion", "result",
-     "ruling", "answer", "better", "preferred"),
+     "ruling", "answer", "better", "preferred", "판정", "결정", "평가", "결론", "裁决", "判决", "结论", "判断", "选择",
+     "判定", "評価", "結論", "ετυμηγορία", "Ετυμηγορία"),
     word_start=True,
 )  # fmt: skip
 # A line that is only a response's name, a letter or a tie: the whole answer of a judge asked for one.
-_LONE = lazy(r"^[ \t*_#>\"'`\-]{0,6}(?:" + _side("s") + r"|(?P<l>[ab])|(?P<t>tie))[ \t*_\"'`.!]{0,6}$", re.MULTILINE)
+_LONE = lazy(
+    r"^[ \t*_#>\"'`\-]{0,6}(?:" + _side("s") + r"|(?P<l>[ab])|(?P<t>tie)|" + _OPFORM + r")[ \t*_\"'`.!]{0,6}$",
+    re.MULTILINE,
+)
 
 # Words that say a preference (or a tie) in a sentence, in English and in the languages of the judges met so far.
 _PREFER_EN = r"better|superior|preferable|preferred|the[ \t]winner|wins|outperforms"
@@ -126,19 +135,19 @@ _PREFER_FOREIGN = (
     r"더[ \t]?(?:낫|좋|우수|뛰어|나은)|우수합니다|更好|更优|更佳|较好|胜出|更出色|より良い|の方が良|優れ"
     r"|καλύτερ|Καλύτερ"
 )
+# (The word-start check is in the pattern: a Chinese or Korean verdict word may follow a letter directly, "B更好".)
 _TRIGGER = gated(
-    r"(?:" + _PREFER_EN + r"|prefer|tie|equally|neither)(?![a-z])|" + _PREFER_FOREIGN
+    r"(?<![a-z])(?:" + _PREFER_EN + r"|prefer|tie|equally|neither)(?![a-z])|" + _PREFER_FOREIGN
     + r"|ισοπαλία|무승부|동점|平局|平手|引き分け|同等",
     ("better", "superior", "prefer", "winner", "wins", "outperform", "tie", "equally", "neither", "더", "우수",
      "更", "较好", "胜出", "より良い", "の方が良", "優れ", "αλύτερ", "ισοπαλία", "무승부", "동점", "平局", "平手",
      "引き分け", "同等"),
-    word_start=True,
 )  # fmt: skip
 _PREFER = lazy(r"(?<![a-z])(?:" + _PREFER_EN + r")(?![a-z\-])|" + _PREFER_FOREIGN)
 # A response named in a sentence; a bare capital letter counts as a name where a verb follows it ("A is better").
 _SIDE_IN_TEXT = lazy(
     _side("s") + r"|(?<![a-z0-9_'])(?P<b>[ab])(?=[ \t]{1,3}(?:is|was|wins|seems|appears|performs|does|provides|gives"
-    r"|offers|answers)(?![a-z])|'s[ \t])"
+    r"|offers|answers)(?![a-z])|'s[ \t]|[ \t]?(?:가|이|는|은|의|的|が|は|の|更|较))"
 )
 _NEITHER_NOR = lazy(r"(?<![a-z])neither(?![a-z])[^.!?\n]{1,60}(?<![a-z])nor(?![a-z])")
 _CHOOSE = lazy(
@@ -178,8 +187,8 @@ _ENDS_CLEANLY = lazy(r"[.!?\u3002\uff01\uff1f)\]*_\"'`>]\s*$")
 _NUM = r"\d{1,3}(?:\.\d{1,2})?"
 _OUT_OF = r"(?:[ \t]{0,2}(?:/|out[ \t]of)[ \t]{0,2}\d{1,3})?"
 _FIRST_LINE_PAIR = lazy(
-    r"[ \t*#>]{0,4}(?P<a>" + _NUM + r")" + _OUT_OF + r"[ \t]{0,3}(?:,|;|[ \t]|and|vs\.?)[ \t]{0,3}(?P<b>" + _NUM + r")"
-    + _OUT_OF + r"[ \t*.]{0,4}"
+    r"[ \t*#>]{0,4}(?:scores?[ \t*]{0,3}[:\uff1a][ \t*]{0,3})?(?P<a>" + _NUM + r")" + _OUT_OF
+    + r"[ \t]{0,3}(?:,|;|[ \t]|and|vs\.?)[ \t]{0,3}(?P<b>" + _NUM + r")" + _OUT_OF + r"[ \t*.]{0,4}"
 )  # fmt: skip
 _PAIR_BRACKETS = gated(
     r"\[\[[ \t]{0,2}(?P<a>" + _NUM + r")[ \t]{0,2},[ \t]{0,2}(?P<b>" + _NUM + r")[ \t]{0,2}\]\]", ("[[",)
@@ -299,6 +308,8 @@ def _letter(text: str, start: int) -> str | None:
 def _value(text: str, m: re.Match[str]) -> tuple[str, str | None] | None:
     """(winner, strength) of a matched label value, or None when it names neither response."""
     groups = m.groupdict()
+    if groups.get("inner"):
+        return _inner(text, m)
     if groups.get("op"):
         return _op(groups["x"], groups["op"], groups["y"])
     if groups.get("tie") or groups.get("t"):
@@ -311,6 +322,23 @@ def _value(text: str, m: re.Match[str]) -> tuple[str, str | None] | None:
             side = _letter(text, m.start(group))
             return None if side is None else (side, None)
     return None
+
+
+def _inner(text: str, m: re.Match[str]) -> tuple[str, str | None] | None:
+    """A bracket with words around its label: the one comparison inside it ("[[Assistant A is slightly better:
+    A>B]]"), else a response named alone ("[[Assistant B]]"); a plain label is `_BRACKET`'s."""
+    start, inner = m.start("inner"), m.group("inner")
+    ops = [o for o in _OPFORM_IN.finditer(inner) if text[start + o.start("x")].isupper()]
+    if len(ops) == 1:
+        o = ops[0]
+        return _op(o.group("x"), o.group("op"), o.group("y"))
+    if ops or _BRACKET.fullmatch(m.group()) is not None:
+        return None  # several comparisons, or a plain label (read by _BRACKET)
+    side = _SIDE_IN_TEXT.fullmatch(inner.strip(" \t*"))
+    if side is None or side.lastgroup != "s":
+        return None
+    letter = _letter(text, start + (len(inner) - len(inner.lstrip(" \t*"))) + side.start("s"))
+    return None if letter is None else (letter, None)
 
 
 def _cue_rank(text: str, low: str, start: int) -> int:
@@ -339,7 +367,7 @@ def _usable(text: str, low: str, skip: Skip, start: int) -> bool:
 
 def _label_candidates(text: str, low: str, skip: Skip) -> list[Candidate]:
     out: list[Candidate] = []
-    for pattern in (_BRACKET, _SINGLE_BRACKET, _LABELLED):
+    for pattern in (_BRACKET, _WORDY_BRACKET, _SINGLE_BRACKET, _LABELLED):
         for count, m in enumerate(matches(pattern, low)):
             if count >= _MAX_LABELS:
                 break
