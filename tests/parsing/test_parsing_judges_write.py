@@ -112,6 +112,8 @@ def test_a_score_heading_with_the_number_on_the_next_line(text: str, expected: f
         ("Score: 3\nScore: 7 (total)", 7),
         ("Score: 3 + 4 = 7", 7),
         ("Score: (8 + 9) / 2 = 8.5", 8.5),
+        ("Score: 4\nScore: 4 + 3 = 7", 7),
+        ("Accuracy: 4/10\nClarity: 3/10\nTotal: 7/10", 7),
     ],
 )
 def test_two_score_lines_where_the_second_is_the_total_and_worked_out_sums(text: str, expected: float) -> None:

@@ -138,7 +138,7 @@ _LABEL_BEFORE = lazy(r"[^\W_][\w'\-]{0,30}[ \t*_]{0,3}$")
 _FIELD_SUM = gated(
     r"(?:score|rating|total|points)(?![A-Za-z_])"
     + _SEP
-    + r"[:=\uff1a][ \t]{0,3}[(]?[ \t]{0,2}\d[\d. \t+*/x\u00d7()]{1,60}?=[ \t]{0,3}"
+    + r"[:=\uff1a][ \t]{0,3}[(]?[ \t]{0,2}\d[\d. \t+*/x\u00d7()]{1,60}?(?P<sum>=)[ \t]{0,3}"
     + VALUE,
     ("=",),  # a worked-out sum; the label words are in the pattern
     word_start=True,
@@ -176,8 +176,8 @@ def _rank(low: str, m: re.Match[str]) -> int:
     """FINAL ("Final score:", "Overall rating:", "<final_score>", "MY FINAL SCORE: <score>", "Score: 7 (total)"),
     SUB ("Accuracy score:": another word names what it scores) or PLAIN."""
     start = _label_start(low, m)
-    if _TOTAL_AFTER.match(low, m.end()) is not None:
-        return FINAL
+    if "sum" in m.re.groupindex or _TOTAL_AFTER.match(low, m.end()) is not None:
+        return FINAL  # "Score: 3 + 4 = 7" and "Score: 7 (total)" are the total
     label = low[start : start + 12]
     if label.startswith(_FINAL_WORDS) or label.startswith(tuple("<" + w for w in _FINAL_WORDS)):
         return FINAL
