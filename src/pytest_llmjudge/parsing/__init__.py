@@ -7,7 +7,7 @@ responses a pairwise judge prefers.  `funnel` runs the stages; each other module
 
 from __future__ import annotations
 
-from typing import Any
+import typing
 
 # What a rubric of your own reads its replies with (the docs import these from here).
 from .funnel import parse_json_object, parse_verdict, reasoning_from
@@ -15,7 +15,11 @@ from .funnel import parse_json_object, parse_verdict, reasoning_from
 __all__ = ["parse_json_object", "parse_preference", "parse_verdict", "reasoning_from"]
 
 
-def __getattr__(name: str) -> Any:
+if typing.TYPE_CHECKING:
+    from .preference import parse_preference
+
+
+def __getattr__(name: str) -> typing.Any:
     # The pairwise reader loads on first use: a suite that never compares does not define it.
     if name == "parse_preference":
         from .preference import parse_preference
