@@ -1,21 +1,27 @@
-"""Benchmark `parse_verdict` on two corpora of real judge replies, and on hostile input.
+"""Benchmark `parse_verdict` and `parse_preference` on corpora of real judge replies, and on hostile input.
 
-Run:  python benchmarks/bench_parser.py [--json] [--corpus PATH] [--ours PATH] [--real PATH]
+Run:  python benchmarks/bench_parser.py [--json] [--corpus PATH] [--ours PATH] [--real PATH] [--pairwise PATH]
+      [--passfail PATH]
 
-Three corpora are measured separately:
+The corpora are measured separately:
 
 * shared: ``../shared/corpus/judge_replies.jsonl`` beside the project root (or ``--corpus``, a file
   or its folder); read, never copied, and skipped with a message when absent;
 * ours: ``benchmarks/corpus/judge_replies.jsonl`` (or ``--ours``), replies from other sources;
 * real judges: ``benchmarks/corpus/real_judges.jsonl`` (or ``--real``), replies of real judges (local, reasoning,
   non-English) from yet other sources; a case's ``asked`` field says what its judge was asked (a pass/fail
-  verdict, the prompt it was sent), and the parser is given it as `Asked`.
+  verdict, the prompt it was sent), and the parser is given it as `Asked`;
+* pass/fail: ``benchmarks/corpus/passfail_replies.jsonl`` (or ``--passfail``), replies to a judge asked for a
+  verdict, read as the corpora above are;
+* pairwise: ``benchmarks/corpus/pairwise_replies.jsonl`` (or ``--pairwise``), replies of pairwise judges, read
+  with `parse_preference` knowing the prompt each judge was sent (``asked.prompt``) and whether it asked for one
+  score per response (``asked.form``); ``expect`` is the winner ("A", "B", "tie", or null: must raise) and,
+  where the label says it, the strength.
 
-For each: accuracy overall, by part (a ``part`` field marks replies added later and held out from
-tuning) and by style, the ``policy`` cases, the expected errors, every failing case,
-and the **silent wrong** ones listed by id (a score returned where another score or an error was
-expected: the worst outcome).  Then throughput (median of 5 runs) and the time of each 1 MB adversarial
-reply.
+For each: accuracy overall, by part (a ``part`` field marks replies held out from tuning) and by style, the
+``policy`` cases, the expected errors, every failing case, and the **silent wrong** ones listed by id (a score
+or winner returned where another one or an error was expected: the worst outcome).  Then throughput (median of
+5 runs) and the time of each 1 MB adversarial reply.
 """
 
 from __future__ import annotations
@@ -36,11 +42,14 @@ sys.path.insert(0, str(ROOT / "src"))
 from pytest_llmjudge.errors import VerdictParseError  # noqa: E402
 from pytest_llmjudge.parsing import parse_verdict  # noqa: E402
 from pytest_llmjudge.parsing.funnel import Asked  # noqa: E402
+from pytest_llmjudge.parsing.preference import parse_preference  # noqa: E402
 
 # The shared corpus stays in the shared folder next to the project; it is read, never copied.
 SHARED = ROOT.parent / "shared" / "corpus" / "judge_replies.jsonl"
 OURS = ROOT / "benchmarks" / "corpus" / "judge_replies.jsonl"
 REAL = ROOT / "benchmarks" / "corpus" / "real_judges.jsonl"
+PASSFAIL = ROOT / "benchmarks" / "corpus" / "passfail_replies.jsonl"
+PAIRWISE = ROOT / "benchmarks" / "corpus" / "pairwise_replies.jsonl"
 HARD_NEGATIVES = ("prom-14", "prom-15", "promfb-05", "ilab-26", "ilab-29", "ilab-30", "op-07")
 MB = 1_000_000
 RUNS = 5
@@ -65,6 +74,18 @@ def adversarial_cases() -> dict[str, str]:
         "1 MB thinking block": thinking[:MB],
         "1 MB prose, no score": (sentence * (MB // len(sentence) + 1))[:MB],
         "1 MB digits and spaces": digits[:MB],
+    }
+
+
+def adversarial_pairwise() -> dict[str, str]:
+    """Hostile replies for the pairwise reader: its labels, names and verdict words repeated."""
+    return {
+        "'[[A>B]] [[B>A]] ' * 62500": "[[A>B]] [[B>A]] " * 62_500,
+        "'Output (a) is better. ' * 45000": ("Output (a) is better. " * 45_500)[:MB],
+        "'Assistant A better ' * 52000": ("Assistant A better " * 52_700)[:MB],
+        "'WINNER: ' * 125000": "WINNER: " * 125_000,
+        "'tie neither ' * 83000": ("tie neither " * 83_400)[:MB],
+        "'8 9\\n' * 250000 (scores)": "8 9\n" * 250_000,
     }
 
 
@@ -101,18 +122,39 @@ def outcome(case: dict[str, Any]) -> tuple[str, str]:
     return "ok", desc
 
 
-def throughput(cases: list[dict[str, Any]]) -> float:
+def read_pair(case: dict[str, Any]) -> Any:
+    asked = case.get("asked") or {}
+    return parse_preference(case["response"], Asked(asked.get("prompt") or ()), scores=asked.get("form") == "scores")
+
+
+def outcome_pair(case: dict[str, Any]) -> tuple[str, str]:
+    """('ok' | 'silent-wrong' | 'raised' | 'crash', description) for one pairwise case."""
+    expect = case["expect"]
+    try:
+        got = read_pair(case)
+    except VerdictParseError as exc:
+        return ("ok", "error") if expect["winner"] is None else ("raised", f"VerdictParseError({exc})")
+    except Exception as exc:  # noqa: BLE001 - a crash is a failure, never a pass
+        return "crash", f"{type(exc).__name__}: {exc}"
+    desc = f"winner={got.winner} strength={got.strength} strategy={got.strategy}"
+    if got.winner != expect["winner"] or ("strength" in expect and got.strength != expect["strength"]):
+        return "silent-wrong", desc
+    return "ok", desc
+
+
+def throughput(cases: list[dict[str, Any]], reader: Any = None) -> float:
+    reader = reader or read
     timings = []
     for _ in range(RUNS):
         t0 = time.perf_counter()
         for case in cases:
             with contextlib.suppress(VerdictParseError):
-                read(case)
+                reader(case)
         timings.append(time.perf_counter() - t0)
     return len(cases) / statistics.median(timings)
 
 
-def measure(cases: list[dict[str, Any]]) -> dict[str, Any]:
+def measure(cases: list[dict[str, Any]], pairwise: bool = False) -> dict[str, Any]:
     by_style: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     by_part: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     policy = [0, 0]
@@ -122,7 +164,7 @@ def measure(cases: list[dict[str, Any]]) -> dict[str, Any]:
     silent: list[str] = []
     passed = 0
     for case in cases:
-        kind, got = outcome(case)
+        kind, got = outcome_pair(case) if pairwise else outcome(case)
         ok = kind == "ok"
         passed += ok
         by_style[case["style"]][0] += ok
@@ -135,7 +177,7 @@ def measure(cases: list[dict[str, Any]]) -> dict[str, Any]:
         if case["id"].startswith(tuple(h + "-" for h in HARD_NEGATIVES)):
             hard[0] += ok
             hard[1] += 1
-        if case["expect"]["score"] is None:
+        if case["expect"].get("winner" if pairwise else "score") is None:
             errors_expected[0] += ok
             errors_expected[1] += 1
         if kind == "silent-wrong":
@@ -153,7 +195,7 @@ def measure(cases: list[dict[str, Any]]) -> dict[str, Any]:
         "hard_negatives": {"passed": hard[0], "total": hard[1]},
         "expected_errors": {"raised": errors_expected[0], "total": errors_expected[1]},
         "failures": failures,
-        "replies_per_second": round(throughput(cases), 1),
+        "replies_per_second": round(throughput(cases, read_pair if pairwise else read), 1),
     }
 
 
@@ -172,10 +214,14 @@ def adversarial() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     cases: dict[str, tuple[str, Asked | None]] = {name: (text, None) for name, text in adversarial_cases().items()}
     cases["1 MB echo of the output (asked)"] = echo_case()
-    for name, (text, asked) in cases.items():
+    pairs = {f"pairwise: {name}": text for name, text in adversarial_pairwise().items()}
+    for name, (text, asked) in [*cases.items(), *((name, (text, None)) for name, text in pairs.items())]:
         t0 = time.perf_counter()
         try:
-            parse_verdict(text, scale=(1, 10), asked=asked)
+            if name in pairs:
+                parse_preference(text, scores=name.endswith("(scores)"))
+            else:
+                parse_verdict(text, scale=(1, 10), asked=asked)
             result = "parsed"
         except VerdictParseError:
             result = "VerdictParseError"
@@ -218,16 +264,30 @@ def print_corpus(name: str, path: Path, r: dict[str, Any]) -> None:
     print()
 
 
-def run(as_json: bool, shared: Path = SHARED, ours: Path = OURS, real: Path = REAL) -> int:
+def run(
+    as_json: bool,
+    shared: Path = SHARED,
+    ours: Path = OURS,
+    real: Path = REAL,
+    passfail: Path = PASSFAIL,
+    pairwise: Path = PAIRWISE,
+) -> int:
     report: dict[str, Any] = {}
-    for name, path in (("shared", shared), ("ours", ours), ("real judges", real)):
+    corpora = (
+        ("shared", shared),
+        ("ours", ours),
+        ("real judges", real),
+        ("pass/fail", passfail),
+        ("pairwise", pairwise),
+    )
+    for name, path in corpora:
         cases = load(path)
         if cases is None:
             if not as_json:
                 print(f"== {name} corpus: not found at {path}; skipped ==\n")
             report[name] = None
             continue
-        report[name] = measure(cases)
+        report[name] = measure(cases, pairwise=name == "pairwise")
         if not as_json:
             print_corpus(name, path, report[name])
     report["adversarial"] = adversarial()
@@ -241,7 +301,7 @@ def run(as_json: bool, shared: Path = SHARED, ours: Path = OURS, real: Path = RE
     worst = max(report["adversarial"].items(), key=lambda kv: kv[1]["seconds"])
     print("adversarial 1 MB replies:")
     for name, row in report["adversarial"].items():
-        print(f"  {name:30s} {row['seconds']:.3f} s  ({row['outcome']})")
+        print(f"  {name:44s} {row['seconds']:.3f} s  ({row['outcome']})")
     print(f"worst: {worst[0]} in {worst[1]['seconds']:.3f} s")
     return 0
 
@@ -252,8 +312,10 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=SHARED, help="the shared corpus (file or folder)")
     parser.add_argument("--ours", type=Path, default=OURS, help="our own corpus (file or folder)")
     parser.add_argument("--real", type=Path, default=REAL, help="our corpus of real judges' replies (file)")
+    parser.add_argument("--passfail", type=Path, default=PASSFAIL, help="replies to a judge asked for a verdict (file)")
+    parser.add_argument("--pairwise", type=Path, default=PAIRWISE, help="replies of pairwise judges (file)")
     args = parser.parse_args()
-    return run(args.json, args.corpus, args.ours, args.real)
+    return run(args.json, args.corpus, args.ours, args.real, args.passfail, args.pairwise)
 
 
 if __name__ == "__main__":

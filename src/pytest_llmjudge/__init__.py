@@ -32,6 +32,7 @@ _LAZY = {
     "parse_verdict": "parsing",
     "assert_better": "assertions",
     "Comparison": "rubrics.pairwise",
+    "Pairwise": "rubrics.pairwise",
     "Checklist": "rubrics.checklist",
     "Dimensions": "rubrics.dimensions",
     "Likert": "rubrics.likert",
@@ -79,7 +80,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .rubrics.dimensions import Dimensions
     from .rubrics.likert import Likert
     from .rubrics.logic import LogicConsistency, ReasoningValidity
-    from .rubrics.pairwise import Comparison
+    from .rubrics.pairwise import Comparison, Pairwise
     from .rubrics.passfail import PassFail
     from .rubrics.per_turn import PerTurn
     from .rubrics.questions import Questions
@@ -105,6 +106,7 @@ __all__ = [
     "JudgmentFailed",
     "Likert",
     "LogicConsistency",
+    "Pairwise",
     "ParsedVerdict",
     "PassFail",
     "PerTurn",

@@ -11,7 +11,7 @@ from .runtime import active, standalone_runtime
 from .verdict import Verdict
 
 if TYPE_CHECKING:
-    from .rubrics.pairwise import Comparison
+    from .rubrics.pairwise import Comparison, Pairwise
 
 __all__ = ["assert_better", "assert_judged", "assert_judged_async"]
 
@@ -82,9 +82,11 @@ def assert_better(
     model: str | Sequence[str] | None = None,
     samples: int | None = None,
     aggregate: str | None = None,
+    rubric: Pairwise | None = None,
 ) -> Comparison:
     """Judge `candidate` against `baseline` in both orders; raise JudgmentFailed (with both orders'
     reasoning) unless the candidate wins, or ties when `allow_tie`.  Orders that disagree are a tie.
+    `rubric`: a `Pairwise` of your own (your comparison prompt, and what it asks the judge for).
     """
     __tracebackhide__ = True
     return _current_judge().assert_better(
@@ -96,4 +98,5 @@ def assert_better(
         model=model,
         samples=samples,
         aggregate=aggregate,
+        rubric=rubric,
     )

@@ -21,7 +21,7 @@ from .runtime import JudgeRuntime, TestContext, active, standalone_runtime
 from .verdict import Sample, StoredScoreWarning, Verdict
 
 if TYPE_CHECKING:
-    from .rubrics.pairwise import Comparison
+    from .rubrics.pairwise import Comparison, Pairwise
 
 __all__ = ["Judge", "Sample", "StoredScoreWarning", "Verdict", "user_facing"]
 
@@ -120,16 +120,18 @@ class Judge:
         model: str | Sequence[str] | None = None,
         samples: int | None = None,
         aggregate: str | None = None,
+        rubric: Pairwise | None = None,
     ) -> Comparison:
         """Judge which of two outputs better meets `criteria`, asking in both orders (position bias).
 
         Each order is its own call and key; orders that disagree make a tie.  Returns a
-        `Comparison` (winner "candidate", "baseline" or "tie", both orders' reasoning, keys).
+        `Comparison` (winner "candidate", "baseline" or "tie", both orders' reasoning and strength, keys).
+        `rubric`: a `Pairwise` of your own (your comparison prompt, and what it asks the judge for).
         """
         from .rubrics.pairwise import comparison_from  # loaded by the first comparison, not on import
 
         plan = self._pair_plan(
-            candidate, baseline, criteria, input=input, model=model, samples=samples, aggregate=aggregate
+            candidate, baseline, criteria, input=input, model=model, samples=samples, aggregate=aggregate, rubric=rubric
         )
         return comparison_from(run(plan, self._runtime))
 
@@ -144,12 +146,13 @@ class Judge:
         model: str | Sequence[str] | None = None,
         samples: int | None = None,
         aggregate: str | None = None,
+        rubric: Pairwise | None = None,
     ) -> Comparison:
         """`compare`, awaitable: the calls are awaited, so the caller's event loop keeps running."""
         from .rubrics.pairwise import comparison_from
 
         plan = self._pair_plan(
-            candidate, baseline, criteria, input=input, model=model, samples=samples, aggregate=aggregate
+            candidate, baseline, criteria, input=input, model=model, samples=samples, aggregate=aggregate, rubric=rubric
         )
         return comparison_from(await arun(plan, self._runtime))
 
@@ -157,8 +160,8 @@ class Judge:
     def assert_better(
         self, candidate: Any, baseline: Any, criteria: str, *, allow_tie: bool = True, **options: Any
     ) -> Comparison:
-        """`compare`, and fail (JudgmentFailed, with both orders' reasoning) unless the candidate wins
-        (or ties, with `allow_tie=True`)."""
+        """`compare` (with its arguments, `rubric` included), and fail (JudgmentFailed, with both orders'
+        reasoning) unless the candidate wins (or ties, with `allow_tie=True`)."""
         __tracebackhide__ = True
         from .rubrics.pairwise import comparison_from
 
@@ -183,15 +186,28 @@ class Judge:
         _check_requires(criteria, input=options.input, expected=options.expected, context=options.context)
         return self._plan(output, criteria, options, asserts=asserts)
 
-    def _pair_plan(self, candidate: Any, baseline: Any, criteria: Any, *, strict: bool = False, **options: Any) -> Plan:
+    def _pair_plan(
+        self,
+        candidate: Any,
+        baseline: Any,
+        criteria: Any,
+        *,
+        strict: bool = False,
+        rubric: Pairwise | None = None,
+        **options: Any,
+    ) -> Plan:
         from .rubrics.pairwise import Pairwise
 
         # The verdict's threshold encodes what passes: not worse (0.5), or strictly better (just above).
         threshold = math.nextafter(0.5, 1.0) if strict else 0.5
         if baseline is None:
             raise JudgeError("baseline is None: pass the output to compare the candidate against")
+        if rubric is not None and not isinstance(rubric, Pairwise):
+            raise JudgeError(f"rubric must be a Pairwise (your comparison prompt), got {rubric!r}")
         return self._plan(
-            candidate, criteria, Options(expected=baseline, rubric=Pairwise(), threshold=threshold, **options)
+            candidate,
+            criteria,
+            Options(expected=baseline, rubric=rubric or Pairwise(), threshold=threshold, **options),
         )
 
     def _plan(self, output: Any, criteria: Any, options: Options, *, asserts: bool = True) -> Plan:

@@ -19,14 +19,17 @@ _FRACTION_STRING = lazy(
     r"(?:(?:/|out\s{1,3}of)\s{0,3}(\d{1,15}(?:\.\d{1,15})?)|(%))"
 )
 # A value after a label: 4, (5), 8/10, 4 out of 5, 75%.  Bounded gaps only.
-VALUE = (
-    r"(?P<open>[(\[]\s{0,2})?(?P<num>[-+]?(?:\d{1,15}(?:\.\d{1,12})?|\.\d{1,12}))(?![\d])"
-    r"(?:\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?)(?![\d]))?"
-    r"(?P<pct>\s{0,2}%)?"
-)
+_NUMBER = r"(?P<num>[-+]?(?:\d{1,15}(?:\.\d{1,12})?|\.\d{1,12}))(?![\d])"
+_DENOMINATOR = r"\s{0,2}(?:/|out\s{1,3}of)\s{0,2}(?P<den>\d{1,15}(?:\.\d{1,12})?)(?![\d])"
+VALUE = r"(?P<open>[(\[]\s{0,2})?" + _NUMBER + r"(?:" + _DENOMINATOR + r")?(?P<pct>\s{0,2}%)?"
+# A fraction only ("8/10"), with the groups of a `VALUE` (``pct`` always empty).
+FRACTION = r"(?P<open>[(\[]\s{0,2})?" + _NUMBER + _DENOMINATOR + r"(?P<pct>)"
 # "Score: 1-10", "from 1 to 10", "a 3 or 4", "0.0 (poor) to 1.0 (good)": a range or alternatives after a
 # number, with at most one short parenthetical (what the range end means) between.
 _RANGE_AFTER = lazy(r"(?:[ \t]{0,2}\([^()\n]{0,80}\))?[ \t]{0,2}(?:-|–|to|or|and)[ \t]{0,2}[-+]?\.?\d")
+
+
+_ARITHMETIC_AFTER = lazy(r"[ \t]{0,2}[+*\u00d7][ \t]{0,2}\(?[ \t]{0,2}\d")
 
 
 class Found:
@@ -94,6 +97,8 @@ def value_after(text: str, m: re.Match[str]) -> bool:
         return False
     if not m.group("den") and not m.group("pct") and _RANGE_AFTER.match(text, end) is not None:
         return False  # "Score: 1-10", "score 1 to 5": the scale, not a score
+    if _ARITHMETIC_AFTER.match(text, end) is not None:
+        return False  # "Score: 3 + 4 = 7": a term of a sum, not the score
     return not (c == "." and end + 1 < len(text) and text[end + 1].isdigit())  # "1.5.2"
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import VerdictParseError
 from .candidate import Found, Hit, fits_scale, normalize, retracted_after, unclamped
@@ -135,13 +135,8 @@ def _result(
 ) -> ParsedVerdict:
     if asked is not None and asked.verdict and found.verdict is None:
         raise VerdictParseError("the reply gives no pass/fail verdict, which is what the judge was asked for")
-    if asked is not None and asked.verdict is not True and found.raw is not None:
-        value = unclamped(found, scale)
-        if value is not None and not -_OFF_SCALE <= value <= 1 + _OFF_SCALE:
-            raise VerdictParseError(
-                f"the judge's score {found.raw:g}{'%' if found.pct else ''} lies outside the"
-                f" {scale[0]:g}-{scale[1]:g} scale it was asked for"
-            )
+    if found.raw is not None and _score_asked(asked, found):
+        _on_scale(found, scale)
     score = normalize(found, scale)
     if score is None:
         raise VerdictParseError(
@@ -153,7 +148,27 @@ def _result(
     return ParsedVerdict(score, found.raw, found.verdict, found.confidence, reasoning, strategy)
 
 
-def _without(text: str, *spans: tuple[int, int] | None) -> str:
+def _score_asked(asked: Asked | None, found: Found) -> bool:
+    """Must this candidate's score lie on the scale?  Where a score was asked (or the question is known and no
+    verdict was asked), and where a verdict word stands beside it: an off-scale score is no answer, and a verdict
+    word does not rescue it ({"score": 9.3, "status": "PASS"} on 0-1).  Where a verdict was asked, a score is
+    stray and the verdict answers; knowing nothing and finding no verdict, the corpus rule clamps."""
+    if asked is None:
+        return found.verdict is not None
+    return asked.verdict is not True
+
+
+def _on_scale(found: Found, scale: tuple[float, float]) -> None:
+    """`VerdictParseError` when the candidate's score lies outside the scale (beyond rounding)."""
+    value = unclamped(found, scale)
+    if value is not None and not -_OFF_SCALE <= value <= 1 + _OFF_SCALE:
+        raise VerdictParseError(
+            f"the judge's score {found.raw:g}{'%' if found.pct else ''} lies outside the"
+            f" {scale[0]:g}-{scale[1]:g} scale it was asked for"
+        )
+
+
+def text_without(text: str, *spans: tuple[int, int] | None) -> str:
     """The reply minus the marker spans: the judge's prose, before and after the score."""
     parts: list[str] = []
     pos = 0
@@ -176,12 +191,25 @@ def parse_verdict(text: str, *, scale: tuple[float, float] = (0, 1), asked: Aske
     never quote the reply; it is on the exception's ``.text``.
     """
     bounds = _check_scale(scale)
+    return read_reply(text, asked, lambda reply: _parse(reply, bounds, asked))
+
+
+T = TypeVar("T")
+
+
+def read_reply(text: Any, asked: Any, read: Callable[[str], T]) -> T:
+    """``read(text)``, once the reply is known to be a string with an answer in it (not empty, no thinking block
+    left open) and ``asked`` an `Asked` or None; every `VerdictParseError` raised carries the reply."""
     if not isinstance(text, str):
         raise VerdictParseError(f"the judge's reply must be a str, not {type(text).__name__}", "")
     if asked is not None and not isinstance(asked, Asked):
         raise VerdictParseError(f"asked must be an Asked, not {type(asked).__name__}", text)
     try:
-        return _parse(text, bounds, asked)
+        if not text.strip():
+            raise VerdictParseError("the judge's reply is empty")
+        if thinking_unclosed(text):
+            raise VerdictParseError("the reply's thinking block is never closed: it was cut off before its answer")
+        return read(text)
     except VerdictParseError as exc:
         if exc.text != text:
             raise VerdictParseError(str(exc), text) from None
@@ -189,10 +217,6 @@ def parse_verdict(text: str, *, scale: tuple[float, float] = (0, 1), asked: Aske
 
 
 def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> ParsedVerdict:
-    if not original.strip():
-        raise VerdictParseError("the judge's reply is empty", original)
-    if thinking_unclosed(original):
-        raise VerdictParseError("the reply's thinking block is never closed: it was cut off before its answer")
     text = own_text(original, asked)
     conf_spans: list[tuple[int, int]] = []
     confidence = confidence_word(ascii_lower(text), conf_spans)
@@ -220,8 +244,10 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
                     "the reply quotes a JSON verdict that conflicts with a labelled score;"
                     " cannot tell which is the judge's own"
                 )
+        if found.raw is None and found.verdict is not None and not js.whole and (asked is None or not asked.verdict):
+            _no_score_off_scale(text, js.spans, conf_spans, scale)
         if found.reasoning is None:
-            found.reasoning = "" if js.whole else _without(text, *js.spans)
+            found.reasoning = "" if js.whole else text_without(text, *js.spans)
         else:
             _own_reasoning(found.reasoning)  # the text is masked already
         found.confidence = found.confidence or confidence
@@ -262,11 +288,11 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
             found.verdict = verdict
         found.confidence = confidence
         # A rating sentence is part of the prose; a marker line is not.
-        reasoning = text.strip() if strategy == "prose" else _without(text, span, vspan if strong else None)
+        reasoning = text.strip() if strategy == "prose" else text_without(text, span, vspan if strong else None)
         return _result(found, scale, reasoning, strategy, asked)
     if verdict is not None:
         found = Found(verdict=verdict, confidence=confidence)
-        return _result(found, scale, _without(text, vspan, *conf_spans), "labelled", asked)
+        return _result(found, scale, text_without(text, vspan, *conf_spans), "labelled", asked)
 
     # Nothing usable: say why, without quoting the reply.
     if partial:
@@ -280,6 +306,21 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
     raise VerdictParseError(
         f"no score, rating or pass/fail verdict found in the judge's reply ({len(original)} characters)"
     )
+
+
+def _no_score_off_scale(
+    text: str, spans: tuple[tuple[int, int], ...], conf_spans: list[tuple[int, int]], scale: tuple[float, float]
+) -> None:
+    """A JSON verdict without a score does not stand beside a score off the scale in the prose around it
+    ("Score: 9.3" and {"status": "PASS"} on 0-1): the reply answered another question."""
+    masked = blank_spans(text, sorted(conf_spans + list(spans)))
+    masked_low = ascii_lower(masked)
+    try:
+        other = marker_score(masked, masked_low, Skip(masked, masked_low, None), scale)
+    except VerdictParseError:
+        return  # no single score beside it: the verdict stands alone, as before
+    if other is not None:
+        _on_scale(other[0], scale)
 
 
 def parse_json_object(text: str, asked: Asked | None = None) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..errors import VerdictParseError
-from .candidate import VALUE, Found, Hit, fits_scale, found_from_value, negated_before, normalize, value_after
+from .candidate import FRACTION, VALUE, Found, Hit, fits_scale, found_from_value, negated_before, normalize, value_after
 from .patterns import MAX_FIRST_SCAN, WORD_CHARS, gated, install, last, lazy, matches
 from .prepare import DIGIT, ascii_lower
 from .quotes import Skip
@@ -50,6 +50,11 @@ _RATING_BRACKETS = gated(
     r"(?:rating[ \t]{0,3}(?:[:=：]|of|is)?|score[ \t]{0,3}[:=：])" + _SEP + r"\[\[\s{0,3}" + VALUE + r"\s{0,3}\]\]",
     ("[[",),
     word_start=True,
+)
+# The label in the brackets and the value after them: "[[Rating]: 3]", "[[rating]]: 8".
+_LABEL_IN_BRACKETS = gated(
+    r"\[\[[ \t]{0,2}(?:rating|score)[ \t]{0,2}\]\]?[ \t]{0,2}[:=\uff1a][ \t]{0,3}" + VALUE + r"(?:[ \t]{0,2}\])?",
+    ("[[",),
 )
 _GRADE = gated(
     r"grade[ \t]{0,3}[:=]"
@@ -102,6 +107,7 @@ _CONFIDENCE = gated(
 # A label or tag that says its score is the final one beats per-item ones.
 _FINAL_WORDS = ("final", "overall", "total", "aggregate", "conclusion")
 _FINAL_BEFORE = lazy(r"(?<![a-z])(?:final|overall|total|aggregate|conclusion)(?![a-z])[^\n]{0,40}$")
+_SCORE_WORDS = ("score", "rating", "grade", "points", "result")
 # Words that may stand right before "Score:" without making it a per-item score.
 _PLAIN_BEFORE = frozenset(["the", "my", "a", "an", "your", "its", "this", "our", "their", "score", "rating"])
 _LAST_WORD = lazy(r"([a-z]{1,30})[ \t*_#:>\-]{0,8}$")
@@ -113,6 +119,28 @@ _FIELD_NEXT_LINE = gated(
     + VALUE
     + r"[ \t*_`]{0,6}(?=\n|$)",
     ("score", "rating", "grade", "points", "overall", "conclusion"),
+    word_start=True,
+)
+# A score heading ("### Final Score", "**Rating**") with the value alone on the next line.
+_HEADING_NEXT_LINE = gated(
+    r"(?m:^)[ \t]{0,3}(?:#{1,6}[ \t]{1,3}|\*\*|__)(?P<lab>(?:(?:final|overall|total)[ \t]{1,3})?(?:score|rating|grade"
+    r"|points))(?:\*\*|__)?[ \t]{0,3}[:=\uff1a]?[ \t*_]{0,4}\n(?:[ \t]{0,8}\n)?[ \t*_#>`]{0,6}"
+    + VALUE
+    + r"[ \t*_`.]{0,6}(?=\n|$)",
+    ("# ", "#score", "#rating", "#final", "**", "__"),  # a heading or bold line: most replies have none
+)
+# A fraction on the declared scale after any label: "The assistant's answer: 8/10." (fits_scale keeps only those
+# whose denominator is the scale maximum).
+_COLON_FRACTION = gated(r"(?P<colon>[:\uff1a])[ \t*_]{0,4}" + FRACTION, ("/", "out of"))
+# The label before such a colon: its last word (searched in a short window, so linear).
+_LABEL_BEFORE = lazy(r"[^\W_][\w'\-]{0,30}[ \t*_]{0,3}$")
+# A score worked out on its line: "Score: 3 + 4 = 7", "Total: (8 + 9) / 2 = 8.5": the result counts.
+_FIELD_SUM = gated(
+    r"(?:score|rating|total|points)(?![A-Za-z_])"
+    + _SEP
+    + r"[:=\uff1a][ \t]{0,3}[(]?[ \t]{0,2}\d[\d. \t+*/x\u00d7()]{1,60}?(?P<sum>=)[ \t]{0,3}"
+    + VALUE,
+    ("=",),  # a worked-out sum; the label words are in the pattern
     word_start=True,
 )
 # XML-like score tags of other judge frameworks: <score>4</score>, <final_score>7/10</final_score>.
@@ -128,14 +156,35 @@ _NAMED_TAG = gated(r"<(?P<tag>[a-z][a-z0-9_-]{0,30})>\s{0,8}" + VALUE + r"\s{0,8
 FINAL, PLAIN, SUB = 0, 1, 2
 
 
+_TOTAL_AFTER = lazy(r"[ \t*_]{0,3}[(\[,\-\u2013\u2014]?[ \t]{0,2}(?:in[ \t])?(?:total|overall|final|combined)(?![a-z])")
+
+
+def _label_start(low: str, m: re.Match[str]) -> int:
+    """Where a match's label starts: its ``lab`` group, the words before its ``colon``, or the match itself."""
+    groups = m.re.groupindex
+    if "lab" in groups:
+        return m.start("lab")
+    if "colon" in groups:
+        colon = m.start("colon")
+        window = max(low.rfind("\n", max(0, colon - 80), colon) + 1, colon - 80)
+        words = _LABEL_BEFORE.search(low, window, colon)
+        return words.start() if words is not None else colon
+    return m.start()
+
+
 def _rank(low: str, m: re.Match[str]) -> int:
-    """FINAL ("Final score:", "Overall rating:", "<final_score>", "MY FINAL SCORE: <score>"),
+    """FINAL ("Final score:", "Overall rating:", "<final_score>", "MY FINAL SCORE: <score>", "Score: 7 (total)"),
     SUB ("Accuracy score:": another word names what it scores) or PLAIN."""
-    label = low[m.start() : m.start() + 12]
+    start = _label_start(low, m)
+    if "sum" in m.re.groupindex or _TOTAL_AFTER.match(low, m.end()) is not None:
+        return FINAL  # "Score: 3 + 4 = 7" and "Score: 7 (total)" are the total
+    label = low[start : start + 12]
     if label.startswith(_FINAL_WORDS) or label.startswith(tuple("<" + w for w in _FINAL_WORDS)):
         return FINAL
-    line_start = low.rfind("\n", max(0, m.start() - 80), m.start()) + 1
-    before = low[max(line_start, m.start() - 48) : m.start()]
+    if "colon" in m.re.groupindex and not label.startswith(_SCORE_WORDS):
+        return SUB  # "Accuracy: 4/5", "The assistant's answer: 8/10": a fraction under another label
+    line_start = low.rfind("\n", max(0, start - 80), start) + 1
+    before = low[max(line_start, start - 48) : start]
     if _FINAL_BEFORE.search(before):
         return FINAL
     if label.startswith("<"):
@@ -162,7 +211,9 @@ def _collect(
             break
         if fields is not None and m.group("tag").replace("-", "_") not in fields:
             continue
-        if not value_after(low, m) or (neg and negated_before(low, m.start(), field=True)) or skip(m.start()):
+        if not value_after(low, m) or (neg and negated_before(low, m.start(), field=True)):
+            continue
+        if skip.quoted_away(m.start(), _label_start(low, m)):
             continue
         f = found_from_value(m)
         if f is None or not fits_scale(f, scale):
@@ -172,7 +223,7 @@ def _collect(
 
 
 # The judge takes back what it said before: "the score above was a mistake", "Correction:", "on second thought".
-_CORRECTION = lazy(
+CORRECTION = lazy(
     r"(?<![a-z])(?:(?:was|is)[ \t]{1,3}(?:a[ \t]{1,3}mistake|an[ \t]{1,3}error|wrong)"
     r"|i[ \t]{1,3}made[ \t]{1,3}an?[ \t]{1,3}(?:mistake|error)|correction[ \t]{0,2}:"
     r"|let[ \t]{1,3}me[ \t]{1,3}correct|on[ \t]{1,3}second[ \t]{1,3}thought"
@@ -192,7 +243,7 @@ def _agreeing(
     k = len(cands) - 1
     while k > 0 and normalize(cands[k - 1][1], scale) == last_score:
         k -= 1  # the run of candidates that agree with the last one
-    if _CORRECTION.search(low, cands[k - 1][2][1], cands[k][2][0]) is not None:
+    if CORRECTION.search(low, cands[k - 1][2][1], cands[k][2][0]) is not None:
         return cands[-1][1], cands[-1][2]
     raise VerdictParseError(f"the reply states several different {what} and nothing ranks one of them as the answer")
 
@@ -233,8 +284,12 @@ def marker_score(
             (_BRACKET_FIELD, True, "scores"),
             (_LONE_BRACKET, False, "scores"),
             (_NOTE_FIELD, True, "scores"),
+            (_HEADING_NEXT_LINE, True, "scores"),
+            (_FIELD_SUM, True, "scores"),
+            (_COLON_FRACTION, True, "scores"),
         ]
         found = [(name, _collect(pattern, low, skip, scale, neg)) for pattern, neg, name in tiers]
+        found[1][1].extend(_collect(_LABEL_IN_BRACKETS, low, skip, scale))  # "[[Rating]: 3]" is a rating bracket
         if fields:  # tags named after the rubric's own score fields count as score tags
             found[0] = (found[0][0], sorted(found[0][1] + _collect(_NAMED_TAG, low, skip, scale, False, fields)))
         finals = [c for _, cs in found for c in cs if c[0] == FINAL]
@@ -339,31 +394,98 @@ _WORD_LABEL = gated(
     word_start=True,
 )
 _WORD_LINE = lazy(r"^[ \t*_#>`\"'.\-]{0,8}" + _WORDS + r"[ \t*_`\"'.!]{0,8}$", re.MULTILINE)
-# "The student's answer is correct.", "This response is incorrect": the sentence's own verdict on the output.
-_WORD_SENTENCE = gated(
-    r"(?:the|this|your)[ \t]{1,3}(?:[a-z']{1,12}[ \t]{1,3}){0,2}?(?:answer|response|output|solution|submission)"
-    r"[ \t]{1,3}is[ \t]{1,3}(?:(?:fully|entirely|completely|mathematically|factually)[ \t]{1,3})?"
-    r"(?P<v>correct|incorrect|right|wrong|valid|invalid)(?=[ \t]{0,2}(?:[.!;,:\n]|$|because|since|as[ \t]))",
-    (" is ",),
-    word_start=True,
+# "The student's answer is correct.", "the prediction provided is not correct", "I find the solution **correct**":
+# the sentence's own verdict on the output.  ``neg`` turns it over.
+_VERDICT_NOUN = (
+    r"(?:answer|response|output|solution|submission|prediction|result|claim|statement|conclusion|reasoning|proof"
+    r"|calculation|translation|summary|code|reply)"
 )
+_VERDICT_AFTER = r"[*_\"']{0,2}(?=[ \t]{0,2}(?:[.!;,:\n]|$|because|since|as[ \t]))"
+_WORD_SENTENCE = gated(
+    r"(?:the|this|your|its)[ \t]{1,3}(?:[a-z'\-]{1,14}[ \t]{1,3}){0,2}?" + _VERDICT_NOUN
+    + r"(?:[ \t]{1,3}(?:given|provided|above|here|shown|produced|generated|submitted)){0,2}[ \t]{1,3}"
+    r"is(?P<neg>n't|[ \t]{1,3}not)?"
+    r"[ \t]{1,3}(?:(?:fully|entirely|completely|mathematically|factually|therefore|thus|indeed|also|ultimately"
+    r"|overall)[ \t]{1,3})?[*_\"']{0,2}(?P<v>correct|incorrect|right|wrong|valid|invalid)" + _VERDICT_AFTER
+    + r"|(?:find|consider|deem|judge|mark|grade|rate|evaluate|assess)[ \t]{1,3}(?:the|this|your|its)[ \t]{1,3}"
+    r"(?:[a-z'\-]{1,14}[ \t]{1,3}){0,2}?" + _VERDICT_NOUN + r"[ \t]{1,3}(?:(?:to[ \t]{1,3}be|as)[ \t]{1,3})?"
+    r"[*_\"']{0,2}(?P<w>correct|incorrect|right|wrong|valid|invalid)" + _VERDICT_AFTER,
+    (" is ", "is n", "find", "consider", "deem", "judge", "mark", "grade", "rate", "evaluate", "assess"),
+    word_start=True,
+)  # fmt: skip
+# A verdict word that opens the reply ("Correct. The steps ...", "No, the proof omits ...") or ends it after a
+# sentence ("... The reasoning is sound. Correct"): said once, standing apart from the prose.
+_FIRST_WORD = lazy(
+    r"[ \t*_#>\"'`]{0,6}(?P<v>correct|incorrect|yes|no|true|false|valid|invalid|right|wrong)[*_\"'`]{0,3}"
+    r"(?:[.,:;!\-\u2013\u2014]|[ \t]*\n|[ \t]*$)"
+)
+_LAST_WORD_AFTER = lazy(
+    r"[.!?:;][ \t]{1,8}" + _DECOR + r"(?P<v>correct|incorrect)" + _DECOR + r"[.!]?" + _DECOR + r"\s*$"
+)
+# How a concluding sentence starts: "Therefore, ...", "In conclusion, ...", and in the languages of the judges met.
+CONCLUDES = lazy(
+    r"[ \t*_#>\-]{0,6}(?:therefore|thus|hence|so|overall|in[ \t]conclusion|in[ \t]summary|to[ \t]conclude|in[ \t]short"
+    r"|in[ \t]the[ \t]end|ultimately|consequently|as[ \t]a[ \t]result|all[ \t]in[ \t]all|finally|based[ \t]on"
+    r"|given|considering|taking|after[ \t]|in[ \t]light|summary|conclusion)(?![a-z])"
+    r"|[ \t*_#>\-]{0,6}(?:결론적으로|따라서|그러므로|종합하면|결론|因此|所以|综上|总之|总的来说|结论|したがって|よって"
+    r"|結論|総合的に|επομένως|συνεπώς|συνολικά|συμπερασματικά|Επομένως|Συνεπώς|Συνολικά|Συμπερασματικά)"
+)
+_SENTENCE_START = lazy(r"[.!?](?=\s)|\n")
+
+
+def _sentence_word(m: re.Match[str]) -> str:
+    """The verdict of a `_WORD_SENTENCE` match, turned over by its negation ("is not correct")."""
+    said = WORD_VERDICTS[m.group("v") or m.group("w")]
+    if m.group("neg"):
+        return "fail" if said == "pass" else "pass"
+    return said
 
 
 def _word_verdict(low: str, skip: Skip) -> tuple[str, tuple[int, int], bool] | None:
-    """The verdict word of a reply whose rubric asked for a verdict: the last label, else the last word alone on
-    its line, else sentence verdicts (which must agree)."""
-    m = last(_WORD_LABEL, low, skip.accept) or last(_WORD_LINE, low, skip.accept)
+    """The verdict word of a reply whose rubric asked for a verdict: the last label; else a verdict word standing
+    apart (opening the reply, alone on the last such line, or ending the reply after a sentence), which must
+    agree; else sentence verdicts, which must agree unless the reply's concluding sentence settles them."""
+    m = last(_WORD_LABEL, low, skip.accept)
     if m is not None:
         return WORD_VERDICTS[m.group("v")], m.span(), True
+    lead = len(low) - len(low.lstrip())
+    apart = [
+        x
+        for x in (
+            _FIRST_WORD.match(low, lead),
+            last(_WORD_LINE, low, skip.accept),
+            _LAST_WORD_AFTER.search(low, max(0, len(low.rstrip()) - 64)),
+        )
+        if x is not None and not skip(x.start("v"))
+    ]
+    if apart:
+        verdicts = {_VERDICT_OF[x.group("v")] for x in apart}
+        first = apart[0]
+        if first.start("v") < lead + 8:  # "Yes, the answer is incorrect.": its own sentence says the other
+            end = _SENTENCE_START.search(low, first.end())
+            same = matches(_WORD_SENTENCE, low[: end.start() if end is not None else len(low)], first.end())
+            verdicts.update(_sentence_word(m) for m in same)
+        if len(verdicts) > 1:
+            raise VerdictParseError("the reply states one verdict word and argues the other in the same breath")
+        return verdicts.pop(), apart[-1].span("v"), True
     said = [m for count, m in enumerate(matches(_WORD_SENTENCE, low)) if count < MAX_FIRST_SCAN and not skip(m.start())]
     if not said:
         return None
-    verdicts = {WORD_VERDICTS[m.group("v")] for m in said}
-    if len(verdicts) > 1:
+    verdicts = {_sentence_word(m) for m in said}
+    if len(verdicts) > 1 and not _concludes(low, said[-1].start()):
         raise VerdictParseError(
             "the reply calls the output both correct and incorrect, and no label says which it means"
         )
-    return verdicts.pop(), said[-1].span(), False
+    return _sentence_word(said[-1]), said[-1].span(), False
+
+
+def _concludes(low: str, pos: int) -> bool:
+    """Is ``pos`` in the reply's last sentence, one that opens with a conclusion ("Therefore, the answer is ...")?"""
+    start = 0
+    for m in _SENTENCE_START.finditer(low, max(0, pos - 300), pos):
+        start = m.end()
+    end = _SENTENCE_START.search(low, pos)
+    return CONCLUDES.match(low, start) is not None and (end is None or not low[end.end() :].strip())
 
 
 def marker_verdict(

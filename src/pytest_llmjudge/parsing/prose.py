@@ -7,7 +7,7 @@ number counts when it is the whole reply or its first line, or the last line aft
 from __future__ import annotations
 
 from ..errors import VerdictParseError
-from .candidate import NEGATION, VALUE, Hit, found_from_value, inside_word, negated_before, value_after
+from .candidate import NEGATION, VALUE, Found, Hit, found_from_value, inside_word, negated_before, value_after
 from .patterns import gated, install, lazy, matches
 from .prepare import DIGIT
 from .quotes import Skip, attributed_before
@@ -50,6 +50,23 @@ _DEFINING = lazy(
     r"(?![A-Za-z]))"
 )
 _PROSE_VALUE = lazy(VALUE)
+# The rubric's score, named as a requirement, not given: "as required by a score of 5 in the rubric".
+_RUBRIC_AFTER = lazy(
+    r"[ \t]{1,3}(?:in|of|on|from|per|under|according[ \t]to)[ \t]{1,3}the[ \t]{1,3}(?:rubric|scale|scoring|criteria"
+    r"|instructions?|guidelines?|grading)(?![a-z])"
+)
+_REQUIRED_BEFORE = lazy(
+    r"(?<![a-z])(?:required|requires|necessary|needed|reserved|described|defined|specified|demanded|expected|warrants?)"
+    r"[ \t]{1,3}(?:by|for|in|of)?[ \t]{0,3}(?:an?[ \t]{1,3}|the[ \t]{1,3})?$"
+)
+# A score given in Korean, Chinese or Japanese prose: "2점으로 평가하겠습니다", "我给这个回答打7分", "7点を付けます".
+_FOREIGN_RATING = gated(
+    r"(?:(?:打|给|给予|评为|评分为|得分为|評価は|スコアは|점수는|점수를)[ \t]{0,2}(?P<a>\d{1,3}(?:\.\d{1,2})?)"
+    r"[ \t]{0,2}(?:점|分|点)"
+    r"|(?P<b>\d{1,3}(?:\.\d{1,2})?)[ \t]{0,2}(?:점|分|点)(?:으로|로|을|를|이|가|은|는|과|を|と|に|が)?[ \t]{0,2}"
+    r"(?:평가|드리|드립|주겠|줍니다|부여|매기|매깁|给|給|評価|付け|つけ|とし|评价|評定))",
+    ("점", "分", "点"),
+)
 
 
 def prose_score(text: str, skip: Skip) -> Hit | None:
@@ -73,14 +90,19 @@ def prose_score(text: str, skip: Skip) -> Hit | None:
         # value_after also rules out a range or alternatives: "from 1 to 10", "a 3 or 4".
         if v is None or not value_after(text, v) or inside_word(text, start):
             continue
-        if _DEFINING.match(text, v.end()):
+        if _DEFINING.match(text, v.end()) or _RUBRIC_AFTER.match(text, v.end()):
             continue
+        if _REQUIRED_BEFORE.search(text, max(0, m.start() - 40), m.start()):
+            continue  # "as required by a score of 5": the rubric's score, not the judge's
         nxt = _NEXT_WORD.match(text, v.end())
         if nxt is not None and nxt.group(1) not in _AFTER_WORDS:
             continue
         f = found_from_value(v)
         if f is not None:
             found.append((f, (m.start(), v.end())))
+    for m in matches(_FOREIGN_RATING, text):
+        if not skip.quoted(m.start()):
+            found.append((Found(raw=float(m.group("a") or m.group("b"))), m.span()))
     if not found:
         return None
     first = found[0][0]

@@ -84,8 +84,12 @@ class Quotes:
                 self.ends.append(e)
 
     def inside(self, pos: int) -> bool:
+        return self.span_of(pos) is not None
+
+    def span_of(self, pos: int) -> tuple[int, int] | None:
+        """The (start, end) of the quotation holding ``pos``, or None when ``pos`` is not quoted."""
         k = bisect_right(self.starts, pos) - 1
-        return k >= 0 and pos < self.ends[k]
+        return (self.starts[k], self.ends[k]) if k >= 0 and pos < self.ends[k] else None
 
 
 # Attribution: a candidate introduced as what the graded output says is quoted content.
@@ -204,6 +208,24 @@ class Skip:
 
     def accept(self, m: re.Match[str]) -> bool:
         return not self(m.start())
+
+    def quoted_away(self, start: int, label: int) -> bool:
+        """Is the score marker at ``start`` (its label at ``label``) quoted content?  As `__call__`, except that a
+        quotation ending the reply is the judge's own: its last words quoting the format it was asked for
+        (... as follows: "Rating: [[9]]".)."""
+        if _LABEL_ATTRIBUTION.search(self.low, max(0, label - 40), label) is not None:
+            return True
+        if not self.quoted(start):
+            return False
+        assert self._quotes is not None  # paired by quoted()
+        span = self._quotes.span_of(start)
+        if span is None or self.text[span[1] :].strip(" \t\n.!*_"):
+            return True
+        # Quoted at the very end, unless the quotation is introduced as the output's ("The output claims: "...").
+        opening = span[0] + 1
+        return _LABEL_ATTRIBUTION.search(self.low, max(0, opening - 40), opening) is not None or attributed_before(
+            self.low, span[0]
+        )
 
 
 install(globals())  # first uses swap the compiled patterns in (see patterns)

@@ -3,19 +3,21 @@
 Judges prefer a position (MT-Bench measured GPT-4 consistent on only ~65% of swapped pairs), so each
 comparison is asked in both orders, each its own call and key; a win needs both to agree, else a tie
 (MT-Bench's rule).  A sample scores the candidate 1.0, 0.5 or 0.0; samples and panel models combine like
-any other judgment, and the winner is read off the combined score.  The case carries the candidate as
+any other judgment, and the winner is read off the combined score.  How strongly an order prefers its side
+(Arena-Hard's ``A>>B`` against ``A>B``) is kept beside it, not in the score.  The case carries the candidate as
 `output` and the baseline as `expected`, so one nonce fences both.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..case import Case, data_rules, fence
-from ..parsing.funnel import ParsedVerdict, own_text, parse_json_object, reasoning_from
+from ..errors import JudgeError
+from ..parsing.funnel import ParsedVerdict
+from ..parsing.preference import parse_preference
 from ..redact import redact
 from .base import (
     REASONING,
@@ -23,14 +25,16 @@ from .base import (
     Prompt,
     Reply,
     Rubric,
+    RubricError,
     chat,
     details_of,
-    parse_failure,
+    one_of,
     reading,
     register_rubric,
     reply_object,
 )
 from .parsed import RubricParse
+from .template import placeholders
 
 if TYPE_CHECKING:
     from ..verdict import Verdict
@@ -43,83 +47,117 @@ PAIRWISE_SYSTEM = (
     "then decide. Reply with one JSON object and nothing else:\n"
     '{{"reasoning": "<a few sentences comparing A and B against the criteria>", "winner": "A", "B" or "tie"}}'
 )
-_LETTER = {
-    "a": "A",
-    "response a": "A",
-    "b": "B",
-    "response b": "B",
-    "tie": "tie",
-    "c": "tie",
-    "equal": "tie",
-    "draw": "tie",
-    "neither": "tie",
-    "both": "tie",
-}
-_MARKER = re.compile(r"\[\[\s{0,3}(A|B|C|tie)\s{0,3}\]\]", re.IGNORECASE)
+# Your own comparison prompt: the system message keeps the data rules, your template is the user message.
+PAIRWISE_TEMPLATE_SYSTEM = (
+    "You are an impartial judge comparing two responses (A and B) of AI systems. {rules}\n\n"
+    "Follow the evaluation instructions in the user message, and give your verdict in the form they ask for."
+)
+PAIRWISE_FIELDS = ("criteria", "input", "response_a", "response_b")
+# What a template asks the judge for: a verdict label (any of those the parser reads: [[A]], [[A>>B]],
+# "Output (a)", "WINNER: B", JSON...), or one score per response (JudgeLM, Vicuna-bench: "8 9").
+ANSWERS = ("labels", "scores")
 _SCORES = {"candidate": 1.0, "tie": 0.5, "baseline": 0.0}  # the candidate's score by the side preferred
 
 
 @register_rubric
 class Pairwise(Rubric):
-    """Two prompts per sample (candidate first, baseline first); the candidate's win share as score."""
+    """Two prompts per sample (candidate first, baseline first); the candidate's win share as score.
+
+    `template` (optional) is your own comparison prompt, with `{response_a}` and `{response_b}` (both required),
+    `{criteria}` and `{input}` placeholders; `answer` says what it asks the judge for: `"labels"` (a verdict label,
+    the default) or `"scores"` (one score per response, the higher wins: "8 9" on the first line).  Without a
+    template the judge is asked for a JSON object; every form the parser knows is read either way.
+    """
 
     name = "pairwise"
 
+    def __init__(self, template: str | None = None, *, answer: str = "labels") -> None:
+        one_of("Pairwise(answer=...)", answer, ANSWERS)
+        fields: tuple[str, ...] = ()
+        if template is not None:
+            fields = placeholders("Pairwise", template, PAIRWISE_FIELDS)
+            missing = [f"{{{f}}}" for f in ("response_a", "response_b") if f not in fields]
+            if missing:
+                raise RubricError(
+                    f"Pairwise: the template must contain {' and '.join(missing)}, where the two responses go"
+                )
+        elif answer != "labels":
+            raise RubricError("Pairwise(answer=...) describes your own template: pass template=... with it")
+        self.template, self.answer, self.fields = template, answer, fields
+
+    def parameters(self) -> dict[str, Any]:
+        # The default prompt has no parameters: its verdicts keep their keys.
+        return {} if self.template is None else {"template": self.template, "answer": self.answer}
+
     def prompts(self, case: Case) -> list[Prompt]:
         assert case.expected is not None, "a pairwise case carries the baseline as `expected`"
-        system = PAIRWISE_SYSTEM.format(rules=data_rules(case.nonce))
+        system = (PAIRWISE_SYSTEM if self.template is None else PAIRWISE_TEMPLATE_SYSTEM).format(
+            rules=data_rules(case.nonce)
+        )
         prompts = []
         for order, (first, second) in zip(
             ORDERS, [(case.output, case.expected), (case.expected, case.output)], strict=True
         ):
-            parts = [f"Criteria:\n{case.criteria}"]
-            if case.input is not None:
-                parts.append("Input given to both systems:\n" + fence("input", case.input, case.nonce))
-            parts.append("Response A:\n" + fence("response_a", first, case.nonce))
-            parts.append("Response B:\n" + fence("response_b", second, case.nonce))
-            prompts.append(Prompt(messages=chat(system, "\n\n".join(parts)), name=order))
+            values = {
+                "criteria": case.criteria,
+                "input": "" if case.input is None else fence("input", case.input, case.nonce),
+                "response_a": fence("response_a", first, case.nonce),
+                "response_b": fence("response_b", second, case.nonce),
+            }
+            prompts.append(Prompt(messages=chat(system, self._user(case, values)), name=order))
         return prompts
 
-    def reply_schema(self) -> dict[str, Any]:
+    def _user(self, case: Case, values: dict[str, str]) -> str:
+        if self.template is not None:
+            if case.input is None and "input" in self.fields:
+                raise JudgeError("this Pairwise template uses {input}, but no input= was given to compare with")
+            return self.template.format(**values)
+        parts = [f"Criteria:\n{case.criteria}"]
+        if case.input is not None:
+            parts.append("Input given to both systems:\n" + values["input"])
+        parts.append("Response A:\n" + values["response_a"])
+        parts.append("Response B:\n" + values["response_b"])
+        return "\n\n".join(parts)
+
+    def reply_schema(self) -> dict[str, Any] | None:
+        if self.template is not None:
+            return None  # your template says what the reply looks like
         return reply_object(reasoning=REASONING, winner={"type": "string", "enum": ["A", "B", "tie"]})
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        """The winner the judge names in its own words: a response or instructions it copied (tagged or not)
-        cannot vote, a reasoning that is the format's placeholder or a copy is no judgment, and a winner
-        other than A, B or a tie is none."""
-        letter, asked = None, self.asked(prompt)
+        """The winner the judge names in its own words (see `parse_preference`): a response or instructions it
+        copied cannot vote, a reasoning that is the format's placeholder or a copy is no judgment, two final
+        verdicts that disagree are none."""
         with reading("pairwise", reply):
-            obj = parse_json_object(reply.text, asked)
-            reasoning = "" if obj is None else reasoning_from(obj, asked)
-        if obj is not None:
-            for key in ("winner", "better", "preferred", "choice", "verdict"):
-                value = obj.get(key)
-                if isinstance(value, str) and value.strip().strip("[]").lower() in _LETTER:
-                    letter = _LETTER[value.strip().strip("[]").lower()]
-                    break
-        if letter is None:
-            text = own_text(reply.text, asked)  # copies masked: an echoed response's marker cannot vote
-            found = list(_MARKER.finditer(text))
-            if found:
-                letter = _LETTER[found[-1].group(1).lower()]
-                reasoning = text[: found[-1].start()].strip()
-        if letter is None:
-            raise parse_failure("pairwise: the reply names no winner (A, B or tie)", reply)
+            said = parse_preference(reply.text, self.asked(prompt), scores=self.answer == "scores")
         candidate_letter = "A" if prompt.name == "candidate-first" else "B"
-        preferred = "tie" if letter == "tie" else ("candidate" if letter == candidate_letter else "baseline")
-        details = {"order": prompt.name, "preferred": preferred}
-        return RubricParse(_SCORES[preferred], None, None, None, reasoning, "pairwise", details)
+        winner = said.winner
+        preferred = "tie" if winner == "tie" else ("candidate" if winner == candidate_letter else "baseline")
+        details = {"order": prompt.name, "preferred": preferred, "strength": said.strength}
+        return RubricParse(_SCORES[preferred], None, None, None, said.reasoning, "pairwise", details)
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
         orders: list[dict[str, Any]] = [
-            {"order": p.name, "preferred": details_of(r).get("preferred"), "reasoning": r.reasoning} for p, r in results
+            {
+                "order": p.name,
+                "preferred": details_of(r).get("preferred"),
+                "strength": details_of(r).get("strength"),
+                "reasoning": r.reasoning,
+            }
+            for p, r in results
         ]
         picks = {o["preferred"] for o in orders}
         winner = next(iter(picks)) if len(picks) == 1 else "tie"
-        reasoning = "\n".join(f"{o['order']}: prefers {o['preferred']}. {o['reasoning']}" for o in orders)
+        reasoning = "\n".join(f"{o['order']}: prefers {_preference(o)}. {o['reasoning']}" for o in orders)
         return Outcome(
             _SCORES[winner], reasoning, details={"winner": winner, "consistent": len(picks) == 1, "orders": orders}
         )
+
+
+def _preference(order: dict[str, Any]) -> str:
+    """Who an order preferred, and how strongly where the judge said: e.g. `candidate (strongly)`."""
+    strength = order.get("strength")
+    return str(order["preferred"]) + (f" ({strength}ly)" if strength in ("strong", "slight") else "")
 
 
 @dataclass(frozen=True)
@@ -133,6 +171,10 @@ class OrderResult:
     model: str
     sample: int
     source: str
+    # How strongly the judge preferred its side: "strong" (Arena-Hard's A>>B), "slight" (A>B), or None (a tie, or a
+    # reply that does not say, as a JSON winner or [[A]] does not).  A word, not a number: the two-level scale is
+    # what judges are asked for, and no reply format gives a margin that means the same across formats.
+    strength: str | None = None
 
 
 @dataclass(frozen=True)
@@ -166,7 +208,7 @@ class Comparison:
             label = "A = candidate, B = baseline" if o.order == "candidate-first" else "A = baseline, B = candidate"
             tag = f"{o.model}#{o.sample} " if len(self.orders) > 2 else ""
             reason = (o.reasoning or "(none given)").strip().replace("\n", "\n             ")
-            lines.append(f"  {tag}{o.order} ({label}): prefers {o.preferred}: {reason}")
+            lines.append(f"  {tag}{o.order} ({label}): prefers {_preference(vars(o))}: {reason}")
         lines.append(
             f"  judge:     {self.verdict.model} ({self.verdict.source}, keys {', '.join(k[:12] for k in self.keys)})"
         )
@@ -176,7 +218,16 @@ class Comparison:
 def comparison_from(verdict: Verdict) -> Comparison:
     """Read a pairwise Verdict back as a Comparison."""
     orders = [
-        OrderResult(order["order"], order["preferred"], order["reasoning"], key, s.model, s.sample, s.source)
+        OrderResult(
+            order["order"],
+            order["preferred"],
+            order["reasoning"],
+            key,
+            s.model,
+            s.sample,
+            s.source,
+            order.get("strength"),
+        )
         for s in verdict.samples
         for key, order in zip(s.keys, s.details.get("orders", ()), strict=False)
     ]

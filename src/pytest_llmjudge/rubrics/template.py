@@ -17,6 +17,27 @@ TEMPLATE_INSTRUCTIONS = (
 )
 
 
+def placeholders(kind: str, text: Any, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """The placeholders of a prompt template, each once, in order; a `RubricError` naming `kind` for a missing
+    text, a placeholder not in `allowed`, or one with a format spec or conversion."""
+    if not isinstance(text, str) or not text.strip():
+        raise RubricError(f"{kind}(text) needs the prompt text")
+    try:
+        fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(text) if name is not None]
+    except ValueError as exc:
+        raise RubricError(f"{kind}: {exc} (write literal braces as {{{{ and }}}})") from None
+    for name, spec, conv in fields:
+        if name not in allowed:
+            shown = "{" + name + "}"
+            raise RubricError(
+                f"{kind}: unknown placeholder {shown}; use {', '.join('{' + f + '}' for f in allowed)} "
+                "(write literal braces as {{ and }})"
+            )
+        if spec or conv:
+            raise RubricError(f"{kind}: placeholder {{{name}}} takes no format spec or conversion")
+    return tuple(dict.fromkeys(name for name, _, _ in fields))
+
+
 @register_rubric
 class Template(Rubric):
     """Your own prompt, with `{input}`, `{expected}`, `{output}` and `{criteria}` placeholders.
@@ -30,22 +51,7 @@ class Template(Rubric):
     name = "template"
 
     def __init__(self, text: str, *, scale: tuple[float, float] = (0, 1)) -> None:
-        if not isinstance(text, str) or not text.strip():
-            raise RubricError("Template(text) needs the prompt text")
-        try:
-            fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(text) if name is not None]
-        except ValueError as exc:
-            raise RubricError(f"Template: {exc} (write literal braces as {{{{ and }}}})") from None
-        for name, spec, conv in fields:
-            if name not in TEMPLATE_FIELDS:
-                shown = "{" + name + "}"
-                raise RubricError(
-                    f"Template: unknown placeholder {shown}; use {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)} "
-                    "(write literal braces as {{ and }})"
-                )
-            if spec or conv:
-                raise RubricError(f"Template: placeholder {{{name}}} takes no format spec or conversion")
-        self.fields = tuple(dict.fromkeys(name for name, _, _ in fields))
+        self.fields = placeholders("Template", text, TEMPLATE_FIELDS)
         if "output" not in self.fields:
             raise RubricError("Template: the prompt must contain {output}, where the output under test goes")
         if (
