@@ -41,6 +41,9 @@ def fixed_judge(messages: list[dict]) -> str:
     if '"claims"' in system:
         text = _fenced(user, "output") or _fenced(user, "expected")
         return json.dumps({"claims": [s.strip() for s in text.split(".") if s.strip()]})
+    if '"results"' in system:  # a batched call: every numbered item
+        numbers = re.findall(r"^(?:Claim|Statement|Passage) (\d+):$", user, re.M)
+        return json.dumps({"results": [{"id": int(n), "reasoning": "fixed", "verdict": "yes"} for n in numbers]})
     return json.dumps({"reasoning": "fixed", "verdict": "yes"})
 
 
@@ -119,7 +122,10 @@ KINDS: dict[str, type[Rubric]] = {
 
 
 def per_item_forms(kind: type[Rubric]) -> list[Rubric]:
-    return [kind()]
+    """The per-item form chosen (`batch=1`), and the one the batched default falls back on."""
+    chosen = kind(batch=1)  # type: ignore[call-arg]
+    (earlier,) = kind().recorded_forms()
+    return [chosen, earlier]
 
 
 @pytest.mark.parametrize("name", sorted(KINDS))
@@ -128,6 +134,9 @@ def test_a_per_item_form_keys_every_step_as_before_with_a_backend_of_your_own(na
         judge = make(backend=fixed_judge)
         for rubric in per_item_forms(KINDS[name]):
             assert judged(judge, rubric) == BACKEND_KEYS[name], rubric
+        # The batched default is another rubric: none of its keys is one of the per-item form's (its first
+        # step would otherwise be found stored, and its second missed).
+        assert not set(judged(judge, KINDS[name]())) & set(BACKEND_KEYS[name])
 
 
 @pytest.mark.parametrize("name", sorted(KINDS))
