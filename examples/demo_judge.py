@@ -51,15 +51,21 @@ def demo_judge(messages: list[dict]) -> str:
 
     The steps of the RAG kinds (test_rag.py) get answers of the same kind: the claims of a text are
     its sentences with key terms; a claim is supported when most of its key terms are in the context;
-    a statement or a passage is relevant when it holds one of the input's key terms.
+    a statement or a passage is relevant when it holds one of the input's key terms.  A call that asks
+    for rulings on a numbered list gets one per item, each as a call of its own would have it.
     """
     prompt = messages[-1]["content"]
     if '"claims"' in messages[0]["content"]:
         text = _between_tags(prompt, "output") or _between_tags(prompt, "expected")
         sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text)]
         return json.dumps({"claims": [s for s in sentences if _terms(s)]})
+    if '"results"' in messages[0]["content"]:
+        items = re.findall(r"<(claim|statement|passage)-([0-9a-f]+)>\n(.*?)\n</\1-\2>", prompt, re.S)
+        results = [{"id": i, **_demo_ruling(prompt, kind, item)} for i, (kind, _, item) in enumerate(items, 1)]
+        return json.dumps({"results": results})
     if "Criteria:\n" not in prompt:
-        return _demo_ruling(prompt)
+        kind = "claim" if _between_tags(prompt, "claim") else "passage"
+        return json.dumps(_demo_ruling(prompt, kind, _between_tags(prompt, kind)))
     criteria = prompt.split("Criteria:\n", 1)[1].split("\n\n", 1)[0]
     output = _between_tags(prompt, "output").lower()
     wanted = _terms(criteria) or ["(nothing)"]
@@ -69,18 +75,17 @@ def demo_judge(messages: list[dict]) -> str:
     return json.dumps({"reasoning": reasoning, "score": round(len(found) / len(wanted), 2)})
 
 
-def _demo_ruling(prompt: str) -> str:
-    claim, context = _between_tags(prompt, "claim"), _between_tags(prompt, "context").lower()
-    if claim and context:
-        wanted = _terms(claim)
+def _demo_ruling(prompt: str, kind: str, item: str) -> dict[str, str]:
+    context = _between_tags(prompt, "context").lower()
+    if kind != "passage" and context:
+        wanted = _terms(item)
         found = [t for t in wanted if t in context]
         supported = len(found) * 2 >= len(wanted)
         reasoning = f"Demo keyword judge: {len(found)} of the claim's {len(wanted)} key terms are in the context."
-        return json.dumps({"reasoning": reasoning, "verdict": "yes" if supported else "no"})
-    subject = (claim or _between_tags(prompt, "passage")).lower()
-    found = [t for t in _terms(_between_tags(prompt, "input")) if t in subject]
+        return {"reasoning": reasoning, "verdict": "yes" if supported else "no"}
+    found = [t for t in _terms(_between_tags(prompt, "input")) if t in item.lower()]
     reasoning = f"Demo keyword judge: it holds {found or 'none'} of the input's key terms."
-    return json.dumps({"reasoning": reasoning, "verdict": "yes" if found else "no"})
+    return {"reasoning": reasoning, "verdict": "yes" if found else "no"}
 
 
 demo_judge.name = "demo-judge (keyword overlap, not an LLM)"

@@ -1,8 +1,9 @@
 """A RAG answer judged with the context it was retrieved for: grounding, relevance and retrieval.
 
 The support bot answers from a small knowledge base; `retrieve` stands in for its retriever.  The
-RAG rubric kinds judge in steps (the claims of the answer, then one ruling per claim against the
-context), and every step's verdict is stored in `judge_verdicts/`, so all of it replays offline.
+RAG rubric kinds judge in steps (the claims of the answer, then one call ruling on all of them
+against the context), and every step's verdict is stored in `judge_verdicts/`, so all of it replays
+offline.
 """
 
 import re

@@ -5,7 +5,7 @@ Every ```python block of README.md and docs/ is run, offline:
 - a block that defines a test (`def test_`) is a test module: pytest runs it (pytester) in auto
   mode, judged by `DOCS_JUDGE` (a callable judge that gives every rubric full marks, so the snippet's
   own asserts decide; a rubric that asks in steps gets the text's sentences as its claims, each ruled
-  yes), with the local OpenAI-compatible server as the model under test for
+  yes, one per call or all in one), with the local OpenAI-compatible server as the model under test for
   `generate`; then again with CI=true, which must replay every verdict without calling the judge;
 - a block whose first line is `# conftest.py` is the conftest of the test blocks after it on its page
   (in place of DOCS_JUDGE);
@@ -46,6 +46,9 @@ def _full_marks(messages):
     if '"claims"' in asked:  # a RAG kind's first step: each sentence of the text is a claim
         text = re.search(r"<(output|expected)-(\w+)>(.*?)</\1-\2>", user, re.S).group(3)
         return {"claims": [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]}
+    if '"results"' in asked and '"yes" or "no"' in asked:  # a RAG kind's rulings on a numbered list: all yes
+        ids = re.findall(r"^(?:Claim|Statement|Passage) (\d+):$", user, re.M)
+        return {"results": [{"id": int(i), "reasoning": "supported", "verdict": "yes"} for i in ids]}
     if '"yes" or "no"' in asked:  # a ruling on one claim, statement or passage
         return {"reasoning": "supported", "verdict": "yes"}
     if '"results"' in asked:  # Checklist: every numbered constraint passes

@@ -17,6 +17,7 @@ import pytest
 
 from helpers import FAKE_CONFTEST, MODEL
 from helpers.openai_server import OpenAIServer
+from helpers.rag_judge import rag_backend, rag_judge
 from helpers.runtime import own_judges
 from helpers.verdicts import entries_by_key, stored_entries, verdict_files
 from pytest_llmjudge import (
@@ -37,35 +38,6 @@ from pytest_llmjudge.rubrics.stored import score_stored
 
 UNREADABLE = "I would rather not say."
 CONTEXT_0, CONTEXT_1 = "Returns are accepted within 30 days of delivery.", "Refunds go to the original payment method."
-
-
-def _fenced(text: str, name: str) -> str:
-    found = re.search(rf"<{name}-([0-9a-f]+)>\n(.*?)\n</{name}-\1>", text, re.S)
-    return found.group(2) if found else ""
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3 or w.isdigit()}
-
-
-def rag_judge(request: dict) -> str:
-    """A judge by schema: claims are the fenced text's sentences; a claim is supported (a passage
-    relevant) when every word of it (one word of it) is found in what it is checked against."""
-    user = next(m["content"] for m in request["messages"] if m["role"] == "user")
-    schema = ((request.get("response_format") or {}).get("json_schema") or {}).get("name", "")
-    if schema.endswith("_claims"):
-        text = _fenced(user, "output") or _fenced(user, "expected")
-        return json.dumps({"claims": [s.strip() for s in text.split(".") if s.strip()]})
-    if "<claim-" in user:
-        claim, basis = _words(_fenced(user, "claim")), _words(_fenced(user, "context") or _fenced(user, "input"))
-        checked = claim <= basis if "<context-" in user else bool(claim & basis)
-        return json.dumps(
-            {"reasoning": f"words not found: {sorted(claim - basis)}", "verdict": "yes" if checked else "no"}
-        )
-    if "<passage-" not in user:  # a plain criteria judgment (a Score): a score, as it asked
-        return json.dumps({"reasoning": "a plain judgment of the criteria", "score": 1.0})
-    passage, asked = _words(_fenced(user, "passage")), _words(_fenced(user, "input"))
-    return json.dumps({"reasoning": "shares words with the input", "verdict": "yes" if passage & asked else "no"})
 
 
 @pytest.fixture
@@ -123,8 +95,27 @@ def replay(pytester: pytest.Pytester, server: OpenAIServer, monkeypatch: pytest.
     return run(pytester, server)
 
 
-def test_rag_kinds_record_every_step_then_replay_offline(pytester, server, monkeypatch):
-    pytester.makepyfile(test_answers=RAG_TESTS)
+def in_form(tests: str, form: str) -> str:
+    """`tests` with every RAG kind asked in `form` ("" for the default, "batch=1" per item)."""
+    for kind in ("Faithfulness", "ContextPrecision", "ContextRecall", "AnswerRelevancy"):
+        tests = tests.replace(f"{kind}()", f"{kind}({form})")
+    return tests
+
+
+@pytest.mark.parametrize(
+    "form, rulings, calls, unfaithful_calls",
+    [
+        # Claims, then one call ruling on all of a judgment's claims (or passages) at once.
+        ("", {"faithfulness_rulings": 2, "context_precision_reply": 1}, 9, ["claims", "claims 1-2"]),
+        # Claims, then one call per claim (and per passage).
+        ("batch=1", {"faithfulness_verdict": 3, "context_precision_reply": 3}, 14, ["claim 1", "claim 2", "claims"]),
+    ],
+    ids=["batched", "per-item"],
+)
+def test_rag_kinds_record_every_step_then_replay_offline(
+    pytester, server, monkeypatch, form, rulings, calls, unfaithful_calls
+):
+    pytester.makepyfile(test_answers=in_form(RAG_TESTS, form))
     recorded = run(pytester, server, "--judge-mode=auto")
     recorded.assert_outcomes(passed=4, failed=1)
     recorded.stdout.fnmatch_lines(["*unsupported claims (1 of 2):*", "*- Refunds are paid in cash at the store*"])
@@ -137,14 +128,17 @@ def test_rag_kinds_record_every_step_then_replay_offline(pytester, server, monke
         "test_recall": 0.5,
         "test_relevancy": 0.5,
     }
-    # Claims, then one ruling per claim: every step asked for its own reply schema.
+    # Every step asked for its own reply schema.
     names = [r["response_format"]["json_schema"]["name"] for r in server.requests]
-    assert names.count("faithfulness_claims") == 2 and names.count("faithfulness_verdict") == 3
-    assert names.count("context_precision_reply") == 3
+    assert names.count("faithfulness_claims") == 2
+    assert {name: names.count(name) for name in rulings} == rulings
     entries = stored_entries(pytester.path)
-    assert len(entries) == len(server.requests) == 14
+    assert len(entries) == len(server.requests) == calls
     unfaithful = [e for e in entries if e["output"].endswith("at the store.")]
-    assert sorted(e["step"] for e in unfaithful) == ["1 of 2 (claims)", "2 of 2 (verdicts)", "2 of 2 (verdicts)"]
+    assert sorted(e["prompt"] for e in unfaithful) == unfaithful_calls
+    assert sorted(e["step"] for e in unfaithful) == ["1 of 2 (claims)"] + ["2 of 2 (verdicts)"] * (
+        len(unfaithful_calls) - 1
+    )
     assert {tuple(e["context"]) for e in unfaithful} == {(CONTEXT_0, CONTEXT_1)}
     # `llmjudge reparse` rebuilds what a stored entry alone can give: a first step's prompt, with its context.
     rebuilt = {e["step"] if "step" in e else e["rubric"]: score_stored(e) is not None for e in entries}
@@ -230,24 +224,17 @@ def test_many(judge):
 """
     )
     run(pytester, server, "--judge-mode=live").assert_outcomes(passed=1)
-    assert server.request_count == 9  # 3 judgments: claims, then 2 rulings each
-    assert server.max_in_flight >= 3  # all three claims steps at once, then the six rulings
+    assert server.request_count == 6  # 3 judgments: claims, then one call ruling on both claims
+    assert server.max_in_flight >= 3  # all three claims steps at once, then the three rulings
 
 
 # -- context and the kinds, through the public API, judged by a judge of the test's own -------------------
 
 
-def fenced_judge(messages: list[dict]) -> str:
-    """`rag_judge` over the messages alone (a callable backend): claims asked for by the instructions."""
-    if '"claims"' in messages[0]["content"]:
-        return rag_judge({"messages": messages, "response_format": {"json_schema": {"name": "x_claims"}}})
-    return rag_judge({"messages": messages})
-
-
 @pytest.fixture
 def own_judge() -> Iterator[Judge]:
     with own_judges(mode="live") as make:
-        yield make(backend=fenced_judge)
+        yield make(backend=rag_backend)
 
 
 def test_context_is_rendered_numbered_and_fenced_as_data_and_joins_the_nonce():
@@ -330,20 +317,31 @@ def test_an_output_without_claims_is_faithful_and_addresses_nothing(own_judge):
     assert len(faithful.keys) == 1  # no ruling asked for: one call
 
 
-def test_each_step_asks_for_the_reply_its_parse_reads():
+@pytest.mark.parametrize("kind", [Faithfulness, AnswerRelevancy, ContextRecall])
+def test_each_step_asks_for_the_reply_its_parse_reads(kind):
     case = Case.build("Refunds take 5 days. Shoes are red.", "c", input="refunds?", context=["Refunds take 5 days."])
-    for rubric in (Faithfulness(), AnswerRelevancy(), ContextRecall()):
+    noun = kind.noun
+    no = {"reasoning": "r", "verdict": "no"}
+    for rubric, names, reply in (
+        (kind(batch=1), ["claim 1", "claim 2"], no),  # distinct claims, one call each
+        (kind(), [f"{noun}s 1-2"], {"results": [{"id": 1, **no}, {"id": 2, **no}]}),  # one call for both
+    ):
         (claims,) = rubric.prompts(Case.build("-", "c", input="q", expected="A. B.", context="A"))
         assert claims.schema is not None
         jsonschema.validate({"claims": ["a", "b"]}, claims.schema[1])
         parsed = rubric.parse(claims, Reply('{"claims": ["a", "b", "a"]}'))
         rulings = rubric.next_prompts(case, [(claims, parsed)])
-        assert [p.name for p in rulings] == ["claim 1", "claim 2"]  # distinct claims, one call each
-        reply = {"reasoning": "r", "verdict": "no"}
+        assert [p.name for p in rulings] == names
+        assert sum(p.items for p in rulings) == 2  # what the per-judgment cap counts
         jsonschema.validate(reply, rulings[0].schema[1])
-        assert rubric.parse(rulings[0], Reply(json.dumps(reply))).score == 0.0
-        assert rubric.next_prompts(case, [(claims, parsed), (rulings[0], parsed), (rulings[1], parsed)]) == []
-    jsonschema.validate({"reasoning": "r", "verdict": "yes"}, ContextPrecision().reply_schema())
+        ruled = rubric.parse(rulings[0], Reply(json.dumps(reply)))
+        assert ruled.score == 0.0
+        assert rubric.next_prompts(case, [(claims, parsed), *((p, ruled) for p in rulings)]) == []
+    passages = Case.build("-", "c", input="q", context=["A", "B"])
+    jsonschema.validate(no, ContextPrecision(batch=1).reply_schema())
+    assert [p.items for p in ContextPrecision(batch=1).prompts(passages)] == [1, 1]
+    jsonschema.validate({"results": [{"id": 1, **no}, {"id": 2, **no}]}, ContextPrecision().reply_schema())
+    assert [p.items for p in ContextPrecision().prompts(passages)] == [2]
 
 
 @pytest.mark.parametrize(

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..case import Case, render_case
-from ..errors import VerdictParseError
-from ..parsing.funnel import ParsedVerdict, parse_json_object, reasoning_from
-from .base import (
-    REASONING,
-    Outcome,
-    Prompt,
-    Reply,
-    Rubric,
-    ask,
-    listing,
-    reading,
-    register_rubric,
-    reply_object,
-    text_items,
-)
+from ..parsing.funnel import ParsedVerdict
+from .base import Outcome, Prompt, Reply, Rubric, ask, listing, register_rubric, text_items
 from .parsed import RubricParse
+from .rulings import Numbered, read_rulings
 
 CHECKLIST_INSTRUCTIONS = (
     "Check the output against each numbered constraint, one at a time, independently of the others. "
@@ -30,16 +18,7 @@ CHECKLIST_INSTRUCTIONS = (
     '"verdict": "PASS" or "FAIL"}, ... one entry per constraint, in order]}'
 )
 
-_VERDICT_FIELDS = ("verdict", "result", "passed", "pass")
-_PASSED = dict.fromkeys(("pass", "passed", "yes", "true", "met", "ok"), True)
-_WORDS = _PASSED | dict.fromkeys(("fail", "failed", "no", "false", "not met"), False)  # verdict word -> passed
-
-
-def _pass_fail(value: Any) -> bool | None:
-    """One constraint's verdict as a bool (True, "PASS", "met", ...), or None when it says neither."""
-    if isinstance(value, str):
-        return _WORDS.get(value.strip().lower())
-    return value if isinstance(value, bool) else None
+CONSTRAINTS = Numbered("constraint", "PASS", "FAIL")
 
 
 @register_rubric
@@ -63,49 +42,15 @@ class Checklist(Rubric):
         return [ask(case, CHECKLIST_INSTRUCTIONS, render_case(case, criteria=criteria))]
 
     def reply_schema(self) -> dict[str, Any]:
-        item = reply_object(
-            id={"type": "integer"}, reasoning=REASONING, verdict={"type": "string", "enum": ["PASS", "FAIL"]}
-        )
-        return reply_object(results={"type": "array", "items": item})
+        return CONSTRAINTS.schema()
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        """PASS/FAIL per constraint from the object the judge wrote itself (one it copied from the prompt is
-        no reply, nor is a reasoning that is the format's placeholder or a copy).  A result for a number no
-        constraint has, or PASS and FAIL for one constraint, is off the list asked: unreadable."""
-        asked = self.asked(prompt)
-        by_id: dict[int, tuple[bool, str]] = {}
-        with reading("Checklist", reply):
-            obj = parse_json_object(reply.text, asked)
-            results = None if obj is None else (obj.get("results") or obj.get("constraints"))
-            if isinstance(results, Mapping):  # {"1": "PASS", ...}
-                results = [{"id": k, "verdict": v} for k, v in results.items()]
-            if not isinstance(results, list):
-                raise VerdictParseError("the reply has no list of results")
-            for item in results:
-                if not isinstance(item, Mapping):
-                    continue
-                ident = item.get("id", item.get("constraint"))
-                try:
-                    number = int(str(ident).strip().rstrip("."))
-                except ValueError:
-                    continue
-                verdict = next((_pass_fail(item[k]) for k in _VERDICT_FIELDS if k in item), None)
-                if verdict is None:
-                    continue
-                if not 1 <= number <= len(self.constraints):
-                    raise VerdictParseError(
-                        f"the reply rules on constraint {number}, but {len(self.constraints)} were asked"
-                        f" (numbered 1 to {len(self.constraints)})"
-                    )
-                if by_id.get(number, (verdict,))[0] != verdict:
-                    raise VerdictParseError(f"the reply gives both PASS and FAIL for constraint {number}")
-                by_id.setdefault(number, (verdict, reasoning_from(item, asked)))
-            missing = [str(i) for i in range(1, len(self.constraints) + 1) if i not in by_id]
-            if missing:
-                raise VerdictParseError(f"the reply gives no PASS/FAIL for constraint(s) {', '.join(missing)}")
+        """PASS/FAIL per constraint, each checked as `read_rulings` does (a result for a number no
+        constraint has, or PASS and FAIL for one constraint, is off the list asked: unreadable)."""
+        rulings = read_rulings("Checklist", reply, self.asked(prompt), len(self.constraints), CONSTRAINTS)
         checks: list[dict[str, Any]] = [
-            {"constraint": c, "passed": by_id[i][0], "reasoning": by_id[i][1]}
-            for i, c in enumerate(self.constraints, 1)
+            {"constraint": c, "passed": ok, "reasoning": why}
+            for c, (ok, why) in zip(self.constraints, rulings, strict=True)
         ]
         passed = sum(c["passed"] for c in checks)
         score = round(passed / len(checks), 6)

@@ -1,8 +1,9 @@
 """RAG: an answer judged with the context it was retrieved for, claim by claim or passage by passage.
 
 `Faithfulness`, `AnswerRelevancy` and `ContextRecall` list the claims of a text (step "claims"), then
-rule yes or no on each in a call of its own (step "verdicts"): the score is the share ruled "yes".
-`ContextPrecision` rules on each passage, and scores the ranking like average precision.
+rule yes or no on each (step "verdicts"): the score is the share ruled "yes".  `ContextPrecision`
+rules on each passage, and scores the ranking like average precision.  The rulings are asked in
+batches, or one call per item (`batch=1`): see `rag_rulings`.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from typing import Any, ClassVar
 
 from ..case import Case, fence, labelled, render_context
 from ..parsing.echo import only_copies
-from ..parsing.funnel import Asked, ParsedVerdict, parse_json_object, parse_verdict
+from ..parsing.funnel import Asked, ParsedVerdict, parse_json_object
 from .base import (
-    REASONING,
     Outcome,
     Prompt,
     Reply,
@@ -30,31 +30,15 @@ from .base import (
     system_prompt,
 )
 from .parsed import RubricParse
+from .rag_rulings import RULING_INSTRUCTIONS, RULING_SCHEMA, Rulings, rulings_in
 
 CLAIMS_SCHEMA: Mapping[str, Any] = reply_object(claims={"type": "array", "items": {"type": "string"}})
-RULING_SCHEMA: Mapping[str, Any] = reply_object(reasoning=REASONING, verdict={"type": "string", "enum": ["yes", "no"]})
-
 CLAIMS_INSTRUCTIONS = (
     "List the {what} made in the {where}. Each is one short sentence that stands on its own (names "
     "instead of pronouns), in the order the text makes them. {which} A text that makes none gives an "
     "empty list. Do not judge them. Reply with one JSON object and nothing else:\n"
     '{{"claims": ["<claim>", ...]}}'
 )
-RULING_INSTRUCTIONS = (
-    "{question} Think first, then answer yes or no. Reply with one JSON object and nothing else:\n"
-    '{{"reasoning": "<one or two sentences>", "verdict": "yes" or "no"}}'
-)
-
-
-def ruling(reply: Reply, kind: str, asked: Asked) -> RubricParse:
-    """A yes/no ruling (1.0 or 0.0) with its reason; a reply that gives neither is a parse failure, and so is
-    one whose yes or no was copied from the prompt (a claim or passage carrying "Verdict: yes")."""
-    with reading(kind, reply):
-        parsed = parse_verdict(reply.text, asked=asked)
-    if parsed.verdict not in ("pass", "fail"):
-        raise parse_failure(f"{kind}: the reply gives no yes/no verdict", reply)
-    yes = parsed.verdict == "pass"
-    return RubricParse(1.0 if yes else 0.0, None, "yes" if yes else "no", None, parsed.reasoning, parsed.strategy)
 
 
 def claims_of(reply: Reply, kind: str, asked: Asked) -> RubricParse:
@@ -82,8 +66,9 @@ def claims_of(reply: Reply, kind: str, asked: Asked) -> RubricParse:
     return RubricParse(1.0, None, None, None, reasoning, "json-claims", {"claims": claims})
 
 
-class ClaimRubric(Rubric):
-    """Two steps: the claims of the case's `source` text, then a yes/no ruling on each against `against`."""
+class ClaimRubric(Rulings):
+    """Two steps: the claims of the case's `source` text, then a yes/no ruling on each against `against`
+    (`batch` claims per call, default 16; `batch=1`: one call per claim)."""
 
     steps = ("claims", "verdicts")
     source: ClassVar[str] = "output"
@@ -105,12 +90,14 @@ class ClaimRubric(Rubric):
     def next_prompts(self, case: Case, earlier: Sequence[tuple[Prompt, ParsedVerdict]]) -> list[Prompt]:
         if len(earlier) != 1:  # the rulings are in: no step is left
             return []
-        system = system_prompt(case, RULING_INSTRUCTIONS.format(question=self.question))
         basis = render_context(case.context or (), case.nonce) if self.against == "context" else labelled(case, "input")
-        schema = (f"{self.name}_verdict", RULING_SCHEMA)
         # A claim is the judge's reply, which may quote the prompt's tags: it loses the nonce, not to close its fence.
         nonce = case.nonce
         claims = [claim.replace(nonce, "-") for claim in details_of(earlier[0][1])["claims"]]
+        if self.batch != 1:
+            return self.batched(case, self.question, basis, claims, f"{self.name}_rulings")
+        system = system_prompt(case, RULING_INSTRUCTIONS.format(question=self.question))
+        schema = (f"{self.name}_verdict", RULING_SCHEMA)
         return [
             Prompt(
                 chat(system, f"{basis}\n\nClaim to check:\n{fence('claim', claim, nonce)}"),
@@ -121,15 +108,17 @@ class ClaimRubric(Rubric):
         ]
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        kind, asked = type(self).__name__, self.asked(prompt)
-        return claims_of(reply, kind, asked) if prompt.name == "claims" else ruling(reply, kind, asked)
+        if prompt.name == "claims":
+            return claims_of(reply, type(self).__name__, self.asked(prompt))
+        return self.read_rulings(prompt, reply)
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
-        (_, extracted), *rulings = results
+        (_, extracted), *calls = results
         claims = details_of(extracted)["claims"]
+        rulings = [ruled for _, parsed in calls for ruled in rulings_in(parsed)]
         checked = [
-            {"claim": claim, "verdict": parsed.verdict, "reasoning": parsed.reasoning}
-            for claim, (_, parsed) in zip(claims, rulings, strict=True)
+            {"claim": claim, "verdict": ruled["verdict"], "reasoning": ruled["reasoning"]}
+            for claim, ruled in zip(claims, rulings, strict=True)
         ]
         rejected = [c["claim"] for c in checked if c["verdict"] != "yes"]
         if not checked:
@@ -163,6 +152,7 @@ class AnswerRelevancy(ClaimRubric):
     """The share of the output's statements that address the input (needs `input=`; no statements: 0.0)."""
 
     name = "answer_relevancy"
+    noun = "statement"
     against = "input"
     what = "statements"
     which = "Include every statement, whether or not it is a fact; leave out only greetings and filler."
@@ -194,28 +184,32 @@ class ContextRecall(ClaimRubric):
     rejected = "unattributed"
 
 
-PRECISION_INSTRUCTIONS = RULING_INSTRUCTIONS.format(
-    question="Decide whether the passage is relevant to the input: it holds information useful for answering "
+PRECISION_QUESTION = (
+    "Decide whether the passage is relevant to the input: it holds information useful for answering "
     "it (where a reference answer is given, information that the reference answer uses). A passage on the "
     "subject that does not help answer it is not relevant."
 )
+PRECISION_INSTRUCTIONS = RULING_INSTRUCTIONS.format(question=PRECISION_QUESTION)
 
 
 @register_rubric
-class ContextPrecision(Rubric):
+class ContextPrecision(Rulings):
     """Whether the relevant passages of the context are ranked first (needs `input=` and `context=`;
-    `expected=` sharpens what relevant means): one call per passage, scored as average precision
-    (no relevant passage scores 0.0)."""
+    `expected=` sharpens what relevant means): a yes/no ruling per passage (`batch` passages per call,
+    default 16; `batch=1`: one call per passage), scored as average precision (no relevant passage scores 0.0)."""
 
     name = "context_precision"
+    noun = "passage"
 
     def prompts(self, case: Case) -> list[Prompt]:
         ranked = "the retrieved passages, in rank order"
         require(case, "ContextPrecision", input="the request the passages were retrieved for", context=ranked)
-        system = system_prompt(case, PRECISION_INSTRUCTIONS)
         nonce = case.nonce
         asked = labelled(case, "input") + ("" if case.expected is None else "\n\n" + labelled(case, "expected"))
         passages = case.context or ()
+        if self.batch != 1:
+            return self.batched(case, PRECISION_QUESTION, asked, passages, None)
+        system = system_prompt(case, PRECISION_INSTRUCTIONS)
         return [
             Prompt(
                 chat(system, f"{asked}\n\nPassage {k} of {len(passages)}:\n" + fence("passage", p, nonce)),
@@ -225,15 +219,21 @@ class ContextPrecision(Rubric):
         ]
 
     def reply_schema(self) -> dict[str, Any]:
-        return dict(RULING_SCHEMA)
+        return dict(RULING_SCHEMA) if self.batch == 1 else self.numbered.schema()
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
-        return ruling(reply, "ContextPrecision", self.asked(prompt))
+        return self.read_rulings(prompt, reply)
+
+    @classmethod
+    def from_stored(cls, entry: Mapping[str, Any]) -> list[Rubric]:
+        """The default batched form, and the per-item form (its only step is the rulings, which differ)."""
+        return [cls(), cls(batch=1)]
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
+        rulings = [ruled for _, parsed in results for ruled in rulings_in(parsed)]
         ranked = [
-            {"rank": k, "relevant": parsed.verdict == "yes", "reasoning": parsed.reasoning}
-            for k, (_, parsed) in enumerate(results, 1)
+            {"rank": k, "relevant": ruled["verdict"] == "yes", "reasoning": ruled["reasoning"]}
+            for k, ruled in enumerate(rulings, 1)
         ]
         found, total = 0, 0.0
         for k, passage in enumerate(ranked, 1):
