@@ -77,7 +77,7 @@ def simulate(
         plan = talk.plan()
         with talk.asking(plan):
             (text,) = run_generations(plan, talk.runtime)
-        talk.heard(text)
+        talk.heard(text, plan)
         if not talk.over:
             talk.replied(talk.app(talk.messages()))
     return talk.messages()
@@ -94,7 +94,7 @@ async def asimulate(
         plan = talk.plan()
         with talk.asking(plan):
             (text,) = await arun_generations(plan, talk.runtime)
-        talk.heard(text)
+        talk.heard(text, plan)
         if not talk.over:
             reply = talk.app(talk.messages())
             talk.replied(await reply if inspect.isawaitable(reply) else reply)
@@ -155,10 +155,15 @@ class _Conversation:
 
             raise turn_miss(miss, self, plan) from None
 
-    def heard(self, reply: str) -> None:
+    def heard(self, reply: str, plan: GenerationPlan) -> None:
         """The user's turn: its text joins the conversation, without the done signal that may end it."""
         self.taken += 1
         said = reply.strip()
+        if not said:
+            raise JudgeError(
+                f"simulate(): the simulated user's turn {self.taken} is empty (model {plan.calls[0].model_id}): "
+                "check the model with `llmjudge doctor`, or name another with model=..."
+            )
         text = _DONE.sub("", said).strip()
         if text:
             self.conversation.append({"role": "user", "content": text})

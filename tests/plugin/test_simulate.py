@@ -320,6 +320,18 @@ def test_an_app_that_gives_no_text_or_an_awaitable_is_a_clear_error(pytester, op
     result.assert_outcomes(passed=2)
 
 
+def test_an_empty_user_turn_is_a_clear_error(pytester, openai_server):
+    """Given a user model that replies with nothing, simulate() fails naming the turn and the model, rather
+    than ending the conversation as if the user were done."""
+    openai_server.set_responder(playing_the_user([USER_LINES[0], "  "]))
+    pytester.makepyfile(
+        test_empty=f"from pytest_llmjudge import simulate\ndef test_x():\n    simulate(str, {PERSONA!r}, turns=3)\n"
+    )
+    result = pytester.runpytest(*record_args(openai_server))
+    result.assert_outcomes(failed=1)
+    assert f"simulate(): the simulated user's turn 2 is empty (model {MODEL})" in result.stdout.str()
+
+
 def test_no_model_for_the_user_is_a_clear_error(pytester, openai_server):
     pytester.makepyfile(
         test_none=f"from pytest_llmjudge import simulate\ndef test_x():\n    simulate(str, {PERSONA!r}, turns=1)\n"
