@@ -51,6 +51,8 @@ _LAZY = {
     "Trajectory": "rubrics.trajectory",
     "TrajectoryMismatch": "trajectory",
     "assert_trajectory": "trajectory",
+    "asimulate": "simulation",
+    "simulate": "simulation",
     "AnswerRelevancy": "rubrics.rag",
     "ContextPrecision": "rubrics.rag",
     "ContextRecall": "rubrics.rag",
@@ -88,6 +90,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .rubrics.score import Score
     from .rubrics.template import Template
     from .rubrics.trajectory import Trajectory
+    from .simulation import asimulate, simulate
     from .trajectory import TrajectoryMismatch, assert_trajectory
     from .verdict import Sample, Verdict
 
@@ -123,6 +126,7 @@ __all__ = [
     "Verdict",
     "VerdictParseError",
     "agenerate",
+    "asimulate",
     "assert_better",
     "assert_judge_agrees",
     "assert_judged",
@@ -133,6 +137,7 @@ __all__ = [
     "generate_questions",
     "generate_variations",
     "parse_verdict",
+    "simulate",
 ]
 
 

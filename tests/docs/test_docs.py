@@ -5,8 +5,9 @@ Every ```python block of README.md and docs/ is run, offline:
 - a block that defines a test (`def test_`) is a test module: pytest runs it (pytester) in auto
   mode, judged by `DOCS_JUDGE` (a callable judge that gives every rubric full marks, so the snippet's
   own asserts decide; a rubric that asks in steps gets the text's sentences as its claims, each ruled
-  yes, one per call or all in one), with the local OpenAI-compatible server as the model under test for
-  `generate`; then again with CI=true, which must replay every verdict without calling the judge;
+  yes, one per call or all in one; playing `simulate()`'s user, it asks one question and is done), with
+  the local OpenAI-compatible server as the model under test for `generate`; then again with CI=true,
+  which must replay every verdict without calling the judge;
 - a block whose first line is `# conftest.py` is the conftest of the test blocks after it on its page
   (in place of DOCS_JUDGE);
 - any other block is run as a script;
@@ -66,12 +67,18 @@ def _full_marks(messages):
     top = re.findall(r"to (\d+(?:\.\d+)?)", asked)
     return {"reasoning": "meets the criteria", "score": float(top[0]) if top else 1.0}
 
+def _user_line(messages):  # simulate(): the judge plays the user: one question, then it is done
+    said = sum(1 for m in messages if m["role"] == "assistant")
+    return "My shoes are too small: how do I return them?" if said == 0 else "Thanks, that is all. [DONE]"
+
 class DocsJudge:
     name = "docs-judge (full marks, not an LLM)"
 
     def __call__(self, messages):
         if REPLAY:
             raise AssertionError("a replay called the judge")
+        if messages[0]["content"].startswith("You are role-playing a user"):
+            return _user_line(messages)
         return json.dumps(_full_marks(messages))
 
 @pytest.fixture(scope="session")

@@ -45,13 +45,27 @@ TABLE = [
         set(),
     ),
     ("an extra argument", [SEARCH, LOOKUP, call("refund", order_id=1, amount=20, note="x")], "exact", set()),
+    # args "subset" / "superset" speak of actual relative to expected, as `order` does.
+    (
+        "an extra argument, args superset",
+        [SEARCH, LOOKUP, call("refund", order_id=1, amount=20, note="x")],
+        "superset",
+        {"strict", "unordered", "subset", "superset"},
+    ),
     (
         "an extra argument, args subset",
         [SEARCH, LOOKUP, call("refund", order_id=1, amount=20, note="x")],
         "subset",
+        set(),
+    ),
+    (
+        "a missing argument, args subset",
+        [SEARCH, LOOKUP, call("refund", order_id=1)],
+        "subset",
         {"strict", "unordered", "subset", "superset"},
     ),
-    ("a missing argument, args subset", [SEARCH, LOOKUP, call("refund", order_id=1)], "subset", set()),
+    ("a missing argument, args superset", [SEARCH, LOOKUP, call("refund", order_id=1)], "superset", set()),
+    ("another value, args subset", [SEARCH, LOOKUP, call("refund", order_id=2)], "subset", set()),
     (
         "JSON-string arguments against dicts",
         [{"name": c["name"], "arguments": json.dumps(c["arguments"])} for c in EXPECTED],
@@ -91,12 +105,14 @@ def test_a_callable_decides_the_arguments_per_tool():
         assert_trajectory([SEARCH, LOOKUP, call("refund", order_id=2, amount=20)], EXPECTED, args=same_order)
 
 
+LOOSE_ACTUAL = [call("get", id=1, full=True), call("get", id=1)]
+LOOSE_EXPECTED = [call("get", id=1), call("get", id=1, full=True)]
+
+
 def test_a_loose_args_match_finds_the_pairing_a_greedy_one_misses():
-    # With args="subset", the first expected call fits both actual calls; the second fits only the first.
-    actual = [call("get", id=1, full=True), call("get", id=1)]
-    expected = [call("get", id=1), call("get", id=1, full=True)]
+    # With args="superset", the first expected call fits both actual calls; the second fits only the first.
     for order in ("unordered", "subset", "superset"):
-        assert_trajectory(actual, expected, order=order, args="subset")
+        assert_trajectory(LOOSE_ACTUAL, LOOSE_EXPECTED, order=order, args="superset")
 
 
 def test_a_mismatch_names_the_first_differing_step_and_shows_both_side_by_side():
@@ -116,6 +132,165 @@ def test_a_mismatch_names_the_first_differing_step_and_shows_both_side_by_side()
 def test_a_missing_step_under_superset_is_named():
     with pytest.raises(TrajectoryMismatch, match=r"expected step 3 refund\(.*\) has no matching call in actual"):
         assert_trajectory([SEARCH, LOOKUP, EMAIL], EXPECTED, order="superset")
+
+
+# -- parallel calls: the calls of one assistant message have no order among them --------------------
+
+
+def weather(*cities: str, ids: tuple[str, ...] = ()) -> dict:
+    """One assistant message calling get_weather once per city (OpenAI chat shape)."""
+    calls = [
+        {
+            "id": ids[i] if ids else f"w{i}",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": city})},
+        }
+        for i, city in enumerate(cities)
+    ]
+    return {"role": "assistant", "content": None, "tool_calls": calls}
+
+
+def test_calls_made_in_one_message_match_in_any_order_under_strict():
+    """Parallel calls come back in any order from run to run: strict must not fail on that order."""
+    question = {"role": "user", "content": "Weather in SF and London?"}
+    assert_trajectory([question, weather("SF", "London")], [question, weather("London", "SF")])
+    # Responses API items: parallel calls are consecutive function_call items of one response.
+    items = [
+        {"type": "function_call", "call_id": f"c{i}", "name": "get_weather", "arguments": json.dumps({"city": c})}
+        for i, c in enumerate(["SF", "London"])
+    ]
+    assert_trajectory(items, items[::-1])
+    # A plain list says only the order of the calls: it matches the message's calls in either order.
+    plain = [call("get_weather", city="London"), call("get_weather", city="SF")]
+    assert_trajectory([question, weather("SF", "London")], plain)
+    assert_trajectory(plain[::-1], [question, weather("London", "SF")])
+
+
+def test_across_messages_the_order_holds_under_strict():
+    one_by_one = [weather("SF"), {"role": "tool", "tool_call_id": "w0", "content": "sunny"}, weather("London")]
+    reversed_ = [weather("London"), {"role": "tool", "tool_call_id": "w0", "content": "rain"}, weather("SF")]
+    with pytest.raises(TrajectoryMismatch, match=r"step 1: actual get_weather\(\{\"city\": \"SF\"\}\)"):
+        assert_trajectory(one_by_one, reversed_)
+    assert_trajectory(one_by_one, reversed_, order="unordered")
+    # The same calls in two messages, or together in one: as in agentevals, strict tells them apart.
+    with pytest.raises(TrajectoryMismatch) as raised:
+        assert_trajectory(one_by_one, [weather("SF", "London")])
+    assert "expected makes steps 1-2 in one message, actual step 1: expected step 2 get_weather(" in str(raised.value)
+    assert "+ get_weather" in str(raised.value)  # the side by side shows which calls were made together
+    for order in ("unordered", "subset", "superset"):
+        assert_trajectory(one_by_one, [weather("SF", "London")], order=order)
+
+
+def test_a_differing_call_inside_one_message_is_named_with_its_step():
+    with pytest.raises(TrajectoryMismatch) as raised:
+        assert_trajectory([weather("SF", "Paris")], [weather("London", "SF")])
+    message = str(raised.value)
+    assert 'step 2: actual get_weather({"city": "Paris"}), expected get_weather({"city": "London"})' in message
+    assert "(the calls of one message match in any order)" in message
+
+
+# -- argument modes: subset and superset speak of actual relative to expected -------------------------
+
+
+def test_args_subset_and_superset_point_the_way_order_does():
+    """agentevals' tool_args_match_mode: "subset" = actual's arguments within expected's; "superset" = the reverse."""
+    fewer, more = [call("get_flight", flight_no="LX0112")], [call("get_flight", flight_no="LX0112", foo="bar")]
+    assert_trajectory(fewer, more, args="subset")
+    assert_trajectory(more, fewer, args="superset")
+    with pytest.raises(TrajectoryMismatch):
+        assert_trajectory(fewer, more, args="superset")
+    with pytest.raises(TrajectoryMismatch):
+        assert_trajectory(more, fewer, args="subset")
+
+
+def test_a_subset_that_only_superset_passes_says_the_meaning_changed():
+    more, fewer = [call("refund", order_id=1, amount=20)], [call("refund", order_id=1)]
+    with pytest.raises(TrajectoryMismatch) as raised:
+        assert_trajectory(more, fewer, args="subset")
+    assert "args 'subset' means every argument of the actual call appears in the expected one" in str(raised.value)
+    assert "is 'superset', under which this matches" in str(raised.value)
+    with pytest.raises(TrajectoryMismatch) as raised:  # a real mismatch either way: no hint
+        assert_trajectory([call("refund", order_id=2)], fewer, args="subset")
+    assert "'superset'" not in str(raised.value)
+
+
+# -- per-tool argument rules -------------------------------------------------------------------------
+
+
+def test_args_by_tool_sets_the_rule_of_the_tools_it_names():
+    actual = [call("search", q="shoes", page=2), call("refund", order_id=1, amount=25, note="late")]
+    expected = [call("search", q="shoes"), call("refund", order_id=1, amount=20)]
+    with pytest.raises(TrajectoryMismatch):
+        assert_trajectory(actual, expected)
+    assert_trajectory(actual, expected, args_by_tool={"search": "superset", "refund": "ignore"})
+    # the tools not named keep `args`
+    with pytest.raises(TrajectoryMismatch, match=r"step 1: actual search"):
+        assert_trajectory(actual, expected, args_by_tool={"refund": "ignore"})
+    assert_trajectory(actual, expected, args="superset", args_by_tool={"refund": ["order_id"]})
+
+
+def test_args_by_tool_compares_the_dotted_keys_it_lists():
+    actual = [call("lookup_policy", query="upgrades", time={"start": "18:34", "end": "20:34"})]
+    expected = [call("lookup_policy", query="foo", time={"start": "18:34", "end": "baz"})]
+    assert_trajectory(actual, expected, args_by_tool={"lookup_policy": ["time.start"]})
+    with pytest.raises(TrajectoryMismatch):
+        assert_trajectory(actual, expected, args_by_tool={"lookup_policy": ["time.start", "time.end"]})
+
+
+def test_an_args_by_tool_callable_gets_the_actual_arguments_then_the_expected():
+    seen = []
+
+    def same_city(actual: dict, expected: dict) -> bool:
+        seen.append((actual, expected))
+        return actual["city"].lower() == expected["city"].lower()
+
+    assert_trajectory(
+        [call("get_weather", city="sf")], [call("get_weather", city="SF")], args_by_tool={"get_weather": same_city}
+    )
+    assert seen == [({"city": "sf"}, {"city": "SF"})]
+    with pytest.raises(TrajectoryMismatch, match=r"args_by_tool=\{'get_weather': same_city\}"):
+        assert_trajectory(
+            [call("get_weather", city="NY")], [call("get_weather", city="SF")], args_by_tool={"get_weather": same_city}
+        )
+
+
+# -- which call a tool result answers ----------------------------------------------------------------
+
+
+def judged_steps(trajectory: object) -> str:
+    """The numbered steps the Trajectory rubric shows the judge (the fenced output of its prompt)."""
+    from pytest_llmjudge import Trajectory
+    from pytest_llmjudge.rubrics import Case
+
+    (prompt,) = Trajectory().prompts(Case.build(trajectory, "Looks the order up first"))
+    user = prompt.messages[-1]["content"]
+    return user.split("<output-", 1)[1].split(">\n", 1)[1].split("\n</output-", 1)[0]
+
+
+def calling(*tools: str) -> dict:
+    """One assistant message calling these tools with no arguments, and no call ids."""
+    calls = [{"type": "function", "function": {"name": tool, "arguments": "{}"}} for tool in tools]
+    return {"role": "assistant", "content": None, "tool_calls": calls}
+
+
+def test_a_result_without_an_id_answers_the_latest_message_s_calls_in_order():
+    """Hand-written traces and agentevals' own cases send tool results without a tool_call_id."""
+    # lookup's result never came (the agent moved on); the two results answer search, then email.
+    run = [calling("lookup"), calling("search", "email"), {"role": "tool", "content": "3 results"}]
+    run.append({"role": "tool", "content": "sent"})
+    assert judged_steps(run) == "1. lookup({})\n2. search({})\n   result: 3 results\n3. email({})\n   result: sent"
+
+
+def test_a_result_that_names_its_tool_answers_that_tool_s_call():
+    both = calling("search", "email")
+    run = [
+        both,
+        {"role": "tool", "name": "email", "content": "sent"},
+        {"role": "function", "name": "search", "content": "3 results"},
+    ]
+    assert judged_steps(run) == "1. search({})\n   result: 3 results\n2. email({})\n   result: sent"
+    # A result for a tool the latest message did not call answers nothing.
+    assert judged_steps([both, {"role": "tool", "name": "refund", "content": "done"}]) == "1. search({})\n2. email({})"
 
 
 def test_the_mismatch_reads_as_one_failure_in_pytest(pytester):
@@ -273,8 +448,18 @@ def test_an_anthropic_tool_runner_exchange_is_its_trajectory():
     ("kwargs", "message"),
     [
         ({"order": "exact"}, r"order=\.\.\.\) must be one of strict, unordered, subset, superset; got 'exact'"),
-        ({"args": "superset"}, r"args=\.\.\.\) must be one of exact, ignore, subset or a callable.*got 'superset'"),
+        (
+            {"args": "contains"},
+            r"args=\.\.\.\) must be one of exact, ignore, subset, superset or a callable.*got 'contains'",
+        ),
         ({"args": None}, r"args=\.\.\.\) must be one of"),
+        ({"args_by_tool": ["search"]}, r"args_by_tool=\.\.\.\) must be a dict of tool name -> rule; got list"),
+        (
+            {"args_by_tool": {"search": "contains"}},
+            r"args_by_tool=\{'search': \.\.\.\}\) must be one of exact, .*got 'contains'",
+        ),
+        ({"args_by_tool": {"search": []}}, r"a list of the argument keys to compare .*got \[\]"),
+        ({"args_by_tool": {"search": None}}, r"args_by_tool=\{'search': \.\.\.\}\) must be one of"),
     ],
 )
 def test_a_bad_mode_is_an_error_naming_the_argument(kwargs, message):

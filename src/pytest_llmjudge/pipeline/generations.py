@@ -18,7 +18,7 @@ from ..keys import KEY_VERSION, judgment_key, messages_sha256
 from .plan import Planned, recorded_by
 
 if TYPE_CHECKING:
-    from ..backends.protocol import CallRequest
+    from ..backends.protocol import Backend, CallRequest
     from ..runtime import JudgeRuntime, TestContext
 
 NO_MODEL = "(no model under test configured)"  # names the generations of a replay that found no recorded model
@@ -69,11 +69,46 @@ class Generation:
         }
 
 
+@dataclass(frozen=True)
+class Target:
+    """Whom a kind of generation asks: `generate()` the model under test; the simulated user of
+    `simulate()` the judge.  Its model when the call names none, where that is served and through
+    which backend; what an error says when there is no model, or several recorded one."""
+
+    caller: str  # what asked, as an error names it: "generate()"
+    default: str | None
+    api_base: str | None
+    backend: Backend
+    no_model: str
+    several: str
+    judge_options: bool = False  # configured by the judge's options: a failure's hints name them as they are
+    unconfigured: tuple[str, ...] = ("replay",)  # the modes in which no model means: replay what was recorded
+
+
+def model_under_test(runtime: JudgeRuntime) -> Target:
+    """`generate()`'s target: `model=`, else --generate-model, else (a replay) the model that recorded it."""
+    from ..backends.litellm import LiteLLMBackend
+
+    settings = runtime.settings
+    return Target(
+        "generate()",
+        settings.generate_model,
+        settings.generate_api_base,
+        LiteLLMBackend(),
+        "no model under test: pass model=... to generate(), or --generate-model=MODEL (generate_model in "
+        "the ini file, or LLMJUDGE_GENERATE_MODEL). The model is part of every generation's key.",
+        SEVERAL_MODELS,
+    )
+
+
 @dataclass(slots=True, kw_only=True)
 class GenerationPlan(Planned[Generation]):
-    """The generations of one call of `generate` (or a batch), with where they are stored."""
+    """The generations of one call of `generate` (or a batch, or a simulated user's turn), with where they
+    are stored and whom they ask."""
 
     what = "generation"
+
+    target: Target
 
 
 def plan_generations(
@@ -81,44 +116,46 @@ def plan_generations(
     context: TestContext | None,
     model: str | None,
     make: Callable[[str, str | None], list[Generation]],
+    target: Target | None = None,
 ) -> GenerationPlan:
-    """The generations `make(model, api_base)` asks for, of `model`, else --generate-model, else (a
-    replay) the model they were recorded with."""
-    from ..backends.litellm import LiteLLMBackend
-
+    """The generations `make(model, api_base)` asks for, of `model`, else the target's default (the
+    model under test unless `target` says otherwise), else (a replay) the model they were recorded with."""
+    target = target or model_under_test(runtime)
     settings = runtime.settings
     verdict_file = runtime.verdict_file_for(context)
-    base = settings.generate_api_base
+    base = target.api_base
     if model is not None and (not isinstance(model, str) or not model.strip()):
-        raise JudgeError(f"generate() model must name a model, got {model!r}")
-    chosen = model or settings.generate_model
+        raise JudgeError(f"{target.caller} model must name a model, got {model!r}")
+    chosen = model or target.default
     if chosen is not None:
         generations: Sequence[Generation] = make(chosen, base)
-    elif settings.mode != "replay":
-        raise JudgeError(
-            "no model under test: pass model=... to generate(), or --generate-model=MODEL (generate_model in "
-            "the ini file, or LLMJUDGE_GENERATE_MODEL). The model is part of every generation's key."
-        )
-    else:  # replay: the model they were recorded with, whose generations were keyed in finding it
+    elif settings.mode not in target.unconfigured:
+        raise JudgeError(target.no_model)
+    else:  # the model they were recorded with, whose generations were keyed in finding it
         found = recorded_by(
-            runtime, context, verdict_file, "generation", lambda m: make(m, base), several=SEVERAL_MODELS
+            runtime, context, verdict_file, "generation", lambda m: make(m, base), several=target.several
         )
+        if found is None and settings.mode != "replay":
+            raise JudgeError(target.no_model)  # a miss that must go live
         generations = found[1] if found is not None else make(NO_MODEL, base)
     return GenerationPlan(
         calls=tuple(generations),
         settings=settings,
-        backend=LiteLLMBackend(),
+        backend=target.backend,
         verdict_file=verdict_file,
         context=context,
+        target=target,
     )
 
 
-def failed(exc: BackendError, model: str) -> BackendError:
-    """The backend's error, said of the model under test (its hints name the judge's options)."""
-    text = str(exc).replace("--judge-model", "--generate-model").replace("--judge-api-base", "--generate-api-base")
-    text = text.replace("the judge model", "the model under test").replace("this judge", "this model")
+def failed(exc: BackendError, model: str, target: Target) -> BackendError:
+    """The backend's error, said of the target (the model under test: its hints name the judge's options)."""
+    text = str(exc)
+    if not target.judge_options:
+        text = text.replace("--judge-model", "--generate-model").replace("--judge-api-base", "--generate-api-base")
+        text = text.replace("the judge model", "the model under test").replace("this judge", "this model")
     return BackendError(
-        f"generate() could not get a reply from {model}: {text}",
+        f"{target.caller} could not get a reply from {model}: {text}",
         retryable=exc.retryable,
         status=exc.status,
         retry_after=exc.retry_after,

@@ -11,7 +11,7 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..backends.litellm import LiteLLMBackend
 from ..backends.litellm_import import import_litellm
@@ -29,7 +29,7 @@ from .structured import format_used
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime
     from ..store.cache import LocalCache
-    from .generations import Generation
+    from .generations import Generation, GenerationPlan
     from .plan import Planned
 
 
@@ -140,8 +140,8 @@ async def _send(plan: Planned[Any], runtime: JudgeRuntime, call: Call | Generati
     except BackendError as exc:
         from ..rubrics.likert import LogprobsFallbackWarning, without_logprobs  # on a refusal only
 
-        if not isinstance(plan, Plan):
-            raise failed(exc, call.model_id) from None
+        if not isinstance(plan, Plan):  # a plan of generations
+            raise failed(exc, call.model_id, cast("GenerationPlan", plan).target) from None
         if not isinstance(exc, UnsupportedParamError):
             raise
         if exc.unsupported_param in _CAPS and request.max_tokens is not None and plan.settings.max_tokens is None:
