@@ -271,13 +271,13 @@ class RunRecorder:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.worker:
             return
-        from .redact import redactor
-
-        clean = redactor()
 
         def say(line: str, **markup: bool) -> None:
-            """One line of the summary, redacted on its way out (a note or a path may quote anything)."""
-            terminalreporter.write_line(clean(line), **markup)
+            """One line of the summary, redacted on its way out (a note or a path may quote anything); a
+            run that says nothing loads no redaction."""
+            from .redact import redact
+
+            terminalreporter.write_line(redact(line), **markup)
 
         if self.tally is not None or self.drift:
             from .reporting import terminal

@@ -29,7 +29,7 @@ def calls():
     return CALLS
 """
 
-TESTS = """
+TESTS = r"""
 import pytest
 from pytest_llmjudge import ContextPrecision, Faithfulness, JudgeError, PerTurn, Questions, assert_judged
 
@@ -37,31 +37,33 @@ PASSAGES = [f"Passage {i} says returns close after {i} days." for i in range(40)
 CHAT = [m for i in range(10_000) for m in ({"role": "user", "content": f"Question {i}?"},
                                           {"role": "assistant", "content": f"Answer {i}."})]
 
-def test_forty_passages(calls):
-    with pytest.raises(JudgeError, match=r"more than 32 items \\(at passage 33\\).*--judge-max-items=32") as info:
-        assert_judged("Within 30 days.", "Ranks well", input="Returns?", context=PASSAGES, rubric=ContextPrecision())
+@pytest.mark.parametrize("rubric", [ContextPrecision(), ContextPrecision(batch=1)], ids=["batched", "per item"])
+def test_forty_passages(calls, rubric):
+    with pytest.raises(JudgeError, match=r"about 40 items in one judgment.*--judge-max-items=32") as info:
+        assert_judged("Within 30 days.", "Ranks well", input="Returns?", context=PASSAGES, rubric=rubric)
     assert "LLMJUDGE_MAX_ITEMS" in str(info.value) and "max_items=N" in str(info.value)
     assert calls == []
 
 def test_ten_thousand_turns(calls):
-    with pytest.raises(JudgeError, match=r"PerTurn would ask the judge about more than 32 items \\(at turn65\\)"):
+    with pytest.raises(JudgeError, match=r"PerTurn would ask the judge about more than 32 items \(at turn65\)"):
         assert_judged(CHAT, "Answers each question", rubric=PerTurn())
     assert calls == []
 
 def test_forty_questions(calls):
-    with pytest.raises(JudgeError, match=r"Questions would ask .* more than 32 items \\(at q33\\)"):
+    with pytest.raises(JudgeError, match=r"Questions would ask the judge about 40 items"):
         assert_judged("Fine.", "Is fine", rubric=Questions([f"Is point {i} covered?" for i in range(40)]))
     assert calls == []
 
-def test_forty_claims(calls, monkeypatch):
+@pytest.mark.parametrize("rubric", [Faithfulness(), Faithfulness(batch=1)], ids=["batched", "per item"])
+def test_forty_claims(calls, monkeypatch, rubric):
     monkeypatch.setenv("CLAIMS", "40")
-    with pytest.raises(JudgeError, match=r"Faithfulness would ask .* more than 32 items \\(at claim 33\\)"):
-        assert_judged("A long answer.", "Is faithful", context=PASSAGES[:2], rubric=Faithfulness())
+    with pytest.raises(JudgeError, match=r"Faithfulness would ask the judge about 40 items"):
+        assert_judged("A long answer.", "Is faithful", context=PASSAGES[:2], rubric=rubric)
     assert len(calls) == 1, "the claims were listed, none was ruled on"
 
 @pytest.mark.judge(max_items=40)
 def test_the_marker_raises_it(calls):
-    assert_judged("Within 30 days.", "Ranks well", input="Returns?", context=PASSAGES, rubric=ContextPrecision())
+    assert_judged("Within 30 days.", "Ranks well", input="Returns?", context=PASSAGES, rubric=ContextPrecision(batch=1))
     assert len(calls) == 40
 """
 
@@ -74,12 +76,12 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def test_every_kind_that_asks_per_item_stops_at_the_cap_before_its_calls(suite):
-    suite.runpytest("-p", "no:cacheprovider", "--judge-mode=live").assert_outcomes(passed=5)
+    suite.runpytest("-p", "no:cacheprovider", "--judge-mode=live").assert_outcomes(passed=7)
 
 
 def test_the_option_raises_the_cap_for_the_run(suite):
     result = suite.runpytest("-p", "no:cacheprovider", "--judge-mode=live", "--judge-max-items=40", "-k", "forty_pass")
-    result.assert_outcomes(failed=1)  # the passages are judged: no error is raised where the test expects one
+    result.assert_outcomes(failed=2)  # the passages are judged: no error is raised where the test expects one
     result.stdout.fnmatch_lines(["*DID NOT RAISE*"])
 
 

@@ -46,7 +46,7 @@ PASSAGES = [f"Passage {i}: the return window of store {i} is {i} days, refunds g
 
 def test_ranked():
     assert_judged("Within 30 days.", "Ranks the useful passages first", input="Can I return shoes?",
-                  context=PASSAGES, rubric=ContextPrecision(), threshold=0.5)
+                  context=PASSAGES, rubric=ContextPrecision(batch=1), threshold=0.5)
 
 def test_plain():
     assert_judged("Within 30 days.", "Says the return window", threshold=0.5)
@@ -111,7 +111,7 @@ def test_two():
     for store in ("north", "south") if JUDGE_SOUTH else ("north",):
         passages = [f"The {store} store takes returns for {d} days." for d in (10, 20, 30)]
         assert_judged("Within 30 days.", "Ranks well", input="Returns?", context=passages,
-                      rubric=ContextPrecision(), threshold=0.5)
+                      rubric=ContextPrecision(batch=1), threshold=0.5)
 """
 
 

@@ -334,13 +334,17 @@ def capped(prompts: Iterable[Prompt], settings: Settings, rubric: Rubric) -> tup
     items = 0
     for prompt in prompts:
         items += prompt.items
-        if items > cap:
-            where = f" (at {prompt.name})" if prompt.name else ""
+        if items > cap:  # a list says how many it holds; a kind that yields its prompts, where it passed the cap
+            asked = (
+                f"{sum(p.items for p in prompts)} items"
+                if isinstance(prompts, Sequence)
+                else (f"more than {cap} items" + (f" (at {prompt.name})" if prompt.name else ""))
+            )
             raise JudgeError(
-                f"{type(rubric).__name__} would ask the judge about more than {cap} items{where} in one judgment, "
-                f"each a call or part of one; the most is --judge-max-items={cap}. Judge fewer (fewer passages, "
-                "turns or claims), or raise it if the cost is meant: judge_max_items in the ini file, "
-                "LLMJUDGE_MAX_ITEMS, or @pytest.mark.judge(max_items=N)"
+                f"{type(rubric).__name__} would ask the judge about {asked} in one judgment, each a call or part "
+                f"of one; the most is --judge-max-items={cap}. Judge fewer (fewer passages, turns or claims), or "
+                "raise it if the cost is meant: judge_max_items in the ini file, LLMJUDGE_MAX_ITEMS, or "
+                "@pytest.mark.judge(max_items=N)"
             )
         taken.append(prompt)
     sizes = [sum(len(m.get("content") or "") for m in prompt.messages) for prompt in taken]
