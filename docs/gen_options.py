@@ -24,9 +24,12 @@ Every option can be given in three places: on the command line (`--judge-*`), in
 and in the environment (`LLMJUDGE_*`). The options of the model under test, for `generate`, are
 spelled `--generate-*` and `generate_*`. Options marked *marker* can also be set for one test, class
 or module with `@pytest.mark.judge(...)`, and the arguments of `assert_judged` itself are the most
-specific of all. Options marked *key* go into each verdict's key: changing one of them can make a
-new judgment, judged again (in replay mode, a miss). A bad value is a one-line usage error that names
-the option and what it allows.
+specific of all. Options with a *key* go into each verdict's key. Those marked *judge* say who judges
+and how: where a run does not set one (a clone's plain `pytest`, CI), the value a verdict was recorded
+with is adopted, as the model is, so a recorder's flags need not be repeated anywhere; where a run
+does set one, it must match what was recorded (else the verdict is judged again, or in replay mode
+the miss names it). The one marked *test* is the test's own decision and must always match. A bad
+value is a one-line usage error that names the option and what it allows.
 
 The same options, ini file and environment apply to the `llmjudge` commands that call a judge
 (`doctor`, `calibrate`, `questions`). `pytest --help` lists them under "llmjudge".
@@ -65,7 +68,7 @@ def render() -> str:
         usage = f"`{option.cli}`" if option.flag else f"`{option.cli}={option.metavar}`"
         rows.append(
             f"| {usage} | `{option.ini}` | `{option.env}` | {'`' + option.name + '=`' if option.marker else ''} "
-            f"| {'yes' if option.keyed else ''} | {_default(option.default, option.flag)} | {_cell(option.help)} |"
+            f"| {option.keyed or ''} | {_default(option.default, option.flag)} | {_cell(option.help)} |"
         )
     return HEADER + "\n".join(rows) + "\n" + FOOTER
 

@@ -80,7 +80,7 @@ def _settings_text(settings: Settings) -> str:
 
 
 def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
-    from .backends.litellm import key_variable
+    from .backends.litellm import key_variable, placeholder_key
     from .backends.litellm_import import import_litellm
     from .backends.request import plan_request
     from .pipeline.plan import Options, plan
@@ -108,7 +108,17 @@ def _check_model(runtime: JudgeRuntime, model: str) -> list[Check]:
         missing = [str(k) for k in environment.get("missing_keys") or []]
     except Exception:  # noqa: BLE001 - LiteLLM cannot tell: the probe will
         environment, missing = {}, []
-    if missing:
+    if missing and placeholder_key(model, api_base) is not None:
+        checks.append(
+            Check(
+                "ok",
+                "credentials",
+                f"{key_variable(model)} is not set: a placeholder key is sent to {api_base} (a local server needs "
+                f"no key; a server that wants one refuses it, and then {key_variable(model)} must be set)",
+            )
+        )
+        missing = []
+    elif missing:
         checks.append(
             Check(
                 "FAIL",

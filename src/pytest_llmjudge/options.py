@@ -36,7 +36,7 @@ class Option:
         default: Any = None,
         *,
         marker: bool = False,
-        keyed: bool = False,
+        keyed: str | None = None,
         inherited: bool = False,
     ) -> None:
         self.name = name  # the Settings field, e.g. "model"
@@ -46,7 +46,10 @@ class Option:
         self.default = default  # None: not set (the help says what happens then)
         self.flag = kind[0] == "switch"  # a yes/no option is a CLI switch without a value (a bool in the ini file)
         self.marker = marker  # @pytest.mark.judge(name=...), a Judge's and an assertion's arguments may set it
-        self.keyed = keyed  # its value joins the verdict key: another value is another judgment
+        # Its value joins the verdict key: another value is another judgment.  "judge": a setting of who
+        # judges and how, which a run that does not set it adopts from the recording (see pipeline.recorded);
+        # "test": the test's own decision, which must match.
+        self.keyed = keyed
         self.inherited = inherited  # a test's subprocess (LLMJUDGE_TEST) judges with it too; never a path
         own = name.startswith(_OWN_PREFIX)
         self.cli = ("--" if own else "--judge-") + name.replace("_", "-")
@@ -67,7 +70,7 @@ OPTIONS: tuple[Option, ...] = (
         "MODEL",
         ("models",),
         marker=True,
-        keyed=True,
+        keyed="judge",
         inherited=True,
     ),
     Option(
@@ -103,7 +106,7 @@ OPTIONS: tuple[Option, ...] = (
         ("number", 0.0, 2.0),
         0.0,
         marker=True,
-        keyed=True,
+        keyed="judge",
         inherited=True,
     ),
     Option(
@@ -130,7 +133,7 @@ OPTIONS: tuple[Option, ...] = (
         ("whole", 1),
         1,
         marker=True,
-        keyed=True,
+        keyed="test",
         inherited=True,
     ),
     Option(
@@ -161,7 +164,7 @@ OPTIONS: tuple[Option, ...] = (
         ("choice", "auto", "on", "off"),
         "auto",
         marker=True,
-        keyed=True,
+        keyed="judge",
         inherited=True,
     ),
     Option(
@@ -208,7 +211,7 @@ OPTIONS: tuple[Option, ...] = (
         "N",
         ("whole", 1),
         marker=True,
-        keyed=True,
+        keyed="judge",
         inherited=True,
     ),
     Option(
@@ -217,7 +220,7 @@ OPTIONS: tuple[Option, ...] = (
         "EFFORT",
         ("choice", "minimal", "low", "medium", "high"),
         marker=True,
-        keyed=True,
+        keyed="judge",
         inherited=True,
     ),
     Option(
@@ -226,7 +229,7 @@ OPTIONS: tuple[Option, ...] = (
         "JSON",
         ("params",),
         marker=True,
-        keyed=True,
+        keyed="judge",
         inherited=True,
     ),
     Option(
@@ -236,7 +239,7 @@ OPTIONS: tuple[Option, ...] = (
         ("switch",),
         False,
         marker=True,
-        keyed=True,
+        keyed="judge",
         inherited=True,
     ),
     Option(

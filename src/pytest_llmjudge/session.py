@@ -172,7 +172,7 @@ class RunRecorder:
             if rerun and "attempt" not in record:
                 record = _in_attempt(record, 1)
             assert self.tally is not None
-            self.tally.add(record)
+            self.tally.add(record, self.outcomes.get(report.nodeid))
             if self.keep_records:
                 self.records.append((record.get("nodeid", ""), len(self.records), record))
         self.drift.extend(payload.get("drift", ()))

@@ -152,6 +152,7 @@ class JudgmentRecord(TypedDict, total=False):
     key: str
     output: str
     live_calls: int  # judge calls this judgment sent, including those whose reply did not parse
+    cached_calls: int  # calls answered from the local cache (an earlier run's replies); absent when none
     # a verdict
     score: float
     passed: bool  # against the session's threshold; with `threshold` None, the test decides, not this
@@ -188,6 +189,7 @@ def verdict_record(
     nodeid: str,
     output: str,
     live_calls: int = 0,
+    cached_calls: int = 0,
     threshold_given: bool = True,
     requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None = None,
     texts: bool = True,
@@ -241,6 +243,8 @@ def verdict_record(
     if texts:
         record["output"] = clean(output[:4000])
     record["live_calls"] = live_calls
+    if cached_calls:
+        record["cached_calls"] = cached_calls
     if verdict.structured is not None:
         record["structured"] = verdict.structured
     if verdict.prompt_tokens is not None or verdict.completion_tokens is not None:
@@ -272,6 +276,7 @@ class PendingRecord:
     nodeid: str
     output: str
     live_calls: int
+    cached_calls: int
     threshold_given: bool
     requests: Mapping[str, tuple[Mapping[str, Any], Mapping[str, str]]] | None
     whole: InitVar[bool] = True
@@ -315,6 +320,7 @@ class PendingRecord:
             nodeid=self.nodeid,
             output=self.output,
             live_calls=self.live_calls,
+            cached_calls=self.cached_calls,
             threshold_given=self.threshold_given,
             requests=self.requests,
             texts=texts,

@@ -51,9 +51,22 @@ def test_a_miss_with_no_model_in_auto_mode_says_how_to_configure_one(pytester, o
     pytester.makepyfile(test_refund=JUDGED.replace("30 days.", "thirty days."))
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*no judge model configured: pass --judge-model=MODEL*LLMJUDGE_MODEL*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*ReplayMiss: no stored verdict for this judgment (mode replay: no judge model is configured, so only "
+            "what is recorded can be judged: pass --judge-model=MODEL*LLMJUDGE_MODEL*",
+            "*nearest stored: key *, which differs in output*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
     assert openai_server.request_count == 1, "a miss with no model never calls out"
+
+
+def test_a_clone_that_only_replays_says_which_mode_it_runs_in(pytester, openai_server, live_args):
+    pytester.makepyfile(test_refund=JUDGED)  # plain assert_judged calls: no judge marker or fixture to tell
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(["llmjudge: mode auto (default), no --judge-model: what is recorded replays*"])
 
 
 # -- precedence: ini < environment < command line < marker < the call's own arguments ----------

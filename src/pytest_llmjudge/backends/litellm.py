@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import os
 import re
 import socket
 import sys
@@ -59,6 +60,19 @@ def key_variable(model: str) -> str:
     """The environment variable that holds the key for `model`'s provider."""
     provider = provider_of(model)
     return KEY_VARIABLES.get(provider, f"{provider.upper()}_API_KEY")
+
+
+# The key sent to an OpenAI-compatible server at an api base when the provider's key variable is unset:
+# a local server (llama.cpp, vLLM, LM Studio, Ollama) wants none, but LiteLLM's OpenAI route sends
+# nothing without one ("Missing credentials").  Not key-shaped, never a real key, never stored or keyed.
+PLACEHOLDER_KEY = "llmjudge-no-key-set"
+
+
+def placeholder_key(model: str, api_base: str | None) -> str | None:
+    """`PLACEHOLDER_KEY` where a call of `model` to `api_base` would otherwise go without a key, else None."""
+    if not api_base or provider_of(model) not in OPENAI_COMPATIBLE or os.environ.get(key_variable(model)):
+        return None
+    return PLACEHOLDER_KEY
 
 
 # What each model and api base accepted as response_format, for the process (see `formats`).
@@ -203,6 +217,9 @@ class LiteLLMBackend:
         }
         if request.api_base:
             kwargs["api_base"] = request.api_base
+            placeholder = placeholder_key(request.model, request.api_base)
+            if placeholder is not None:
+                kwargs["api_key"] = placeholder
         sent = dict(plan.params)
         if schema is not None:
 
@@ -316,8 +333,8 @@ class LiteLLMBackend:
             if missing:
                 alternatives = f" (or {', '.join(missing[1:])})" if len(missing) > 1 else ""
                 return fatal(
-                    f"{said}no key for this judge: {missing[0]}{alternatives} is not set. Set it (for a local "
-                    f"server any value works). {detail}"
+                    f"{said}no key for this judge: {missing[0]}{alternatives} is not set, and the server refused "
+                    f"to judge without one. Set it. {detail}"
                 )
         # Decide by HTTP status first: LiteLLM names the class after the error body's "type", so an
         # "invalid_request_error" body on a 500 or 503 arrives as a BadRequestError.
@@ -351,7 +368,7 @@ class LiteLLMBackend:
                 f"to LiteLLM) and the parameters your rubric sends. {detail}"
             )
         if credential_words:
-            return fatal(f"{said}no usable credentials. Set {key} (for a local server any value works). {detail}")
+            return fatal(f"{said}no usable credentials. Set {key} (a local server takes any value). {detail}")
         retried = (
             litellm.RateLimitError,
             litellm.InternalServerError,

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError, JudgeError
 from ..keys import KEY_VERSION, judgment_key, messages_sha256
-from .plan import Planned, recorded_by
+from .plan import Planned
+from .recorded import recorded_by
 
 if TYPE_CHECKING:
     from ..backends.protocol import Backend, CallRequest

@@ -63,6 +63,7 @@ async def _call_one(plan: Planned[Any], runtime: JudgeRuntime, call: Call | Gene
             if settings.mode == "auto" and cache is not None:
                 value = await asyncio.to_thread(cache.get, call.key)
                 if value is not None:  # another worker paid for it while we waited
+                    plan.cached_calls[0] += 1
                     return Answer(Reply(value["reply"], value.get("logprobs")), "cached", extra=reply_extra(value))
             runtime.budget.check()
             # --judge-timeout counts the judge's calls only: from their first request on (not the wait for a

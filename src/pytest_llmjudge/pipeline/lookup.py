@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 from ..errors import JudgeError, StoreError
 from ..rubrics.base import Reply
 from ..verdict import StoredScoreWarning
-from .plan import Plan, stored_elsewhere, stored_fields
+from .plan import Plan, stored_fields
+from .recorded import stored_elsewhere
 
 if TYPE_CHECKING:
     from ..backends.protocol import CallResult
@@ -82,6 +83,7 @@ def lookup(
             value = None
         if value is not None:
             answers[call.key] = Answer(Reply(value["reply"], value.get("logprobs")), "cached", extra=reply_extra(value))
+            plan.cached_calls[0] += 1
             continue
         missing.append(call)
     return answers, missing

@@ -15,7 +15,7 @@ import dataclasses
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from ..backends.formats import register_schema
 from ..backends.litellm import LiteLLMBackend
@@ -26,6 +26,8 @@ from ..redact import redact, redactor
 from ..rubrics.base import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .aggregate import AGGREGATES
+from .recorded import Recorded, Side, find_recorded, only_side
+from .recorded import adopted as adopted_settings
 from .structured import Formats, format_for, structured_backend
 
 if TYPE_CHECKING:
@@ -201,6 +203,7 @@ class Planned(Generic[C]):
     verdict_file: VerdictFile | None
     context: TestContext | None
     live_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # calls sent, parsed or not
+    cached_calls: list[int] = dataclasses.field(default_factory=lambda: [0])  # answered from the local cache
     # When each step's live calls were in flight (wall clock, from the first call's start to the last reply):
     # the judgment's judging time, which neither planning nor lookup nor copying counts in.
     live_spans: list[tuple[float, float]] = dataclasses.field(default_factory=list)
@@ -261,7 +264,7 @@ def plan(
     threshold unless one was given somewhere (argument, Judge, marker, option).
     """
     marker: Mapping[str, Any] = context.marker if context is not None else {}
-    memo = _memo(runtime)
+    memo = memo_of(runtime)
     settings, merged = _merged_settings(runtime.settings, marker, overrides, options, memo)
     if settings.samples > 1 and settings.judge_temperature() == 0:
         warn_identical_samples(settings)
@@ -283,25 +286,26 @@ def plan(
     clean = redactor() if context is not None else redact
     verdict_file = runtime.verdict_file_for(context, clean)
 
-    if not settings.model and settings.mode in ("replay", "auto") and isinstance(setup.backend, LiteLLMBackend):
-        # No judge configured (CI, or a teammate's clone in auto mode): replay what was recorded,
-        # whichever model recorded it.  Only a miss needs a model.
-        found = recorded_by(
-            runtime, context, verdict_file, "verdict", lambda m: setup.calls([(m, m)], prompts), several=SEVERAL_JUDGES
+    # The judge the run names (a model, or a backend of its own); none: whichever recorded the judgment.
+    names_judge = bool(settings.model) or not isinstance(setup.backend, LiteLLMBackend)
+    calls = setup.calls(judge_ids(settings, setup.backend), prompts) if names_judge or verdict_file is None else ()
+    if settings.mode in ("replay", "auto") and verdict_file is not None and not _all_held(verdict_file, calls):
+        # Not stored as the run asks: what was recorded stands for it where the run leaves the judge's
+        # side unset (a clone's plain pytest, CI), or under an earlier form of the rubric (see `recorded`).
+        primary = Recorded(settings, rubric, setup, calls)
+        found = find_recorded(
+            runtime,
+            verdict_file,
+            case,
+            primary,
+            judge_ids,
+            lambda form, adopted: prompts if form is rubric else capped(form.prompts(case), adopted, form),
+            names_judge=names_judge,
         )
-        if found is not None:  # its calls were keyed in finding it
-            model, recorded = found
-            settings = settings._replace(model=(model,))
-            calls = tuple(recorded)
-        elif settings.mode == "auto":  # a miss must judge live, and nothing names the judge: say how to
-            raise JudgeError(NO_JUDGE_MODEL)
-        else:  # a miss: against the one model this test recorded with, so the miss names what changed
-            models = {e.get("model") for e in (verdict_file.entries() if verdict_file is not None else {}).values()}
-            only = models.pop() if len(models) == 1 else None
-            model = only if isinstance(only, str) else NO_MODEL
-            calls = setup.calls([(model, model)], prompts)
-    else:
-        calls = setup.calls(judge_ids(settings, setup.backend), prompts)
+        if found is not None:
+            settings, rubric, setup, calls = found
+        elif not names_judge:  # a miss, and no judge to judge it: diagnosed as a replay's
+            settings, calls = _unjudged(settings, setup, verdict_file, prompts)
     given = (
         asserts
         or options.threshold is not None
@@ -322,6 +326,33 @@ def plan(
         threshold_given=given,
         clean=clean,
     )
+
+
+def _all_held(verdict_file: VerdictFile, calls: Sequence[Call]) -> bool:
+    """Whether the test's own file holds every one of `calls` (none: nothing to hold, no judge named)."""
+    return bool(calls) and all(verdict_file.holds(call.key) for call in calls)
+
+
+def _unjudged(
+    settings: Settings, setup: Setup, verdict_file: VerdictFile, prompts: Sequence[Prompt]
+) -> tuple[Settings, tuple[Call, ...]]:
+    """A judgment nothing stored stands for, with no judge to judge it live: planned as a replay, so its miss
+    is diagnosed (and counted) as one, against the one judge this test recorded with where it has one."""
+    side = only_side(verdict_file)
+    adopted = adopted_settings(settings, side) if side is not None else None
+    model = side.model if side is not None else NO_MODEL
+    if adopted is not None and adopted is not settings:  # keyed as recorded but for the case: the miss names it
+        settings, setup = adopted, Setup(adopted, setup.rubric, setup.backend)
+    if settings.mode == "auto":
+        settings = settings._replace(mode="replay", mode_reason=NO_JUDGE_TO_RECORD)
+    return settings, setup.calls([(model, model)], prompts)
+
+
+# Why a judgment that nothing stored stands for is not judged, where the run names no judge model.
+NO_JUDGE_TO_RECORD = (
+    "no judge model is configured, so only what is recorded can be judged: pass --judge-model=MODEL (or "
+    "judge_model in the ini file, or LLMJUDGE_MODEL) to judge the rest"
+)
 
 
 def capped(prompts: Iterable[Prompt], settings: Settings, rubric: Rubric) -> tuple[Prompt, ...]:
@@ -391,13 +422,6 @@ NO_JUDGE_MODEL = (
 )
 
 
-# A replay with no judge configured whose judgment several models recorded: which one to pick.
-SEVERAL_JUDGES = (
-    "this judgment was recorded by several judge models ({models}) and none is configured: pick one with "
-    "--judge-model=MODEL (or judge_model in the ini file, or LLMJUDGE_MODEL)"
-)
-
-
 class PlanMemo:
     """What planning keeps for one run: it lives on the run's runtime (`JudgeRuntime.plans`) and ends with it.
 
@@ -406,16 +430,35 @@ class PlanMemo:
     planning's own cost.  Both are kept by that combination's key, a bounded number of them.
     """
 
-    __slots__ = ("formats", "index", "merged", "setups")
+    __slots__ = ("formats", "index", "merged", "recorded", "setups")
 
     def __init__(self) -> None:
         self.merged: dict[tuple[Any, ...], Settings] = {}  # the run's settings with a combination merged in
         self.setups: dict[tuple[Any, ...], Setup] = {}  # the default rubric through LiteLLM, by the same
         self.index: VerdictIndex | None = None  # the whole store's index (`stored_elsewhere`), on first need
         self.formats: Formats = {}  # each rubric's reply-schema reference, for the Setups made judgment by judgment
+        # A Setup's judge side as recorded (see `recorded`), kept with the Setup and rubric it was made from
+        self.recorded: dict[tuple[int, Side, int], tuple[Setup, Rubric, Setup]] = {}
+
+    def recorded_setup(self, setup: Setup, side: Side, form: Rubric, settings: Settings) -> Setup:
+        """The Setup of `setup`'s judgments with `side`'s judge `settings` and the rubric `form`: kept where
+        `setup` is (the default rubric's), since a suite recorded with flags that no run repeats adopts the
+        same side judgment after judgment."""
+        reused = setup.templates is not None
+        key = (id(setup), side, id(form))
+        held = self.recorded.get(key) if reused else None
+        if held is not None and held[0] is setup and held[1] is form:
+            return held[2]
+        made = Setup(settings, form, setup.backend, reused=reused, formats=self.formats)
+        if reused:
+            if len(self.recorded) >= 64:
+                self.recorded.clear()
+            self.recorded[key] = (setup, form, made)
+        return made
 
 
-def _memo(runtime: JudgeRuntime) -> PlanMemo:
+def memo_of(runtime: JudgeRuntime) -> PlanMemo:
+    """The run's planning memo, made on first need."""
     memo = runtime.plans
     if not isinstance(memo, PlanMemo):
         memo = runtime.plans = PlanMemo()
@@ -585,70 +628,3 @@ def stored_fields(
         if result.dropped:
             fields["dropped"] = dict(result.dropped)
     return fields
-
-
-class Keyed(Protocol):
-    """A call named by its key (a judge call, a generation)."""
-
-    @property
-    def key(self) -> str: ...
-
-
-K = TypeVar("K", bound=Keyed)
-
-
-def recorded_by(
-    runtime: JudgeRuntime,
-    context: TestContext | None,
-    verdict_file: VerdictFile | None,
-    what: Literal["verdict", "generation"],
-    calls_for: Callable[[str], Sequence[K]],
-    *,
-    several: str,
-) -> tuple[str, Sequence[K]] | None:
-    """Replay with no model configured: the model under which `calls_for(model)` has a stored key
-    (a verdict's, or a generation's), from the test's own file, else the rest of the store, with the
-    calls keyed for it; None where no model has.  `several` is the error when more than one has
-    (see `recorded_model`)."""
-    own = verdict_file.entries(what) if verdict_file is not None else {}
-    found = recorded_model(own, calls_for, several=several)
-    if found is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
-        index = stored_elsewhere(runtime)
-        firsts = {s.key: s.entry for s in index.by_model(what).values()}
-        found = recorded_model(firsts, calls_for, lambda key: index.find(key, what) is not None, several=several)
-    return found
-
-
-def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
-    """The runtime's index of the whole store, made on first need (a run the test files answer never walks)."""
-    memo = _memo(runtime)
-    if memo.index is None:
-        from ..store.index import VerdictIndex
-
-        memo.index = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
-    return memo.index
-
-
-def recorded_model(
-    entries: Mapping[str, Mapping[str, Any]],
-    calls_for: Callable[[str], Sequence[K]],
-    has: Callable[[str], bool] | None = None,
-    *,
-    several: str,
-) -> tuple[str, Sequence[K]] | None:
-    """The model under which `calls_for(model)` has a stored key, of the models named in `entries`, and
-    those calls.
-
-    `has` says whether a key is stored (default: it is one of `entries`).  One model matches: that
-    model.  None: None (the replay misses as usual).  Several: a JudgeError, `several` with the models
-    in place of `{models}` (it names the option that picks one).
-    """
-    matching: list[tuple[str, Sequence[K]]] = []
-    for model in dict.fromkeys(str(e.get("model")) for e in entries.values() if isinstance(e.get("model"), str)):
-        calls = calls_for(model)
-        keys = {call.key for call in calls}
-        if any(has(k) for k in keys) if has is not None else not keys.isdisjoint(entries):
-            matching.append((model, calls))
-    if len(matching) > 1:
-        raise JudgeError(several.format(models=", ".join(sorted(model for model, _ in matching))))
-    return matching[0] if matching else None

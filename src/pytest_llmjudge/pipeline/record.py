@@ -22,6 +22,7 @@ def note_verdict(plan: Plan, verdict: Verdict) -> None:
             nodeid=context.nodeid,
             output=plan.case.output,
             live_calls=plan.live_calls[0],
+            cached_calls=plan.cached_calls[0],
             threshold_given=plan.threshold_given,
             requests=plan.requests,
             whole=context.whole_records,

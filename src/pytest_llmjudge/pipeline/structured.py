@@ -99,9 +99,10 @@ def structured_of(entries: Iterable[Mapping[str, Any]]) -> str | None:
 
 
 def structured_line(used: Iterable[str | None]) -> str | None:
-    """`llmjudge: structured output: 12 json_schema, 3 json_object`: what the judgments' calls used (their
-    records' `structured`), counted by judgment; None where none asked for a schema."""
-    counts = Counter(part for u in used for part in set((u or "").split(",")) if part in USED)
-    if not counts:
+    """`llmjudge: structured output: 12 json_schema, 3 json_object, 2 off`: what the live judgments' calls used
+    (their records' `structured`; "off": they asked for no schema), counted by judgment; None where none
+    asked for a schema."""
+    counts = Counter(part for u in used for part in set((u or "off").split(",")) if part in (*USED, "off"))
+    if not any(counts[u] for u in USED):
         return None
-    return "llmjudge: structured output: " + ", ".join(f"{counts[u]} {u}" for u in USED if counts[u])
+    return "llmjudge: structured output: " + ", ".join(f"{counts[u]} {u}" for u in (*USED, "off") if counts[u])

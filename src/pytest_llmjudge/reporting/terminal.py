@@ -87,7 +87,9 @@ class Tally:
         self.latency_s = 0.0  # the judgments' judging times, summed: more than the run's where they overlap
         self.spans: list[tuple[float, float]] = []  # when each timed judgment's calls were in flight
         self.slowest: tuple[float, str] | None = None
-        self.structured: list[str] = []  # each live judgment's response_format used, where it asked for a schema
+        self.structured: list[str] = []  # each live judgment's response_format used ("off": it asked for no schema)
+        self.expected_below = 0  # judgments below threshold in tests that passed (or xfailed): the test expected them
+        self.cached_calls = 0  # calls answered from the local cache: earlier runs' replies no verdict file held
 
     @classmethod
     def of(cls, records: Iterable[JudgmentRecord]) -> Tally:
@@ -96,12 +98,14 @@ class Tally:
             tally.add(record)
         return tally
 
-    def add(self, record: JudgmentRecord) -> None:
+    def add(self, record: JudgmentRecord, outcome: str | None = None) -> None:
+        """Count one judgment; `outcome`: its test's (passed, failed, xfailed, ...), where known."""
         self.judged += 1
         calls = live_calls(record)
         used = record.get("structured")
-        if isinstance(used, str) and calls:  # what this run's calls asked for: a replay sent nothing
-            self.structured.append(used)
+        if calls:  # what this run's calls asked for: a replay sent nothing
+            self.structured.append(used if isinstance(used, str) else "off")
+        self.cached_calls += _count(record, "cached_calls") or 0
         self.calls += calls
         self.unpriced += unpriced_calls(record)
         cost = record.get("cost_usd")
@@ -127,7 +131,9 @@ class Tally:
         if source in self.sources:
             self.sources[str(source)] += 1
         scored = is_scored_only(record)
-        self.below += not scored and not record.get("passed")  # below its threshold: a passing test may hold one
+        below = not scored and not record.get("passed")  # below its threshold: a passing test may hold one
+        self.below += below
+        self.expected_below += below and outcome in ("passed", "xfailed")
         self.scored += scored
 
     def judging_s(self) -> float:
@@ -154,7 +160,10 @@ class Tally:
         if by_source["cached"]:
             parts.append(f"{by_source['cached']} cached")
         parts.append(f"{by_source['live']} live")
-        parts.append(f"{self.below} below threshold")
+        expected = (
+            f" ({self.expected_below} in tests that passed or xfailed: they expect it)" if self.expected_below else ""
+        )
+        parts.append(f"{self.below} below threshold{expected}")
         if self.scored:
             parts.append(f"{self.scored} scored without a threshold")
         parts.append(f"{kinds.get('unparseable', 0)} unparseable")
@@ -169,7 +178,7 @@ class Tally:
         """`llmjudge: 3 live judge calls, 90 tokens (60 prompt + 30 completion), 1.82 s judging (slowest 0.71 s,
         tests/test_a.py::test_x)`, when anything went live (calls whose reply did not parse count: they were made).
         The tokens show where the judge's server reported them."""
-        if not self.calls and not self.timed:
+        if not self.calls and not self.timed and not self.cached_calls:
             return None
         calls = self.calls
         text = f"llmjudge: {calls} live judge call{'s' if calls != 1 else ''}, "
@@ -183,6 +192,12 @@ class Tally:
             text += f" ({self.latency_s:.2f} s summed over {self.timed} judgments in flight together)"
         if self.slowest is not None:
             text += f" (slowest {self.slowest[0]:.2f} s, {self.slowest[1]})"
+        if self.cached_calls:  # an earlier run's reply (a failed judgment's first step): say so
+            plural = "s" if self.cached_calls != 1 else ""
+            text += (
+                f"; {self.cached_calls} call{plural} answered from the local cache, an earlier run's reply "
+                "(--judge-mode=refresh asks the judge again)"
+            )
         return text
 
 

@@ -10,7 +10,7 @@ elsewhere must not fail this test's lookup.  Recorded generations are indexed ap
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,14 +32,21 @@ class StoredVerdict:
     entry: Mapping[str, Any]
 
 
-def _first_per_model(stored: Iterable[StoredVerdict]) -> dict[str, StoredVerdict]:
-    """The first of `stored` for each model named by an entry."""
-    first: dict[str, StoredVerdict] = {}
+def _first_per(
+    stored: Iterable[StoredVerdict], signature: Callable[[Mapping[str, Any]], Hashable | None]
+) -> list[StoredVerdict]:
+    """The first of `stored` for each `signature` of an entry (None: the entry is left out)."""
+    first: dict[Hashable, StoredVerdict] = {}
     for each in stored:
-        model = each.entry.get("model")
-        if isinstance(model, str):
-            first.setdefault(model, each)
-    return first
+        found = signature(each.entry)
+        if found is not None:
+            first.setdefault(found, each)
+    return list(first.values())
+
+
+def _model(entry: Mapping[str, Any]) -> str | None:
+    model = entry.get("model")
+    return model if isinstance(model, str) else None
 
 
 class VerdictIndex:
@@ -95,7 +102,12 @@ class VerdictIndex:
 
     def by_model(self, what: Section = "verdict") -> dict[str, StoredVerdict]:
         """One stored verdict (or generation) per model that recorded anything (the models a replay could try)."""
-        return _first_per_model(self._build(what).values())
+        return {str(s.entry["model"]): s for s in self.distinct(what, _model)}
+
+    def distinct(self, what: Section, signature: Callable[[Mapping[str, Any]], Hashable | None]) -> list[StoredVerdict]:
+        """One stored verdict (or generation) per `signature` an entry has (the judges and settings a replay
+        could try); entries whose signature is None are left out."""
+        return _first_per(self._build(what).values(), signature)
 
     def note(self, path: Path, key: str, entry: Mapping[str, Any], test: str = "") -> None:
         """Keep a built index current after this process wrote `entry` (as stored) into `path`."""

@@ -412,6 +412,11 @@ class VerdictFile(_Located):
                 self.used.add(key)
             return entry
 
+    def holds(self, key: str, what: Section = "verdict") -> bool:
+        """Whether a verdict (or generation) is stored under `key` (nothing is marked used: see `get`)."""
+        with self._lock:
+            return key in self._section(what)
+
     def entries(self, what: Section = "verdict") -> dict[str, dict[str, Any]]:
         """A copy of every stored verdict (or generation), by key."""
         with self._lock:

@@ -1,0 +1,287 @@
+"""Identity vs record: who judged a stored verdict, and how, where the run does not say.
+
+A verdict is found by what the test decides (the case, the criteria, the rubric and its options) and
+by who judged and how: the judge's model and the call settings the option table marks
+`keyed="judge"` (temperature, token cap, reasoning effort, further parameters, structured output,
+where the instructions go).  Where a run leaves one of those unset (a clone's plain `pytest`, CI), the
+value a verdict was recorded with is a recorded fact, adopted as the model is, when exactly one
+recording matches the judgment; a setting the run does set must match.  An earlier form of the
+rubric (`Rubric.recorded_forms`) stands for it the same way.  Nothing here runs while a judgment's own
+keys are stored: only a miss looks further.
+
+`recorded_by` finds the model of recorded generations, where none is configured.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar
+
+from ..errors import JudgeError
+from ..keys import canonical_json
+from ..options import OPTIONS, OPTIONS_BY_NAME
+
+if TYPE_CHECKING:
+    from ..backends.protocol import Backend
+    from ..case import Case
+    from ..rubrics.base import Prompt, Rubric
+    from ..runtime import JudgeRuntime, TestContext
+    from ..settings import Settings
+    from ..store.index import VerdictIndex
+    from ..store.verdict_file import VerdictFile
+    from .plan import Call, Setup
+
+# How each judge setting reads from a stored entry, by its option's name: what the entry says the call
+# asked for.  A rubric with no reply schema never asks for one, so "off" and the others key alike there.
+_READERS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Any]] = {
+    "temperature": lambda entry, params: params.get("temperature"),
+    "structured": lambda entry, params: "auto" if "response_format" in params else "off",
+    "max_tokens": lambda entry, params: entry.get("max_tokens"),
+    "reasoning_effort": lambda entry, params: entry.get("reasoning_effort"),
+    "params": lambda entry, params: entry.get("extra_params") or None,
+    "instructions_in_user": lambda entry, params: bool(entry.get("instructions_in_user")),
+}
+# The judge's settings besides its model, from the option table (a test checks each has a reader).
+JUDGE_SETTINGS = tuple(o.name for o in OPTIONS if o.keyed == "judge" and o.name != "model")
+
+
+class Side(NamedTuple):
+    """Who judged a stored verdict and how: its model, and each judge setting's value as recorded."""
+
+    model: str
+    settings: tuple[tuple[str, Any], ...]
+
+
+def side_of(entry: Mapping[str, Any]) -> Side | None:
+    """The judge side an entry was recorded with; None for an entry that does not say (no parameters)."""
+    model, params = entry.get("model"), entry.get("params")
+    if not isinstance(model, str) or not isinstance(params, Mapping):
+        return None
+    values = []
+    for name in JUDGE_SETTINGS:
+        value = _READERS[name](entry, params)
+        if isinstance(value, (Mapping, list)):  # kept as its canonical JSON: a Side is hashable
+            value = _Json(canonical_json(value))
+        values.append((name, value))
+    return Side(model, tuple(values))
+
+
+class _Json(str):
+    """A recorded value that is an object or a list, as its canonical JSON."""
+
+
+def adopted(settings: Settings, side: Side) -> Settings | None:
+    """`settings` with the judge settings it leaves unset taken from `side`; None where a setting the run
+    sets differs from the recorded one (that recording cannot be this judgment)."""
+    changes: dict[str, Any] = {}
+    for name, recorded in side.settings:
+        value = json.loads(recorded) if isinstance(recorded, _Json) else recorded
+        current = settings.judge_temperature() if name == "temperature" else getattr(settings, name)
+        if _alike(name, current, value):
+            continue
+        if settings.configured(name):
+            return None
+        changes[name] = value
+    if not changes:
+        return settings
+    return settings._replace(**changes, overridden=settings.overridden | changes.keys())
+
+
+def _alike(name: str, current: Any, recorded: Any) -> bool:
+    if name == "structured":  # auto and on key alike: both ask for the schema
+        return bool(current == "off") == bool(recorded == "off")
+    if name == "params":
+        return dict(current or {}) == dict(recorded or {})
+    same: bool = current == recorded
+    return same
+
+
+class Recorded(NamedTuple):
+    """A judgment as recorded: the settings, rubric and Setup its calls were keyed with, and the calls."""
+
+    settings: Settings
+    rubric: Rubric
+    setup: Setup
+    calls: tuple[Call, ...]
+
+
+def find_recorded(
+    runtime: JudgeRuntime,
+    verdict_file: VerdictFile,
+    case: Case,
+    primary: Recorded,
+    ids_for: Callable[[Settings, Backend], list[tuple[str, str]]],
+    prompts_for: Callable[[Rubric, Settings], tuple[Prompt, ...]],
+    *,
+    names_judge: bool,
+) -> Recorded | None:
+    """The recording that stands for this judgment, whose own step-one keys (`primary`, where the run names
+    its judge) are not all in its test's file: itself where another file holds them (a renamed test), else
+    the one judge side and rubric form, among those recorded, under which every step-one key is stored;
+    None where none is.  `names_judge`: the run names its judge (a model, or a backend of its own), so a
+    recording of another judge cannot stand for it.  Several: a JudgeError naming what tells them apart.
+    """
+    from .plan import memo_of
+
+    index: VerdictIndex | None = None
+
+    def stored(calls: Sequence[Call]) -> bool:
+        nonlocal index
+        missing = [c.key for c in calls if not verdict_file.holds(c.key)]
+        if not missing:
+            return True
+        if index is None:
+            index = stored_elsewhere(runtime)
+        return all(index.find(key) is not None for key in missing)
+
+    if primary.calls and stored(primary.calls):
+        return primary
+    memo = memo_of(runtime)
+    backend = primary.setup.backend
+    judges = {model_id for model_id, _ in ids_for(primary.settings, backend)} if names_judge else None
+    forms = (primary.rubric, *primary.rubric.recorded_forms())
+    for sides in _sides(verdict_file, lambda: index or stored_elsewhere(runtime)):
+        matches: dict[frozenset[str], Recorded] = {}
+        for side in sides:
+            if judges is not None and side.model not in judges:
+                continue
+            settings = adopted(primary.settings, side)
+            if settings is None:
+                continue
+            if judges is None:
+                settings = settings._replace(model=(side.model,))
+            for form in forms:
+                if settings is primary.settings and form is primary.rubric:
+                    continue  # its keys were looked for first
+                setup = memo.recorded_setup(primary.setup, side, form, settings)
+                calls = setup.calls(ids_for(settings, setup.backend), prompts_for(form, settings))
+                if calls and stored(calls):
+                    matches.setdefault(frozenset(c.key for c in calls), Recorded(settings, form, setup, calls))
+        if len(matches) > 1:
+            raise several_recorded(list(matches.values()))
+        if matches:
+            (found,) = matches.values()
+            return found
+    return None
+
+
+def _sides(verdict_file: VerdictFile, index: Callable[[], VerdictIndex]) -> Iterable[list[Side]]:
+    """The judge sides to try: the test's own file's, then (none of them matching) the whole store's."""
+    yield _distinct(side_of(entry) for entry in verdict_file.entries().values())
+    yield _distinct(side_of(stored.entry) for stored in index().distinct("verdict", side_of))
+
+
+def _distinct(sides: Iterable[Side | None]) -> list[Side]:
+    return list(dict.fromkeys(side for side in sides if side is not None))
+
+
+def only_side(verdict_file: VerdictFile) -> Side | None:
+    """The one judge side a test's verdicts were recorded with, or None (none, or several)."""
+    sides = _distinct(side_of(entry) for entry in verdict_file.entries().values())
+    return sides[0] if len(sides) == 1 else None
+
+
+def several_recorded(matches: Sequence[Recorded]) -> JudgeError:
+    """The error where several recordings stand for one judgment: each, by what tells them apart."""
+    names = [
+        name
+        for name in ("model", *JUDGE_SETTINGS)
+        if len({_shown(getattr(m.settings, name), name) for m in matches}) > 1
+    ]
+    if not names:  # only the rubric's form differs
+        names = ["rubric"]
+    flags = ", ".join(OPTIONS_BY_NAME[n].cli for n in names if n in OPTIONS_BY_NAME) or "the rubric's own options"
+    lines = [
+        "  - "
+        + ", ".join(f"{n} {_shown(getattr(m.settings, n, None), n)}" for n in names if n != "rubric")
+        + (f"{m.rubric!r}" if "rubric" in names else "")
+        for m in matches
+    ]
+    first = names[0]
+    option = OPTIONS_BY_NAME.get(first)
+    how = f"pass {option.cli}=... (or {option.ini} in the ini file)" if option is not None else "pass the rubric"
+    return JudgeError(
+        f"this judgment was recorded by several judges, or with several judge settings, and the run sets none "
+        f"of what tells them apart ({flags}):\n" + "\n".join(lines) + f"\n  pick one: {how}"
+    )
+
+
+def _shown(value: Any, name: str) -> str:
+    if name == "model" and isinstance(value, tuple):
+        value = ",".join(value)
+    if name == "structured":
+        return "off" if value == "off" else "on"
+    return "unset" if value is None else str(value)
+
+
+# -- the whole store, and generations by model ------------------------------------------------------
+
+
+def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
+    """The runtime's index of the whole store, made on first need (a run the test files answer never walks)."""
+    from .plan import memo_of
+
+    memo = memo_of(runtime)
+    if memo.index is None:
+        from ..store.index import VerdictIndex
+
+        memo.index = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
+    return memo.index
+
+
+class Keyed(Protocol):
+    """A call named by its key (a judge call, a generation)."""
+
+    @property
+    def key(self) -> str: ...
+
+
+K = TypeVar("K", bound=Keyed)
+
+
+def recorded_by(
+    runtime: JudgeRuntime,
+    context: TestContext | None,
+    verdict_file: VerdictFile | None,
+    what: Literal["verdict", "generation"],
+    calls_for: Callable[[str], Sequence[K]],
+    *,
+    several: str,
+) -> tuple[str, Sequence[K]] | None:
+    """Replay with no model configured: the model under which `calls_for(model)` has a stored key
+    (a verdict's, or a generation's), from the test's own file, else the rest of the store, with the
+    calls keyed for it; None where no model has.  `several` is the error when more than one has
+    (see `recorded_model`)."""
+    own = verdict_file.entries(what) if verdict_file is not None else {}
+    found = recorded_model(own, calls_for, several=several)
+    if found is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
+        index = stored_elsewhere(runtime)
+        firsts = {s.key: s.entry for s in index.by_model(what).values()}
+        found = recorded_model(firsts, calls_for, lambda key: index.find(key, what) is not None, several=several)
+    return found
+
+
+def recorded_model(
+    entries: Mapping[str, Mapping[str, Any]],
+    calls_for: Callable[[str], Sequence[K]],
+    has: Callable[[str], bool] | None = None,
+    *,
+    several: str,
+) -> tuple[str, Sequence[K]] | None:
+    """The model under which `calls_for(model)` has a stored key, of the models named in `entries`, and
+    those calls.
+
+    `has` says whether a key is stored (default: it is one of `entries`).  One model matches: that
+    model.  None: None (the replay misses as usual).  Several: a JudgeError, `several` with the models
+    in place of `{models}` (it names the option that picks one).
+    """
+    matching: list[tuple[str, Sequence[K]]] = []
+    for model in dict.fromkeys(str(e.get("model")) for e in entries.values() if isinstance(e.get("model"), str)):
+        calls = calls_for(model)
+        keys = {call.key for call in calls}
+        if any(has(k) for k in keys) if has is not None else not keys.isdisjoint(entries):
+            matching.append((model, calls))
+    if len(matching) > 1:
+        raise JudgeError(several.format(models=", ".join(sorted(model for model, _ in matching))))
+    return matching[0] if matching else None
