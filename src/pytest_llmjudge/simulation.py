@@ -153,7 +153,7 @@ class _Conversation:
         except ReplayMiss as miss:
             from .simulation_miss import turn_miss  # the diagnosis loads only when a replay misses
 
-            raise turn_miss(miss, self, plan) from None
+            raise turn_miss(miss, self.persona, self.taken, plan) from None
 
     def heard(self, reply: str, plan: GenerationPlan) -> None:
         """The user's turn: its text joins the conversation, without the done signal that may end it."""

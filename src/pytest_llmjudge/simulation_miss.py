@@ -17,23 +17,23 @@ from .store.verdict_file import redact_entry
 
 if TYPE_CHECKING:
     from .pipeline.generations import GenerationPlan
-    from .simulation import _Conversation
 
 EXCERPT = 160  # characters of each differing reply shown
 
 
-def turn_miss(miss: ReplayMiss, talk: _Conversation, plan: GenerationPlan) -> ReplayMiss:
-    """The miss of user turn `talk.taken + 1`, naming the app's reply that differs from the recording; the
-    pipeline's own `miss` where the conversation is as recorded (another model, say)."""
+def turn_miss(miss: ReplayMiss, persona: str, taken: int, plan: GenerationPlan) -> ReplayMiss:
+    """The miss of user turn `taken + 1` of the simulated user playing `persona`, naming the app's reply
+    that differs from the recording; the pipeline's own `miss` where the conversation is as recorded
+    (another model, say)."""
     (generation,) = plan.calls
     wanted = redact_entry(generation.record())["messages"]  # stored entries are redacted too
     stored = plan.verdict_file.entries("generation").values() if plan.verdict_file is not None else ()
     same = [e["messages"] for e in stored if isinstance(e.get("messages"), list) and e["messages"][:2] == wanted[:2]]
     now = _unflipped(wanted[2:])
     test = plan.context.nodeid if plan.context is not None else "(outside a test)"
-    persona = talk.persona if len(talk.persona) <= EXCERPT else talk.persona[: EXCERPT - 3] + "..."
+    persona = persona if len(persona) <= EXCERPT else persona[: EXCERPT - 3] + "..."
     lines = [
-        f"simulate(): no recorded user turn {talk.taken + 1} for this conversation (mode replay: "
+        f"simulate(): no recorded user turn {taken + 1} for this conversation (mode replay: "
         f"{plan.settings.mode_reason})",
         f"  test:    {test}",
         f"  persona: {_one_line(persona)}",
@@ -47,7 +47,7 @@ def turn_miss(miss: ReplayMiss, talk: _Conversation, plan: GenerationPlan) -> Re
             if len(now) <= len(recorded):
                 return miss  # the conversation is as recorded: the miss is in something else (the model)
             lines.append(
-                f"  the recording ends before user turn {talk.taken + 1}: this run goes on longer (more turns, "
+                f"  the recording ends before user turn {taken + 1}: this run goes on longer (more turns, "
                 "or a stop or done signal that came earlier when it was recorded)"
             )
         else:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError, JudgeError
 from ..keys import KEY_VERSION, judgment_key, messages_sha256
-from .plan import Planned
+from .plan import Planned, stored_elsewhere
 from .recorded import recorded_by
 
 if TYPE_CHECKING:
@@ -133,9 +133,8 @@ def plan_generations(
     elif settings.mode not in target.unconfigured:
         raise JudgeError(target.no_model)
     else:  # the model they were recorded with, whose generations were keyed in finding it
-        found = recorded_by(
-            runtime, context, verdict_file, "generation", lambda m: make(m, base), several=target.several
-        )
+        index = (lambda: stored_elsewhere(runtime)) if context is not None else None
+        found = recorded_by(verdict_file, "generation", lambda m: make(m, base), index=index, several=target.several)
         if found is None and settings.mode != "replay":
             raise JudgeError(target.no_model)  # a miss that must go live
         generations = found[1] if found is not None else make(NO_MODEL, base)

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 from ..errors import JudgeError, StoreError
 from ..rubrics.base import Reply
 from ..verdict import StoredScoreWarning
-from .plan import Plan, stored_fields
-from .recorded import stored_elsewhere
+from .plan import Plan, stored_elsewhere, stored_fields
 
 if TYPE_CHECKING:
     from ..backends.protocol import CallResult

@@ -26,7 +26,7 @@ from ..redact import redact, redactor
 from ..rubrics.base import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .aggregate import AGGREGATES
-from .recorded import Recorded, Side, find_recorded, only_side
+from .recorded import Side, find_recorded, only_side
 from .recorded import adopted as adopted_settings
 from .structured import Formats, format_for, structured_backend
 
@@ -290,22 +290,27 @@ def plan(
     names_judge = bool(settings.model) or not isinstance(setup.backend, LiteLLMBackend)
     calls = setup.calls(judge_ids(settings, setup.backend), prompts) if names_judge or verdict_file is None else ()
     if settings.mode in ("replay", "auto") and verdict_file is not None and not _all_held(verdict_file, calls):
-        # Not stored as the run asks: what was recorded stands for it where the run leaves the judge's
-        # side unset (a clone's plain pytest, CI), or under an earlier form of the rubric (see `recorded`).
-        primary = Recorded(settings, rubric, setup, calls)
-        found = find_recorded(
-            runtime,
-            verdict_file,
-            case,
-            primary,
-            judge_ids,
-            lambda form, adopted: prompts if form is rubric else capped(form.prompts(case), adopted, form),
-            names_judge=names_judge,
-        )
-        if found is not None:
-            settings, rubric, setup, calls = found
-        elif not names_judge:  # a miss, and no judge to judge it: diagnosed as a replay's
-            settings, calls = _unjudged(settings, setup, verdict_file, prompts)
+        # Not stored in the test's file as the run asks: elsewhere in the store (a renamed test), or as
+        # recorded where the run leaves the judge's side unset (a clone's plain pytest, CI), or under an
+        # earlier form of the rubric (see `recorded`).
+        keys = [call.key for call in calls]
+        if not keys or any(stored_elsewhere(runtime).find(key) is None for key in keys if not verdict_file.holds(key)):
+            primary = setup
+
+            def keyed(adopted: Settings, side: Side, form: Rubric) -> tuple[tuple[Setup, tuple[Call, ...]], list[str]]:
+                made = memo.recorded_setup(primary, side, form, adopted)
+                asked = prompts if form is rubric else capped(form.prompts(case), adopted, form)
+                found_calls = made.calls(judge_ids(adopted, made.backend), asked)
+                return (made, found_calls), [call.key for call in found_calls]
+
+            judges = {model_id for model_id, _ in judge_ids(settings, setup.backend)} if names_judge else None
+            found = find_recorded(
+                verdict_file, lambda: stored_elsewhere(runtime), settings, rubric, keyed, judges=judges
+            )
+            if found is not None:
+                settings, rubric, (setup, calls) = found.settings, found.rubric, found.keyed
+            elif not names_judge:  # a miss, and no judge to judge it: diagnosed as a replay's
+                settings, calls = _unjudged(settings, setup, verdict_file, prompts)
     given = (
         asserts
         or options.threshold is not None
@@ -420,6 +425,16 @@ NO_JUDGE_MODEL = (
     "no judge model configured: pass --judge-model=MODEL (or set judge_model in the ini file, or LLMJUDGE_MODEL). "
     "The model is part of every verdict's key, so set it where recording and replay both see it."
 )
+
+
+def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
+    """The runtime's index of the whole store, made on first need (a run the test files answer never walks)."""
+    memo = memo_of(runtime)
+    if memo.index is None:
+        from ..store.index import VerdictIndex
+
+        memo.index = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
+    return memo.index
 
 
 class PlanMemo:

@@ -9,7 +9,8 @@ recording matches the judgment; a setting the run does set must match.  An earli
 rubric (`Rubric.recorded_forms`) stands for it the same way.  Nothing here runs while a judgment's own
 keys are stored: only a miss looks further.
 
-`recorded_by` finds the model of recorded generations, where none is configured.
+`recorded_by` finds the model of recorded generations, where none is configured.  What keys a call
+is the planner's: it is handed in, so this module knows the store and the settings, not the pipeline.
 """
 
 from __future__ import annotations
@@ -23,14 +24,10 @@ from ..keys import canonical_json
 from ..options import OPTIONS, OPTIONS_BY_NAME
 
 if TYPE_CHECKING:
-    from ..backends.protocol import Backend
-    from ..case import Case
-    from ..rubrics.base import Prompt, Rubric
-    from ..runtime import JudgeRuntime, TestContext
+    from ..rubrics.base import Rubric
     from ..settings import Settings
     from ..store.index import VerdictIndex
     from ..store.verdict_file import VerdictFile
-    from .plan import Call, Setup
 
 # How each judge setting reads from a stored entry, by its option's name: what the entry says the call
 # asked for.  A rubric with no reply schema never asks for one, so "off" and the others key alike there.
@@ -97,67 +94,63 @@ def _alike(name: str, current: Any, recorded: Any) -> bool:
     return same
 
 
-class Recorded(NamedTuple):
-    """A judgment as recorded: the settings, rubric and Setup its calls were keyed with, and the calls."""
+class Found(NamedTuple):
+    """A recording that stands for a judgment: the settings and rubric form its calls were keyed with, and
+    what keyed them (the planner's: its Setup and its calls)."""
 
     settings: Settings
     rubric: Rubric
-    setup: Setup
-    calls: tuple[Call, ...]
+    keyed: Any
+    keys: frozenset[str]
 
 
 def find_recorded(
-    runtime: JudgeRuntime,
     verdict_file: VerdictFile,
-    case: Case,
-    primary: Recorded,
-    ids_for: Callable[[Settings, Backend], list[tuple[str, str]]],
-    prompts_for: Callable[[Rubric, Settings], tuple[Prompt, ...]],
+    index: Callable[[], VerdictIndex],
+    settings: Settings,
+    rubric: Rubric,
+    keyed: Callable[[Settings, Side, Rubric], tuple[Any, Sequence[str]]],
     *,
-    names_judge: bool,
-) -> Recorded | None:
-    """The recording that stands for this judgment, whose own step-one keys (`primary`, where the run names
-    its judge) are not all in its test's file: itself where another file holds them (a renamed test), else
-    the one judge side and rubric form, among those recorded, under which every step-one key is stored;
-    None where none is.  `names_judge`: the run names its judge (a model, or a backend of its own), so a
-    recording of another judge cannot stand for it.  Several: a JudgeError naming what tells them apart.
+    judges: set[str] | None,
+) -> Found | None:
+    """The one judge side and rubric form, among those recorded (the test's own file first, then the whole
+    store: `index`), under which every step-one key of the judgment is stored; None where none is.
+
+    `keyed(settings, side, form)` keys the judgment's step-one calls under those settings and that form:
+    what keyed them (kept in the result) and their keys.  `judges`: the judge ids the run names (its
+    models, or its backend's name), so that no other judge's recording stands for it; None where it names
+    none.  Several: a JudgeError naming what tells them apart.
     """
-    from .plan import memo_of
+    known: VerdictIndex | None = None
 
-    index: VerdictIndex | None = None
+    def elsewhere() -> VerdictIndex:
+        nonlocal known
+        if known is None:
+            known = index()
+        return known
 
-    def stored(calls: Sequence[Call]) -> bool:
-        nonlocal index
-        missing = [c.key for c in calls if not verdict_file.holds(c.key)]
-        if not missing:
-            return True
-        if index is None:
-            index = stored_elsewhere(runtime)
-        return all(index.find(key) is not None for key in missing)
+    def stored(keys: Sequence[str]) -> bool:
+        missing = [key for key in keys if not verdict_file.holds(key)]
+        return not missing or all(elsewhere().find(key) is not None for key in missing)
 
-    if primary.calls and stored(primary.calls):
-        return primary
-    memo = memo_of(runtime)
-    backend = primary.setup.backend
-    judges = {model_id for model_id, _ in ids_for(primary.settings, backend)} if names_judge else None
-    forms = (primary.rubric, *primary.rubric.recorded_forms())
-    for sides in _sides(verdict_file, lambda: index or stored_elsewhere(runtime)):
-        matches: dict[frozenset[str], Recorded] = {}
+    forms = (rubric, *rubric.recorded_forms())
+    for sides in _sides(verdict_file, elsewhere):
+        matches: dict[frozenset[str], Found] = {}
         for side in sides:
             if judges is not None and side.model not in judges:
                 continue
-            settings = adopted(primary.settings, side)
-            if settings is None:
+            adopted_settings = adopted(settings, side)
+            if adopted_settings is None:
                 continue
             if judges is None:
-                settings = settings._replace(model=(side.model,))
+                adopted_settings = adopted_settings._replace(model=(side.model,))
             for form in forms:
-                if settings is primary.settings and form is primary.rubric:
-                    continue  # its keys were looked for first
-                setup = memo.recorded_setup(primary.setup, side, form, settings)
-                calls = setup.calls(ids_for(settings, setup.backend), prompts_for(form, settings))
-                if calls and stored(calls):
-                    matches.setdefault(frozenset(c.key for c in calls), Recorded(settings, form, setup, calls))
+                if adopted_settings is settings and form is rubric:
+                    continue  # the judgment as the run asks it: looked for before
+                made, keys = keyed(adopted_settings, side, form)
+                if keys and stored(keys):
+                    key_set = frozenset(keys)
+                    matches.setdefault(key_set, Found(adopted_settings, form, made, key_set))
         if len(matches) > 1:
             raise several_recorded(list(matches.values()))
         if matches:
@@ -182,7 +175,7 @@ def only_side(verdict_file: VerdictFile) -> Side | None:
     return sides[0] if len(sides) == 1 else None
 
 
-def several_recorded(matches: Sequence[Recorded]) -> JudgeError:
+def several_recorded(matches: Sequence[Found]) -> JudgeError:
     """The error where several recordings stand for one judgment: each, by what tells them apart."""
     names = [
         name
@@ -218,18 +211,6 @@ def _shown(value: Any, name: str) -> str:
 # -- the whole store, and generations by model ------------------------------------------------------
 
 
-def stored_elsewhere(runtime: JudgeRuntime) -> VerdictIndex:
-    """The runtime's index of the whole store, made on first need (a run the test files answer never walks)."""
-    from .plan import memo_of
-
-    memo = memo_of(runtime)
-    if memo.index is None:
-        from ..store.index import VerdictIndex
-
-        memo.index = VerdictIndex.for_layout(runtime.rootdir, runtime.store_root)
-    return memo.index
-
-
 class Keyed(Protocol):
     """A call named by its key (a judge call, a generation)."""
 
@@ -241,24 +222,23 @@ K = TypeVar("K", bound=Keyed)
 
 
 def recorded_by(
-    runtime: JudgeRuntime,
-    context: TestContext | None,
     verdict_file: VerdictFile | None,
     what: Literal["verdict", "generation"],
     calls_for: Callable[[str], Sequence[K]],
     *,
+    index: Callable[[], VerdictIndex] | None,
     several: str,
 ) -> tuple[str, Sequence[K]] | None:
     """Replay with no model configured: the model under which `calls_for(model)` has a stored key
-    (a verdict's, or a generation's), from the test's own file, else the rest of the store, with the
-    calls keyed for it; None where no model has.  `several` is the error when more than one has
-    (see `recorded_model`)."""
+    (a verdict's, or a generation's), from the test's own file, else the rest of the store (`index`;
+    None: outside a test, nothing else is looked at), with the calls keyed for it; None where no model
+    has.  `several` is the error when more than one has (see `recorded_model`)."""
     own = verdict_file.entries(what) if verdict_file is not None else {}
     found = recorded_model(own, calls_for, several=several)
-    if found is None and context is not None:  # recorded elsewhere (a session fixture, a renamed test)?
-        index = stored_elsewhere(runtime)
-        firsts = {s.key: s.entry for s in index.by_model(what).values()}
-        found = recorded_model(firsts, calls_for, lambda key: index.find(key, what) is not None, several=several)
+    if found is None and index is not None:  # recorded elsewhere (a session fixture, a renamed test)?
+        store = index()
+        firsts = {s.key: s.entry for s in store.by_model(what).values()}
+        found = recorded_model(firsts, calls_for, lambda key: store.find(key, what) is not None, several=several)
     return found
 
 
