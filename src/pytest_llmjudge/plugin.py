@@ -154,36 +154,6 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> str | None:
-    """Say which mode the run judges in, and why, when anything here judges or is configured to."""
-    runtime = config.stash.get(RUNTIME_KEY, None)
-    if runtime is None:
-        return None
-    if not runtime.configured and not _judges(items):
-        return None
-    settings = runtime.settings
-    # The judge_backend fixture is resolved per test, later: without a model, say only that.
-    judge = (
-        f"judge {','.join(settings.model)}"
-        if settings.model
-        else "no --judge-model: what is recorded replays with the judge that recorded it (a judge_backend "
-        "fixture may supply one for the rest)"
-    )
-    store = str(runtime.store_root) if runtime.store_root else "judge_verdicts/ beside each test module"
-    return f"llmjudge: mode {settings.mode} ({settings.mode_reason}), {judge}, verdicts in {store}"
-
-
-def _judges(items: list[pytest.Item]) -> bool:
-    """Whether the collected tests judge, as far as collection can tell: a judge marker or fixture, or a
-    module with verdicts stored beside it (a clone's replay of plain `assert_judged` calls)."""
-    if any(
-        item.get_closest_marker("judge") is not None or "judge" in getattr(item, "fixturenames", ()) for item in items
-    ):
-        return True
-    modules = {item.path for item in items}
-    return any(path.parent.joinpath("judge_verdicts", path.stem).is_dir() for path in modules)
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
     runtime = item.config.stash.get(RUNTIME_KEY, None)

@@ -110,6 +110,7 @@ class RunRecorder:
         self.unwritten: list[str] = []  # reports that could not be written, and why
         self.prune_message: str | None = None
         self.worker_notices: list[str] = []  # notices xdist workers handed over
+        self.mode_said = False  # the header said the mode (else the summary does, where anything was judged)
 
     # -- gathering -------------------------------------------------------------------------
 
@@ -180,6 +181,32 @@ class RunRecorder:
         used = payload.get("used")
         if used:
             self.used.setdefault(report.nodeid, set()).update(used["keys"])
+
+    def pytest_report_collectionfinish(self, config: pytest.Config, items: list[pytest.Item]) -> str | None:
+        """Say which mode the run judges in, and why, when anything here is configured to judge, or a test
+        judges as far as collection can tell (a judge marker or fixture); else the summary says it, once
+        something was judged (a clone's replay of plain `assert_judged` calls)."""
+        if not self.runtime.configured and not any(
+            item.get_closest_marker("judge") is not None or "judge" in getattr(item, "fixturenames", ())
+            for item in items
+        ):
+            return None
+        self.mode_said = True
+        return self.mode_line()
+
+    def mode_line(self) -> str:
+        """`llmjudge: mode replay (CI detected: CI is set), judge gpt-4o-mini, verdicts in ...`."""
+        runtime = self.runtime
+        settings = runtime.settings
+        # The judge_backend fixture is resolved per test, later: without a model, say only that.
+        judge = (
+            f"judge {','.join(settings.model)}"
+            if settings.model
+            else "no --judge-model: what is recorded replays with the judge that recorded it (a judge_backend "
+            "fixture may supply one for the rest)"
+        )
+        store = str(runtime.store_root) if runtime.store_root else "judge_verdicts/ beside each test module"
+        return f"llmjudge: mode {settings.mode} ({settings.mode_reason}), {judge}, verdicts in {store}"
 
     # -- after the run -----------------------------------------------------------------------
 
@@ -285,6 +312,8 @@ class RunRecorder:
             tally = self.tally or terminal.Tally()
             sentence = tally.sentence()
             if sentence is not None:
+                if not self.mode_said:
+                    say(self.mode_line())
                 say(sentence)
                 details = tally.details()
                 if details:

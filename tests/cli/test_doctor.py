@@ -79,8 +79,9 @@ def test_settings_come_from_the_ini_file_and_environment_as_for_pytest(capsys, j
 
 
 def test_a_missing_key_fails_naming_the_variable_and_calls_nothing(capsys, judge_server, monkeypatch):
+    # A cloud judge needs its key (a local one, at an api base, needs none: see test_local_judge_key.py).
     monkeypatch.delenv("OPENAI_API_KEY")
-    code, lines = doctor(capsys, f"--judge-model={MODEL}", f"--judge-api-base={judge_server.base_url}")
+    code, lines = doctor(capsys, "--judge-model=gpt-4o-mini")
     assert code == 1
     assert (
         "FAIL  credentials        not set: OPENAI_API_KEY (LiteLLM needs it for provider openai); export it before "
@@ -178,7 +179,7 @@ def test_pytest_judge_doctor_runs_the_doctor_instead_of_the_tests(pytester, judg
 def test_pytest_judge_doctor_exits_non_zero_on_a_failed_check(pytester, judge_server, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
     pytester.makepyfile(test_x=FAILING_TEST)
-    result = pytester.runpytest("--judge-doctor", f"--judge-model={MODEL}", f"--judge-api-base={judge_server.base_url}")
+    result = pytester.runpytest("--judge-doctor", "--judge-model=gpt-4o-mini")  # a cloud judge, with no key
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         ["FAIL  credentials        not set: OPENAI_API_KEY*", "llmjudge doctor: 1 check failed"]

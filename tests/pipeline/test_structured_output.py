@@ -164,7 +164,9 @@ def test_the_schema_is_part_of_the_key_and_auto_and_on_share_it(pytester, server
     write_tests(pytester)
     run(pytester, server, "--judge-mode=auto", "--judge-structured=off").assert_outcomes(passed=1)
     off_key = judgments(pytester.path)[0]["key"]
-    run(pytester, server, "--judge-mode=replay").assert_outcomes(failed=1)  # auto asks for the schema: a miss
+    # Nothing about the judge configured: what was recorded (no schema) is adopted, and replays.
+    run(pytester, server, "--judge-mode=replay").assert_outcomes(passed=1)
+    run(pytester, server, "--judge-mode=replay", "--judge-structured=on").assert_outcomes(failed=1)  # asks for it
     run(pytester, server, "--judge-mode=auto", "--judge-structured=on").assert_outcomes(passed=1)
     on_key = judgments(pytester.path)[0]["key"]
     assert on_key != off_key
@@ -347,7 +349,8 @@ def test_bad_values_are_usage_errors(pytester, server, option, message):
 
 
 def test_the_summary_line_counts_what_the_judgments_used():
-    assert structured_line(["json_schema", None, "json_object", "json_schema", "json_object,none"]) == (
-        "llmjudge: structured output: 2 json_schema, 2 json_object, 1 none"
+    # None, or "off": a judgment that asked for no schema (--judge-structured=off, a rubric with none)
+    assert structured_line(["json_schema", None, "json_object", "json_schema", "json_object,none", "off"]) == (
+        "llmjudge: structured output: 2 json_schema, 2 json_object, 1 none, 2 off"
     )
     assert structured_line([None, None]) is None

@@ -330,7 +330,13 @@ def test_no_model_configured_names_the_option(pytester, openai_server):
     pytester.makepyfile(test_refund=JUDGED)
     result = pytester.runpytest("--judge-mode=auto")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["E*pytest_llmjudge.JudgeError: no judge model configured: pass --judge-model=MODEL*"])
+    result.stdout.fnmatch_lines(
+        [
+            "E*pytest_llmjudge.ReplayMiss: no stored verdict for this judgment (mode replay: no judge model is "
+            "configured, so only what is recorded can be judged: pass --judge-model=MODEL*",
+            "E*no verdicts are stored for this test*",
+        ]
+    )
 
 
 def test_non_string_outputs_are_judged_as_json_or_str(pytester, openai_server, live_args):

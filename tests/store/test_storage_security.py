@@ -53,8 +53,9 @@ def pytest_sessionfinish(session):
 
 # The plugin's own modules that only a live call needs: the call records, the retries, the limiter,
 # the event-loop thread, the request planner, the live stage, the custom-callable backend; and two
-# that a replay naming its judge and writing nothing never needs: the search for the model that
-# recorded a judgment, and the warning for a verdict file that cannot be written.
+# that a replay of stored verdicts, writing nothing, never needs: the search for a recording that
+# stands for a judgment not stored as the run asks (a miss loads it), and the warning for a verdict
+# file that cannot be written.
 LIVE_ONLY = {
     "pytest_llmjudge.backends." + name for name in ("protocol", "retry", "limiter", "loop", "plan", "callable")
 } | {"pytest_llmjudge.pipeline." + name for name in ("live", "recorded", "unwritten")}
@@ -89,7 +90,8 @@ def test_a_replay_miss_also_stays_offline(pytester, openai_server, live_args, mo
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*ReplayMiss: no stored verdict*CI detected: CI is set*"])
     report = json.loads((pytester.path / "offline-report.json").read_text())
-    assert report == {"connects": [], "modules": [], "live_only": []}
+    # A miss looks for a recording that stands for the judgment (another judge side): that search only.
+    assert report == {"connects": [], "modules": [], "live_only": ["pytest_llmjudge.pipeline.recorded"]}
     assert openai_server.request_count == 0
 
 

@@ -210,7 +210,7 @@ def test_ci_without_a_model_names_the_choices_when_several_models_recorded(pytes
     monkeypatch.setenv("CI", "true")
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*openai/judge-a*openai/judge-b*--judge-model*"])
+    result.stdout.fnmatch_lines(["*recorded by several judges*(--judge-model):", "*openai/judge-a", "*openai/judge-b"])
 
 
 # -- 7. transport is not identity ------------------------------------------------------------------

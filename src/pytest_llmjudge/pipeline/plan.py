@@ -26,8 +26,6 @@ from ..redact import redact, redactor
 from ..rubrics.base import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .aggregate import AGGREGATES
-from .recorded import Side, find_recorded, only_side
-from .recorded import adopted as adopted_settings
 from .structured import Formats, format_for, structured_backend
 
 if TYPE_CHECKING:
@@ -35,6 +33,7 @@ if TYPE_CHECKING:
     from ..runtime import JudgeRuntime, TestContext
     from ..store.index import VerdictIndex
     from ..store.verdict_file import VerdictFile
+    from .recorded import Side
 
 
 class Options(NamedTuple):
@@ -295,6 +294,8 @@ def plan(
         # earlier form of the rubric (see `recorded`).
         keys = [call.key for call in calls]
         if not keys or any(stored_elsewhere(runtime).find(key) is None for key in keys if not verdict_file.holds(key)):
+            from .recorded import find_recorded  # on a miss only: a replay of what the run asks never loads it
+
             primary = setup
 
             def keyed(adopted: Settings, side: Side, form: Rubric) -> tuple[tuple[Setup, tuple[Call, ...]], list[str]]:
@@ -343,6 +344,9 @@ def _unjudged(
 ) -> tuple[Settings, tuple[Call, ...]]:
     """A judgment nothing stored stands for, with no judge to judge it live: planned as a replay, so its miss
     is diagnosed (and counted) as one, against the one judge this test recorded with where it has one."""
+    from .recorded import adopted as adopted_settings
+    from .recorded import only_side
+
     side = only_side(verdict_file)
     adopted = adopted_settings(settings, side) if side is not None else None
     model = side.model if side is not None else NO_MODEL
