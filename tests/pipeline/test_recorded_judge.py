@@ -122,3 +122,30 @@ def test_a_miss_reads_the_same_in_plain_pytest_and_under_ci_and_counts_once(pyte
         ]
     )
     assert server.request_count == 1, "a miss never calls out"
+
+
+PLAIN_KIND = """
+from pytest_llmjudge import assert_judged
+from pytest_llmjudge.rubrics import Prompt, Rubric
+
+
+class Plain(Rubric):  # a kind of your own that declares no reply schema: structured output keys nothing
+    name = "plain_for_test"
+
+    def prompts(self, case):
+        return [Prompt(({"role": "user", "content": f"Score 0-1: {case.output}"},))]
+
+
+def test_refund():
+    assert_judged("Returns within 30 days. SCORE=0.9", "Says the window", rubric=Plain(), threshold=0.7)
+"""
+
+
+def test_a_configured_setting_a_rubric_does_not_use_does_not_stop_the_recorded_ones(pytester, server, monkeypatch):
+    pytester.makepyfile(test_refund=PLAIN_KIND)
+    _record(pytester, server, "--judge-max-tokens=1024")
+    server.stop()
+    monkeypatch.setenv("CI", "true")
+    # The ini sets structured output (the team's choice); this kind asks for no schema, so it keys nothing.
+    pytester.makeini("[pytest]\njudge_structured = on\n")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)

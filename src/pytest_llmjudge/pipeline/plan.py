@@ -348,9 +348,9 @@ def _unjudged(
     from .recorded import only_side
 
     side = only_side(verdict_file)
-    adopted = adopted_settings(settings, side) if side is not None else None
     model = side.model if side is not None else NO_MODEL
-    if adopted is not None and adopted is not settings:  # keyed as recorded but for the case: the miss names it
+    adopted = adopted_settings(settings, side) if side is not None else settings
+    if adopted is not settings:  # keyed as recorded but for the case: the miss names what the case changed
         settings, setup = adopted, Setup(adopted, setup.rubric, setup.backend)
     if settings.mode == "auto":
         settings = settings._replace(mode="replay", mode_reason=NO_JUDGE_TO_RECORD)

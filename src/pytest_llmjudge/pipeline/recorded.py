@@ -68,18 +68,16 @@ class _Json(str):
     """A recorded value that is an object or a list, as its canonical JSON."""
 
 
-def adopted(settings: Settings, side: Side) -> Settings | None:
-    """`settings` with the judge settings it leaves unset taken from `side`; None where a setting the run
-    sets differs from the recorded one (that recording cannot be this judgment)."""
+def adopted(settings: Settings, side: Side) -> Settings:
+    """`settings` with the judge settings it leaves unset taken from `side`.  One the run sets stays as set:
+    where it differs from the recorded one, the keys say that this recording is not the judgment (a
+    setting a rubric does not use, such as structured output for one with no reply schema, keys alike)."""
     changes: dict[str, Any] = {}
     for name, recorded in side.settings:
         value = json.loads(recorded) if isinstance(recorded, _Json) else recorded
         current = settings.judge_temperature() if name == "temperature" else getattr(settings, name)
-        if _alike(name, current, value):
-            continue
-        if settings.configured(name):
-            return None
-        changes[name] = value
+        if not _alike(name, current, value) and not settings.configured(name):
+            changes[name] = value
     if not changes:
         return settings
     return settings._replace(**changes, overridden=settings.overridden | changes.keys())
@@ -140,8 +138,6 @@ def find_recorded(
             if judges is not None and side.model not in judges:
                 continue
             adopted_settings = adopted(settings, side)
-            if adopted_settings is None:
-                continue
             if judges is None:
                 adopted_settings = adopted_settings._replace(model=(side.model,))
             for form in forms:
