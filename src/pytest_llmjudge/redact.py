@@ -99,6 +99,9 @@ def redactor() -> Redactor:
     return Redactor()
 
 
+_SHARED_TEXT = 1024  # a text this long or longer is redacted once per object, however many places hold it
+
+
 def redact_value(value: Any, clean: Callable[[str], str] | None = None) -> Any:
     """`value` with every string in it (dict keys too) redacted, lists and tuples as lists; other values as
     they are.  `clean`: the redactor to use (default: one that reads the environment once, for all of it).
@@ -109,15 +112,17 @@ def redact_value(value: Any, clean: Callable[[str], str] | None = None) -> Any:
 
 
 def _redacted(value: Any, clean: Callable[[str], str], seen: dict[int, Any]) -> Any:
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) < _SHARED_TEXT:
         return clean(value)
-    if not isinstance(value, (dict, list, tuple)):
+    if not isinstance(value, (str, dict, list, tuple)):
         return value
     known = seen.get(id(value))
     if known is not None:
         return known[1]
-    if isinstance(value, dict):
-        result: Any = {_redacted(k, clean, seen): _redacted(v, clean, seen) for k, v in value.items()}
+    if isinstance(value, str):  # a long text several entries share (a transcript): redacted once
+        result: Any = clean(value)
+    elif isinstance(value, dict):
+        result = {_redacted(k, clean, seen): _redacted(v, clean, seen) for k, v in value.items()}
     else:
         result = [_redacted(v, clean, seen) for v in value]
     seen[id(value)] = (value, result)  # the value is kept too: its id is not reused while the memo lives
