@@ -30,7 +30,7 @@ sys.path.insert(0, str(BENCH))
 
 from bench_rag import server  # noqa: E402  (the RAG responder answers per-item and batched rulings)
 
-TEST = '''
+TEST = """
 import inspect, os
 from pytest_llmjudge import ContextPrecision, assert_judged
 
@@ -45,7 +45,7 @@ def test_ranked():
         rubric = ContextPrecision()
     assert_judged("Store 3 takes returns for 4 days.", "Ranks the useful passages first",
                   input="How long does store 3 take returns?", context=PASSAGES, rubric=rubric, threshold=0.0)
-'''
+"""
 
 
 def record(src: Path, url: str, passages: int, form: str, limit: float) -> dict[str, Any]:
@@ -57,6 +57,7 @@ def record(src: Path, url: str, passages: int, form: str, limit: float) -> dict[
         env |= {
             "PYTHONPATH": str(src),
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "OPENAI_API_KEY": "sk-local-benchmark",  # a checkout from before needs one, even for a local server
             "LLMJUDGE_MAX_ITEMS": str(passages + 1),  # an option the checkout may not know: then ignored
             "BENCH_PASSAGES": str(passages),
             "BENCH_FORM": form,

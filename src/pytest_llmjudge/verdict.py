@@ -79,7 +79,7 @@ class Verdict:
     undecided: bool = False
     details: Mapping[str, Any] = field(default_factory=dict, repr=False)
     notes: tuple[str, ...] = field(default=(), repr=False)  # the rubric's failure details (failed constraints, ...)
-    # response_format the judge calls used: "json_schema", "json_object", "none" (comma-joined if they
+    # response_format the judge calls used: one of `pipeline.structured.USED` (comma-joined if they
     # differ); None where no call asked for a schema (--judge-structured=off, a custom backend or rubric)
     structured: str | None = field(default=None, repr=False)
     # Tokens of this judgment's live calls as the judge's server counted them; None: no live call, or no usage given.

@@ -159,9 +159,12 @@ def score_from_prompt(request: dict) -> str:
 
 
 def response_format_type(request: dict) -> str | None:
-    """The ``response_format`` type a request asked for ("json_schema", "json_object"), or None."""
+    """The ``response_format`` a request asked for: "json_schema", "json_object+schema" (JSON mode with a
+    schema beside it, as llama.cpp's servers take it), "json_object", or None."""
     value = request.get("response_format")
-    return value.get("type") if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    return "json_object+schema" if value.get("type") == "json_object" and "schema" in value else value.get("type")
 
 
 def refusing(*refused: str, status: int = 400, answer: Responder = score_from_prompt) -> Responder:

@@ -138,11 +138,18 @@ def test_the_schema_is_sent_where_litellm_says_the_model_supports_it(pytester, s
     assert judgments(pytester.path)[0]["structured"] == "json_schema"
 
 
-def test_auto_asks_for_plain_json_where_litellm_knows_no_schema_support(pytester, server):
+def test_auto_sends_json_mode_with_the_schema_beside_it_to_a_server_litellm_knows_nothing_of(pytester, server):
+    # LiteLLM says no schema support for every local route; llama.cpp's servers read a schema in this form.
     write_tests(pytester)
     run(pytester, server, "--judge-mode=auto").assert_outcomes(passed=1)
-    assert [r["response_format"] for r in server.requests] == [{"type": "json_object"}]
-    assert stored_entries(pytester.path)[0]["structured"] == "json_object"
+    assert [r["response_format"] for r in server.requests] == [
+        {"type": "json_object", "schema": Score().reply_schema()}
+    ]
+    (entry,) = stored_entries(pytester.path)
+    assert entry["structured"] == "json_object+schema"
+    recorded = entry["sent"]["response_format"]
+    assert recorded["type"] == "json_object" and recorded["schema"].keys() == {"name", "sha256"}  # named, not copied
+    assert recorded["schema"] == entry["params"]["response_format"]["json_schema"]
 
 
 def test_on_sends_the_schema_even_where_litellm_says_no(pytester, server):
@@ -199,10 +206,10 @@ def test_a_refused_schema_falls_back_to_json_once_and_is_remembered_for_the_run(
     write_tests(pytester, count=3)
     result = run(pytester, server, "--judge-mode=auto", model=SUPPORTED)
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["llmjudge: structured output: 3 json_object"])  # the run says what it used
-    assert formats(server) == ["json_schema", "json_object", "json_object", "json_object"]  # one extra call
-    assert [e["structured"] for e in stored_entries(pytester.path)] == ["json_object"] * 3
-    assert [(j["structured"], j["live_calls"]) for j in judgments(pytester.path)] == [("json_object", 1)] * 3
+    result.stdout.fnmatch_lines(["llmjudge: structured output: 3 json_object+schema"])  # the run says what it used
+    assert formats(server) == ["json_schema"] + ["json_object+schema"] * 3  # one extra call
+    assert [e["structured"] for e in stored_entries(pytester.path)] == ["json_object+schema"] * 3
+    assert [(j["structured"], j["live_calls"]) for j in judgments(pytester.path)] == [("json_object+schema", 1)] * 3
 
 
 def test_concurrent_first_calls_wait_for_the_one_that_learns_what_the_server_takes(pytester, server):
@@ -216,24 +223,39 @@ def test_concurrent_first_calls_wait_for_the_one_that_learns_what_the_server_tak
         """
     )
     run(pytester, server, "--judge-mode=auto", model=SUPPORTED).assert_outcomes(passed=1)
-    assert sorted(formats(server), key=str) == ["json_object"] * 6 + ["json_schema"]
+    assert sorted(formats(server), key=str) == ["json_object+schema"] * 6 + ["json_schema"]
+
+
+def test_a_schema_beside_json_mode_refused_too_falls_back_to_plain_json(pytester, server):
+    server.set_responder(refusing("json_schema", "json_object+schema"))
+    write_tests(pytester, count=2)
+    run(pytester, server, "--judge-mode=auto", model=SUPPORTED).assert_outcomes(passed=2)
+    assert formats(server) == ["json_schema", "json_object+schema", "json_object", "json_object"]
+    assert [e["structured"] for e in stored_entries(pytester.path)] == ["json_object", "json_object"]
 
 
 def test_plain_json_refused_too_falls_back_to_no_response_format(pytester, server):
-    server.set_responder(refusing("json_schema", "json_object"))
+    server.set_responder(refusing("json_schema", "json_object+schema", "json_object"))
     write_tests(pytester, count=2)
     run(pytester, server, "--judge-mode=auto", model=SUPPORTED).assert_outcomes(passed=2)
-    assert formats(server) == ["json_schema", "json_object", None, None]
+    assert formats(server) == ["json_schema", "json_object+schema", "json_object", None, None]
     assert [e["structured"] for e in stored_entries(pytester.path)] == ["none", "none"]
 
 
+def test_under_on_a_server_that_refuses_json_schema_gets_the_schema_beside_json_mode(pytester, server):
+    server.set_responder(refusing("json_schema", status=500))  # as llama-cpp-python's server answers
+    write_tests(pytester, count=2)
+    run(pytester, server, "--judge-mode=auto", "--judge-structured=on").assert_outcomes(passed=2)
+    assert formats(server) == ["json_schema", "json_object+schema", "json_object+schema"]
+
+
 def test_under_on_a_refused_schema_fails_the_judgment_and_says_what_to_do(pytester, server):
-    server.set_responder(refusing("json_schema"))
+    server.set_responder(refusing("json_schema", "json_object+schema"))
     write_tests(pytester)
     result = run(pytester, server, "--judge-mode=auto", "--judge-structured=on")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*refused the JSON schema*--judge-structured=auto*"])
-    assert formats(server) == ["json_schema"] and stored_entries(pytester.path) == []
+    assert formats(server) == ["json_schema", "json_object+schema"] and stored_entries(pytester.path) == []
 
 
 def test_any_other_server_error_is_not_taken_for_a_refusal(pytester, server):
@@ -254,7 +276,11 @@ def test_replay_sends_nothing_and_gives_the_verdict_recorded_either_way(pytester
     result.stdout.no_fnmatch_line("*structured output*")  # a replay sends nothing, so it says nothing
     replayed = judgments(pytester.path)[0]
     assert server.request_count == sent
-    assert (replayed["source"], replayed["structured"], replayed["key"]) == ("replayed", "json_object", fallback["key"])
+    assert (replayed["source"], replayed["structured"], replayed["key"]) == (
+        "replayed",
+        "json_object+schema",
+        fallback["key"],
+    )
 
     with OpenAIServer() as accepting:  # the same judgment where the schema is accepted: the same verdict
         (pytester.path / "judge_verdicts").rename(pytester.path / "first_verdicts")
@@ -350,7 +376,31 @@ def test_bad_values_are_usage_errors(pytester, server, option, message):
 
 def test_the_summary_line_counts_what_the_judgments_used():
     # None, or "off": a judgment that asked for no schema (--judge-structured=off, a rubric with none)
-    assert structured_line(["json_schema", None, "json_object", "json_schema", "json_object,none", "off"]) == (
-        "llmjudge: structured output: 2 json_schema, 2 json_object, 1 none, 2 off"
+    used = ["json_schema", None, "json_object", "json_schema", "json_object,none", "off", "json_object+schema"]
+    assert structured_line(used) == (
+        "llmjudge: structured output: 2 json_schema, 1 json_object+schema, 2 json_object, 1 none, 2 off"
     )
     assert structured_line([None, None]) is None
+
+
+@pytest.mark.parametrize(
+    ("model", "api_base", "first", "ladder"),
+    [
+        # A server of your own: LiteLLM knows nothing of its schema support, so JSON mode with the schema.
+        (MODEL, "http://127.0.0.1:1/v1", "json_object+schema", ("json_object+schema", "json_object", "none")),
+        # A hosted API reads no schema beside JSON mode: it never gets one there.
+        ("gpt-3.5-turbo", None, "json_object", ("json_object", "none")),
+        (SUPPORTED, None, "json_schema", ("json_schema", "json_object", "none")),
+    ],
+)
+def test_where_auto_starts_and_what_it_may_fall_back_to(model, api_base, first, ladder):
+    import litellm
+
+    from pytest_llmjudge.backends.formats import FORMATS, first_format
+    from pytest_llmjudge.backends.formats import ladder as ladder_of
+
+    provider = litellm.get_llm_provider(model)[1]
+    start = first_format("auto", litellm, model, provider, api_base)
+    assert start == first
+    assert tuple(f for f in ladder_of("auto", api_base) if FORMATS.index(f) >= FORMATS.index(start)) == ladder
+    assert ladder_of("on", api_base) == (("json_schema", "json_object+schema") if api_base else ("json_schema",))

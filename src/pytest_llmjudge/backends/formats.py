@@ -1,14 +1,17 @@
 """Structured output, the sending side: which `response_format` a live call sends, and the fallback.
 
 A call whose parameters ask for a JSON schema (`response_format`, see `structured`) sends, under
-`--judge-structured=auto`: the schema where LiteLLM says the model supports response schemas; else
+`--judge-structured=auto`: the schema where LiteLLM says the model supports response schemas; else,
+at a server of your own (an api base), `{"type": "json_object", "schema": ...}`: JSON mode with the
+schema beside it, which llama.cpp's servers turn into a grammar and other servers ignore; else
 `{"type": "json_object"}` where LiteLLM maps `response_format` for the model at all; else nothing.
 LiteLLM's answer is a hint (it says no for every local route): a server that refuses what was sent
 (HTTP 400/422/500/501 naming response_format, json_schema or schema) is asked again at once with the
-next format down (schema -> json_object -> none).  What works is remembered per model and api base
-for the process, and while the first call to a model learns it the others wait for its answer, so
-a refusal costs one extra call per run (per xdist worker).  Under `on` the schema is always sent and
-a refusal fails the call: the user asked for structure, so nothing less is quietly accepted.
+next format down (schema -> json_object+schema -> json_object -> none).  What works is remembered per
+model and api base for the process, and while the first call to a model learns it the others wait
+for its answer, so a refusal costs one extra call per run (per xdist worker).  Under `on` only the
+forms that carry the schema are sent, and a refusal of them all fails the call: the user asked for
+structure, so nothing less is quietly accepted.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ if TYPE_CHECKING:
     import asyncio
 
 
-FORMATS = ("json_schema", "json_object", "none")  # most structured first: the fallback order
+# Most structured first: the fallback order.  "json_object+schema" is JSON mode with the schema beside it
+# (llama-cpp-python's and llama.cpp's server read it; llama-cpp-python refuses "json_schema").
+FORMATS = ("json_schema", "json_object+schema", "json_object", "none")
+SCHEMA_FORMATS = FORMATS[:2]  # the forms that send the schema: all `on` accepts
 REFUSAL_STATUS = frozenset({400, 422, 500, 501})
 _REFUSAL_WORDS = re.compile(r"response_format|json_schema|json_object|\bschema\b|guided_json", re.IGNORECASE)
 
@@ -71,8 +77,9 @@ def schema_format(reference: Any) -> dict[str, Any] | None:
     return dict(found) if found is not None else None
 
 
-def first_format(mode: str, litellm: Any, model: str, provider: str | None) -> str:
-    """The format to try first: the schema under `on`; under `auto`, what LiteLLM says the model takes."""
+def first_format(mode: str, litellm: Any, model: str, provider: str | None, api_base: str | None = None) -> str:
+    """The format to try first: the schema under `on`; under `auto`, what LiteLLM says the model takes
+    (JSON mode with the schema beside it at a server of your own, which may read it)."""
     if mode == "on":
         return "json_schema"
     try:
@@ -84,16 +91,37 @@ def first_format(mode: str, litellm: Any, model: str, provider: str | None) -> s
         takes = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or ()
     except Exception:  # noqa: BLE001 - LiteLLM cannot place the model: send no response_format
         takes = ()
-    return "json_object" if "response_format" in takes else "none"
+    if "response_format" not in takes:
+        return "none"
+    return "json_object+schema" if api_base else "json_object"
 
 
 def sent_value(fmt: str, schema_format: Mapping[str, Any]) -> dict[str, Any] | None:
     """The `response_format` sent for `fmt` (None: the parameter is left out)."""
     if fmt == "json_schema":
         return dict(schema_format)
+    if fmt == "json_object+schema":
+        return {"type": "json_object", "schema": schema_format["json_schema"]["schema"]}
     if fmt == "json_object":
         return {"type": "json_object"}
     return None
+
+
+def ladder(mode: str, api_base: str | None) -> tuple[str, ...]:
+    """The formats a call may go down, most structured first: under `on` only those that send the schema;
+    the schema beside JSON mode only at a server of your own (a hosted API reads no such field)."""
+    formats = SCHEMA_FORMATS if mode == "on" else FORMATS
+    return formats if api_base else tuple(f for f in formats if f != "json_object+schema")
+
+
+def recorded_value(fmt: str, sent: Mapping[str, Any], reference: Mapping[str, Any]) -> dict[str, Any]:
+    """What the verdict file records of the `response_format` sent: a schema by its reference (name and
+    sha256, as in the key), never the whole schema beside each reply."""
+    if fmt == "json_schema":
+        return dict(reference)
+    if fmt == "json_object+schema":
+        return {"type": "json_object", "schema": dict(reference["json_schema"])}
+    return dict(sent)
 
 
 def refuses_format(exc: BaseException) -> bool:
@@ -117,31 +145,14 @@ class FormatMemory:
         start: str,
         attempt: Callable[[str], Awaitable[T]],
     ) -> tuple[T, str]:
-        """`attempt(format)`, down `FORMATS` on each refusal (not under `on`); returns its result and the format."""
-        if mode == "on":
-            try:
-                return await attempt("json_schema"), "json_schema"
-            except Exception as exc:
-                if refuses_format(exc):
-                    from .retry import error_detail  # the retry policy loads with the first live call
-
-                    raise BackendError(
-                        redact(
-                            f"the judge's server refused the JSON schema sent as response_format under "
-                            f"--judge-structured=on (not retried): {error_detail(exc)}. Use --judge-structured=auto "
-                            "to fall back to plain JSON where it is refused, or off."
-                        ),
-                        retryable=False,
-                        status=getattr(exc, "status_code", None),
-                    ) from None
-                raise
+        """`attempt(format)`, down the `ladder` from `start` on each refusal; returns its result and the format."""
         import asyncio  # on a live call only: a replay never loads the event loop's modules
 
         loop = asyncio.get_running_loop()
         while True:
             known = self._works.get(key)
             if known is not None:
-                return await self._down(key, max(start, known, key=FORMATS.index), attempt)
+                return await self._down(key, mode, max(start, known, key=FORMATS.index), attempt)
             learning = self._learning.get(key)
             if learning is not None and learning[0] is loop and not learning[1].done():
                 await asyncio.shield(learning[1])  # the first call to this server is finding out what it takes
@@ -149,22 +160,42 @@ class FormatMemory:
             done: asyncio.Future[None] = loop.create_future()
             self._learning[key] = (loop, done)
             try:
-                return await self._down(key, start, attempt)
+                return await self._down(key, mode, start, attempt)
             finally:
                 done.set_result(None)
                 if self._learning.get(key, (None, None))[1] is done:
                     del self._learning[key]
 
     async def _down(
-        self, key: tuple[str, str | None], start: str, attempt: Callable[[str], Awaitable[T]]
+        self, key: tuple[str, str | None], mode: str, start: str, attempt: Callable[[str], Awaitable[T]]
     ) -> tuple[T, str]:
-        for fmt in FORMATS[FORMATS.index(start) :]:
+        formats = ladder(mode, api_base=key[1])
+        start = min(start, formats[-1], key=FORMATS.index)  # `on` never goes below a form with the schema
+        tried = [f for f in formats if FORMATS.index(f) >= FORMATS.index(start)]
+        for fmt in tried:
             try:
                 result = await attempt(fmt)
             except Exception as exc:
-                if fmt != "none" and refuses_format(exc):
-                    continue
-                raise
+                if fmt == "none" or not refuses_format(exc):
+                    raise
+                if fmt == tried[-1]:  # under `on`: no form of the schema is taken
+                    raise _schema_refused(exc) from None
+                continue
             self._works[key] = fmt
             return result, fmt
-        raise AssertionError("unreachable: 'none' either returns or raises")
+        raise AssertionError("unreachable: the last format either returns or raises")
+
+
+def _schema_refused(exc: BaseException) -> BackendError:
+    """The error of a server that takes the schema in no form it was sent in, under `on`."""
+    from .retry import error_detail  # the retry policy loads with the first live call
+
+    return BackendError(
+        redact(
+            f"the judge's server refused the JSON schema sent as response_format under --judge-structured=on "
+            f"(not retried): {error_detail(exc)}. "
+            "Use --judge-structured=auto to fall back to plain JSON where it is refused, or off."
+        ),
+        retryable=False,
+        status=getattr(exc, "status_code", None),
+    )

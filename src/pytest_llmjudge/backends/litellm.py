@@ -14,15 +14,17 @@ import os
 import re
 import socket
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, VerdictParseError
 from ..redact import redact
-from .formats import FormatMemory, first_format, schema_format, sent_value
+from .formats import FormatMemory, first_format, recorded_value, schema_format, sent_value
 from .litellm_import import import_litellm
 
 if TYPE_CHECKING:  # the protocol's records load with the first live call: a replay makes none
+    from collections.abc import Mapping
+
     from .protocol import CallRequest, CallResult
 
 # The environment variable that holds each provider's key, for "check X" hints.
@@ -227,12 +229,12 @@ class LiteLLMBackend:
                 value = sent_value(fmt, schema)
                 return await litellm.acompletion(**kwargs, **({"response_format": value} if value else {}))
 
-            start = first_format(self.structured, litellm, request.model, plan.provider)
+            start = first_format(self.structured, litellm, request.model, plan.provider, request.api_base)
             key = (request.model, request.api_base)
             response, fmt = await FORMAT_MEMORY.send(key, self.structured, start, send)
             value = sent_value(fmt, schema)
             if value is not None:  # a schema is recorded by its reference (name, sha256), as in the key
-                sent["response_format"] = reference if fmt == "json_schema" else value
+                sent["response_format"] = recorded_value(fmt, value, cast("Mapping[str, Any]", reference))
         else:
             response = await litellm.acompletion(**kwargs)
         choices = getattr(response, "choices", None)

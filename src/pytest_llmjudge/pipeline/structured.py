@@ -3,10 +3,11 @@
 With `--judge-structured` auto or on, each call of a rubric that declares a reply schema asks for
 `response_format` (a reference to its JSON schema: name and sha256) among its parameters (the
 planning stage's `Setup.asked`), so the schema is part of every key and named in every verdict file
-(off: nothing is added, and the keys are those of a plain prompt).  Whether a live call sends it, a plain
-`{"type": "json_object"}` or nothing is the backend's decision per model (`backends.formats`); what
-was sent is recorded beside the reply as "json_schema", "json_object" or "none".  The parser reads
-every reply either way: a schema is a request, not a guarantee.
+(off: nothing is added, and the keys are those of a plain prompt).  Whether a live call sends it, JSON
+mode with the schema beside it, plain `{"type": "json_object"}` or nothing is the backend's decision
+per model (`backends.formats`); what was sent is recorded beside the reply as "json_schema",
+"json_object+schema", "json_object" or "none".  The parser reads every reply either way: a schema is a
+request, not a guarantee.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = [
     "structured_of",
 ]
 
-USED = ("json_schema", "json_object", "none")  # what a live call sent, as recorded
+USED = ("json_schema", "json_object+schema", "json_object", "none")  # what a live call sent, as recorded
 
 
 def response_format(rubric: Rubric) -> dict[str, Any] | None:
@@ -88,6 +89,8 @@ def format_used(params: Mapping[str, Any] | None, sent: Mapping[str, Any] | None
         return None
     value = (sent or {}).get("response_format")
     kind = value.get("type") if isinstance(value, Mapping) else None
+    if kind == "json_object" and isinstance(value, Mapping) and "schema" in value:
+        return "json_object+schema"
     return kind if kind in ("json_schema", "json_object") else "none"
 
 
