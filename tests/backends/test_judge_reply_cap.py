@@ -10,7 +10,7 @@ import json
 import pytest
 
 from helpers import JUDGED, MODEL
-from helpers.openai_server import Reply, refuse_json_schema
+from helpers.openai_server import Reply, refusing
 from helpers.verdicts import entries_by_key
 from pytest_llmjudge.cli import main
 
@@ -79,7 +79,7 @@ def test_the_doctor_suggests_max_tokens_when_a_probe_is_slow(capsys, openai_serv
 
 
 def test_the_doctor_says_what_response_format_really_went_out(capsys, openai_server):
-    openai_server.set_responder(refuse_json_schema)  # the server takes json_object only
+    openai_server.set_responder(refusing("json_schema", "json_object+schema", status=500))  # json_object only
     _, lines = doctor(capsys, openai_server)
     assert openai_server.requests[-1]["response_format"] == {"type": "json_object"}
     assert line(lines, "parameters") == (

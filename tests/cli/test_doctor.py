@@ -50,7 +50,9 @@ def test_a_healthy_judge_passes_every_check(capsys, judge_server, tmp_path):
     assert code == 0, lines
     assert lines[1] == "ok    model              openai/judge-test: LiteLLM provider openai, model judge-test"
     # What the probe's calls really sent: the default reply cap, and the JSON mode LiteLLM chose for a local model.
-    assert lines[2] == "ok    parameters         sent temperature=0.0, max_tokens=2048, response_format=json_object+schema"
+    assert (
+        lines[2] == "ok    parameters         sent temperature=0.0, max_tokens=2048, response_format=json_object+schema"
+    )
     assert lines[3].startswith("ok    credentials        ") and "OPENAI_API_KEY is set" in lines[3]
     assert lines[4].startswith("info  structured output  ")
     assert lines[5].startswith("info  logprobs           sent where asked for")
