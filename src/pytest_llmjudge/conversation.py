@@ -205,11 +205,6 @@ def _call_field(item: Mapping[str, Any]) -> str | None:
 def _plain_call(item: Mapping[str, Any], field: str, where: str) -> ToolCall:
     """The tool call `item` is (see `_call_field`), its name checked."""
     return _call(_name(item, where), item[field], _text_or_none(item.get("id")), where)
-    for field in ("arguments", "args", "input"):
-        if field in item:
-            name = _name(item, where) if where else str(item.get("name"))
-            return _call(name, item[field], _text_or_none(item.get("id")), where)
-    return None
 
 
 def _add(messages: list[Message], item: Mapping[str, Any], where: str) -> None:
