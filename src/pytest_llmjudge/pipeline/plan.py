@@ -288,12 +288,12 @@ def plan(
     # The judge the run names (a model, or a backend of its own); none: whichever recorded the judgment.
     names_judge = bool(settings.model) or not isinstance(setup.backend, LiteLLMBackend)
     calls = setup.calls(judge_ids(settings, setup.backend), prompts) if names_judge or verdict_file is None else ()
-    if settings.mode in ("replay", "auto") and verdict_file is not None and not _all_held(verdict_file, calls):
-        # Not stored in the test's file as the run asks: elsewhere in the store (a renamed test), or as
-        # recorded where the run leaves the judge's side unset (a clone's plain pytest, CI), or under an
-        # earlier form of the rubric (see `recorded`).
+    if settings.mode in ("replay", "auto") and verdict_file is not None:
+        # Not all stored in the test's file as the run asks (none asked: no judge named), nor elsewhere in the
+        # store (a renamed test): as recorded where the run leaves the judge's side unset (a clone's plain
+        # pytest, CI), or under an earlier form of the rubric (see `recorded`).
         keys = [call.key for call in calls]
-        if not keys or any(stored_elsewhere(runtime).find(key) is None for key in keys if not verdict_file.holds(key)):
+        if not keys or not verdict_file.holds_all(keys, lambda key: stored_elsewhere(runtime).find(key) is not None):
             from .recorded import find_recorded  # on a miss only: a replay of what the run asks never loads it
 
             primary = setup
@@ -332,11 +332,6 @@ def plan(
         threshold_given=given,
         clean=clean,
     )
-
-
-def _all_held(verdict_file: VerdictFile, calls: Sequence[Call]) -> bool:
-    """Whether the test's own file holds every one of `calls` (none: nothing to hold, no judge named)."""
-    return bool(calls) and all(verdict_file.holds(call.key) for call in calls)
 
 
 def _unjudged(

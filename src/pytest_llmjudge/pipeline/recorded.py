@@ -127,9 +127,8 @@ def find_recorded(
             known = index()
         return known
 
-    def stored(keys: Sequence[str]) -> bool:
-        missing = [key for key in keys if not verdict_file.holds(key)]
-        return not missing or all(elsewhere().find(key) is not None for key in missing)
+    def stored_elsewhere(key: str) -> bool:
+        return elsewhere().find(key) is not None
 
     forms = (rubric, *rubric.recorded_forms())
     for sides in _sides(verdict_file, elsewhere):
@@ -144,7 +143,7 @@ def find_recorded(
                 if adopted_settings is settings and form is rubric:
                     continue  # the judgment as the run asks it: looked for before
                 made, keys = keyed(adopted_settings, side, form)
-                if keys and stored(keys):
+                if keys and verdict_file.holds_all(keys, stored_elsewhere):
                     key_set = frozenset(keys)
                     matches.setdefault(key_set, Found(adopted_settings, form, made, key_set))
         if len(matches) > 1:

@@ -32,7 +32,7 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -416,6 +416,12 @@ class VerdictFile(_Located):
         """Whether a verdict (or generation) is stored under `key` (nothing is marked used: see `get`)."""
         with self._lock:
             return key in self._section(what)
+
+    def holds_all(self, keys: Iterable[str], elsewhere: Callable[[str], bool]) -> bool:
+        """Whether every verdict of `keys` is stored: in this file, or (asked only of the keys it lacks)
+        `elsewhere` in the store."""
+        missing = [key for key in keys if not self.holds(key)]
+        return all(elsewhere(key) for key in missing)
 
     def entries(self, what: Section = "verdict") -> dict[str, dict[str, Any]]:
         """A copy of every stored verdict (or generation), by key."""
