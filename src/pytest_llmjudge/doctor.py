@@ -271,9 +271,9 @@ def _cost_text(verdicts: Sequence[Verdict], elapsed: float, model: str) -> str:
 def _params_text(params: Mapping[str, Any]) -> str:
     """`temperature=0.0, response_format=json_object`: the parameters a call sends beside the messages
     (a response_format by its kind, as the verdict file records it: the schema is long)."""
-    from .pipeline.structured import format_used
+    from .backends.formats import format_of
 
-    shown = [f"{k}={format_used(params, params) if k == 'response_format' else v}" for k, v in params.items()]
+    shown = [f"{k}={format_of(v) if k == 'response_format' else v}" for k, v in params.items()]
     return ", ".join(shown) or "nothing beyond the messages"
 
 

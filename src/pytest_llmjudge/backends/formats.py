@@ -107,6 +107,14 @@ def sent_value(fmt: str, schema_format: Mapping[str, Any]) -> dict[str, Any] | N
     return None
 
 
+def format_of(value: Any) -> str:
+    """Which of `FORMATS` a `response_format` value is, as sent (`sent_value`) or as recorded (`recorded_value`)."""
+    kind = value.get("type") if isinstance(value, Mapping) else None
+    if kind == "json_object" and "schema" in value:
+        return "json_object+schema"
+    return kind if kind in ("json_schema", "json_object") else "none"
+
+
 def ladder(mode: str, api_base: str | None) -> tuple[str, ...]:
     """The formats a call may go down, most structured first: under `on` only those that send the schema;
     the schema beside JSON mode only at a server of your own (a hosted API reads no such field)."""

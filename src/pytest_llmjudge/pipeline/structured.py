@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..backends.formats import register_schema
+from ..backends.formats import FORMATS, format_of, register_schema
 from ..backends.litellm import LiteLLMBackend
 from ..rubrics.base import Rubric
 
@@ -35,7 +35,7 @@ __all__ = [
     "structured_of",
 ]
 
-USED = ("json_schema", "json_object+schema", "json_object", "none")  # what a live call sent, as recorded
+USED = FORMATS  # what a live call sent, as recorded
 
 
 def response_format(rubric: Rubric) -> dict[str, Any] | None:
@@ -87,11 +87,7 @@ def format_used(params: Mapping[str, Any] | None, sent: Mapping[str, Any] | None
     """What a live call sent for a request with `params`: None where no schema was asked for."""
     if not (params or {}).get("response_format"):
         return None
-    value = (sent or {}).get("response_format")
-    kind = value.get("type") if isinstance(value, Mapping) else None
-    if kind == "json_object" and isinstance(value, Mapping) and "schema" in value:
-        return "json_object+schema"
-    return kind if kind in ("json_schema", "json_object") else "none"
+    return format_of((sent or {}).get("response_format"))
 
 
 def structured_of(entries: Iterable[Mapping[str, Any]]) -> str | None:
