@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from helpers import MODEL
 from helpers.openai_server import OpenAIServer, Reply
 
@@ -16,19 +18,21 @@ def test_many(judge):
 """
 
 
+def run_live(pytester: pytest.Pytester, server: OpenAIServer, *args: str) -> pytest.RunResult:
+    return pytester.runpytest(
+        f"--judge-model={MODEL}",
+        f"--judge-api-base={server.base_url}",
+        "--judge-mode=live",
+        "-p",
+        "no:cacheprovider",
+        *args,
+    )
+
+
 def test_waiting_for_a_slot_does_not_count_against_the_timeout(pytester):
     pytester.makepyfile(test_many=MANY)
     with OpenAIServer(latency_s=0.3) as server:  # 14 calls one at a time: over 4 s, each 0.3 s
-        result = pytester.runpytest(
-            f"--judge-model={MODEL}",
-            f"--judge-api-base={server.base_url}",
-            "--judge-concurrency=1",
-            "--judge-timeout=3",
-            "--judge-retries=0",
-            "--judge-mode=live",
-            "-p",
-            "no:cacheprovider",
-        )
+        result = run_live(pytester, server, "--judge-concurrency=1", "--judge-timeout=3", "--judge-retries=0")
     result.assert_outcomes(passed=1)
     assert server.max_in_flight == 1
 
@@ -36,13 +40,7 @@ def test_waiting_for_a_slot_does_not_count_against_the_timeout(pytester):
 def test_the_summary_counts_judgments_in_flight_together_once(pytester):
     pytester.makepyfile(test_many=MANY)
     with OpenAIServer(latency_s=0.3) as server:
-        result = pytester.runpytest(
-            f"--judge-model={MODEL}",
-            f"--judge-api-base={server.base_url}",
-            "--judge-mode=live",
-            "-p",
-            "no:cacheprovider",
-        )
+        result = run_live(pytester, server)
     result.assert_outcomes(passed=1)
     line = next(line for line in result.outlines if "live judge calls" in line)
     found = re.search(r"([\d.]+) s judging \(([\d.]+) s summed over 14 judgments in flight together\)", line)
@@ -63,17 +61,7 @@ def test_a_timeout_says_what_took_the_time(pytester):
     pytester.makepyfile(test_slow=SLOW)
     with OpenAIServer() as server:
         server.enqueue(Reply(content='{"reasoning": "late", "score": 0.9}', delay_s=3))
-        result = pytester.runpytest(
-            f"--judge-model={MODEL}",
-            f"--judge-api-base={server.base_url}",
-            "--judge-timeout=0.5",
-            "--judge-retries=0",
-            "--judge-mode=live",
-            "-p",
-            "no:cacheprovider",
-            "-W",
-            "error::RuntimeWarning",
-        )
+        result = run_live(pytester, server, "--judge-timeout=0.5", "--judge-retries=0", "-W", "error::RuntimeWarning")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -94,13 +82,7 @@ def test_an_unparseable_reply_shows_its_start_and_its_end_only(pytester):
     pytester.makepyfile(test_unreadable=UNREADABLE)
     reply = "START " + "claim, " * 30_000 + " END"
     with OpenAIServer(lambda request: reply) as server:
-        result = pytester.runpytest(
-            f"--judge-model={MODEL}",
-            f"--judge-api-base={server.base_url}",
-            "--judge-mode=live",
-            "-p",
-            "no:cacheprovider",
-        )
+        result = run_live(pytester, server)
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     section = text[text.index("unparseable judge reply") :]
