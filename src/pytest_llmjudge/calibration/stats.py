@@ -4,7 +4,8 @@ The judge passes an example when `score >= threshold`, as in a judged assertion.
 positive class of the confusion matrix.  Pass/fail labels give accuracy and Cohen's kappa; score
 labels give Spearman's rho, and are also read as pass/fail at the same threshold (a human score
 `>= threshold` is a pass) so that both kinds get a confusion matrix, kappa and a best threshold.
-Nothing here reads files or calls a judge; `calibrate` gathers every figure into one result.
+Nothing here reads files or calls a judge; `calibrate` gathers every figure into one result.  The
+confusion table and kappa are the project's one definition in `..stats`, re-exported here.
 """
 
 from __future__ import annotations
@@ -14,11 +15,26 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from statistics import NormalDist, StatisticsError, correlation
+from statistics import StatisticsError, correlation
 from typing import Any
 
-# Two-sided 95%: the 0.975 quantile of the standard normal (1.959963984540054).
-Z95 = NormalDist().inv_cdf(0.975)
+from ..stats import Confusion, Kappa, cohen_kappa
+
+__all__ = [
+    "CalibrationResult",
+    "Confusion",
+    "CriteriaFigures",
+    "Disagreement",
+    "Judged",
+    "Kappa",
+    "average_ranks",
+    "best_threshold",
+    "calibrate",
+    "candidate_thresholds",
+    "cohen_kappa",
+    "confusion",
+    "spearman",
+]
 
 
 def _check_score(score: float, name: str = "judge score") -> float:
@@ -35,100 +51,10 @@ def _finite(value: float) -> float:
     return float(value)
 
 
-@dataclass(frozen=True)
-class Confusion:
-    """Human label (rows) against judge decision (columns); positive = pass."""
-
-    tp: int  # human pass, judge pass
-    fp: int  # human fail, judge pass
-    tn: int  # human fail, judge fail
-    fn: int  # human pass, judge fail
-
-    @property
-    def n(self) -> int:
-        return self.tp + self.fp + self.tn + self.fn
-
-    @property
-    def accuracy(self) -> float | None:
-        """Share of examples where judge and human agree; None when there are none."""
-        return (self.tp + self.tn) / self.n if self.n else None
-
-
 def confusion(pairs: Sequence[tuple[bool, float]], threshold: float) -> Confusion:
     """Count (human passed, judge score) pairs; the judge passes when `score >= threshold`."""
     cells = Counter((bool(human), _check_score(score) >= threshold) for human, score in pairs)  # (human, judge)
     return Confusion(tp=cells[True, True], fp=cells[False, True], tn=cells[False, False], fn=cells[True, False])
-
-
-@dataclass(frozen=True)
-class Kappa:
-    """Cohen's kappa with its standard error and 95% interval.
-
-    `value` is None when kappa is undefined, `ci` is None when no interval is meaningful; `note`
-    then says why (and is also set when kappa is 0 by construction).
-    """
-
-    value: float | None
-    se: float | None
-    ci: tuple[float, float] | None
-    note: str | None = None
-
-
-def cohen_kappa(table: Confusion) -> Kappa:
-    """Cohen's kappa (Cohen 1960) of a 2x2 table, with a 95% Wald interval.
-
-    kappa = (po - pe) / (1 - pe), po the observed agreement and pe the agreement expected from the
-    two sides' marginals.  The standard error is the large-sample one of Fleiss, Cohen & Everitt
-    (1969), "Large sample standard errors of kappa and weighted kappa", Psychological Bulletin 72(5),
-    valid for kappa != 0 (the one used for an interval, as in statsmodels' `cohens_kappa`):
-
-        var = (sum_i p_ii [1 - (p_i. + p_.i)(1 - k)]^2
-               + (1 - k)^2 sum_{i != j} p_ij (p_.i + p_j.)^2
-               - [k - pe (1 - k)]^2) / (n (1 - pe)^2)
-
-    The interval is kappa +- 1.96 se, clamped to [-1, 1].  Like any Wald interval it is poor for
-    small n and collapses to a point at perfect agreement (or perfect disagreement with balanced
-    marginals): read it with n.
-
-    Degenerate tables:
-    - n = 0: no kappa, no interval;
-    - both sides give every example the same single label: pe = 1, kappa is 0/0, so no kappa
-      (accuracy is 1 and says it all);
-    - one side gives a single label and the other both: po = pe, so kappa is exactly 0 whatever the
-      data, and its standard error is 0 by construction; no interval is given, as a point would
-      claim a certainty the data do not have.  This includes n = 1 with a disagreement.
-    - perfect disagreement: the formula applies; kappa is -1 only when the marginals are balanced.
-    """
-    n = table.n
-    if n == 0:
-        return Kappa(None, None, None, "no examples")
-    human_pass = (table.tp + table.fn) / n  # p_1. (rows: human; index 1 = pass)
-    judge_pass = (table.tp + table.fp) / n  # p_.1 (columns: judge)
-    rows = (human_pass, 1.0 - human_pass)
-    cols = (judge_pass, 1.0 - judge_pass)
-    po = (table.tp + table.tn) / n
-    pe = rows[0] * cols[0] + rows[1] * cols[1]
-    human_constant = table.tp + table.fn in (0, n)
-    judge_constant = table.tp + table.fp in (0, n)
-    if human_constant and judge_constant and po == 1.0:
-        return Kappa(None, None, None, "every example has the same label from both sides; kappa is undefined")
-    if human_constant or judge_constant:
-        side = "human labels" if human_constant else "judge decisions"
-        if human_constant and judge_constant:
-            side = "human labels and judge decisions"
-        return Kappa(0.0, None, None, f"the {side} are all one value: kappa is 0 by construction, with no interval")
-
-    kappa = (po - pe) / (1.0 - pe)
-    # p[i][j]: human i, judge j; index 0 = pass, 1 = fail.
-    p = ((table.tp / n, table.fn / n), (table.fp / n, table.tn / n))
-    diagonal = sum(p[i][i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in (0, 1))
-    off = (1.0 - kappa) ** 2 * sum(p[i][j] * (cols[i] + rows[j]) ** 2 for i in (0, 1) for j in (0, 1) if i != j)
-    correction = (kappa - pe * (1.0 - kappa)) ** 2
-    # Rounding can leave a tiny negative where the exact variance is 0 (perfect agreement).
-    variance = max(0.0, (diagonal + off - correction) / (n * (1.0 - pe) ** 2))
-    se = math.sqrt(variance)
-    ci = (max(-1.0, kappa - Z95 * se), min(1.0, kappa + Z95 * se))
-    return Kappa(kappa, se, ci)
 
 
 def candidate_thresholds(scores: Sequence[float], configured: float | None = None) -> list[float]:
