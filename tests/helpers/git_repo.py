@@ -49,3 +49,45 @@ class GitRepo:
         self.git("add", "-A")
         self.git("commit", "-q", "--allow-empty", "-m", message)
         return self.git("rev-parse", "HEAD")
+
+
+# -- a support bot's judged tests, recorded twice: one answer got worse, one better -------------------
+
+SUPPORT_BOT = """
+from pytest_llmjudge import assert_judged
+
+REFUND = {refund!r}
+TONE = {tone!r}
+
+def test_refund():
+    assert_judged(REFUND, "Says returns are accepted within 30 days", threshold=0.7)
+
+def test_tone():
+    assert_judged(TONE, "Is polite", threshold=0.7)
+
+def test_steady():
+    assert_judged("You can track your parcel from the order page.", "Says where to track a parcel", threshold=0.7)
+"""
+
+GOOD_REFUND = "You can return shoes within 30 days of delivery."
+BAD_REFUND = "Returns close after 14 days."
+RUDE = "Read the FAQ."
+POLITE = "Happy to help! You can return them within 30 days."
+
+# What the judge says of each answer: (score, reasoning).
+SAID = {
+    GOOD_REFUND: (0.9, "States the 30-day return window."),
+    BAD_REFUND: (0.2, "Gives a 14-day window; the policy allows 30 days."),
+    RUDE: (0.3, "Curt: sends the customer away without an answer."),
+    POLITE: (0.9, "Friendly, and answers the question."),
+    "You can track your parcel from the order page.": (0.8, "Says where to track the parcel."),
+}
+
+
+def support_judge(request: dict) -> str:
+    """A local judge server's responder for SUPPORT_BOT: what SAID says of the answer in the prompt."""
+    import json
+
+    text = request["messages"][-1]["content"]
+    score, reasoning = next(said for answer, said in SAID.items() if answer in text)
+    return json.dumps({"reasoning": reasoning, "score": score})
