@@ -34,7 +34,10 @@ SKIP_DIRS = frozenset({
     ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "site-packages", ".eggs",
 })  # fmt: skip
 
-_VERDICT_FILE_SNIFF = re.compile(r'\A\s*\{\s*"format"\s*:\s*\d+\s*,\s*"test"\s*:')  # how a verdict file starts
+# How a verdict file starts (its keys sorted): "format" and the section after it, or the "cases" before it.
+_VERDICT_FILE_SNIFF = re.compile(
+    r'\A\s*\{\s*(?:"cases"\s*:\s*\{|"format"\s*:\s*\d+\s*,\s*"(?:generations|outcomes|test)"\s*:)'
+)
 
 
 def _skipped(folder: Path, name: str) -> bool:

@@ -17,6 +17,9 @@ Beside "verdicts", a file may hold "generations": replies of the model under tes
 `generate`, keyed and validated the same way.  The section is written only when it holds
 something, so files without generations keep their bytes: the format stays 1.
 
+Beside them, "outcomes" keeps what each judgment decided (see `outcomes`), for `llmjudge diff`; written with
+the judgment's entries, only where it changed, and only when it holds something.
+
 A judgment of several calls (samples, both orders of a pairwise, a claim or a turn each) writes its
 entries together (`put_many`: one write), and what they say of the case (`CASE_FIELDS`: the output, the
 context, ...) once, in a "cases" section, each entry naming its case by id.  A reader expands them,
@@ -558,13 +561,6 @@ class VerdictFile(_Located):
         changes = {k: e for k, e in copied.items() if k not in stored and k not in new}
         changes.update((k, e) for k, e in new.items() if stored.get(k) != e)
         return changes
-
-    def outcome(self, key: str) -> dict[str, Any] | None:
-        """The stored outcome of the judgment whose first call is `key`, or None."""
-        with self._lock:
-            if self._document is None:
-                self._document = VerdictDocument.read(self.location)
-            return self._document.outcomes.get(key)
 
     def release(self) -> None:
         """Forget the loaded entries (the test finished); `used` is kept, and a later `get` re-reads."""
