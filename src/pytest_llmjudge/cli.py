@@ -3,6 +3,7 @@
     llmjudge stats   [PATH...]             counts per model and test module; unparseable replies
     llmjudge reparse [PATH...] [--write]   run the current parser over every stored reply
     llmjudge show KEY [PATH...]            one stored judgment in full (a key prefix will do)
+    llmjudge diff [BASE] [PATH...]         the judgments at a git revision against the working tree's
     llmjudge prune [--dry-run]             remove verdicts the last full run did not use
     llmjudge prune --manifest A --manifest B   ... that none of several runs (shards) used
     llmjudge merge %O %A %B                git merge driver: verdict files merge by key
@@ -443,6 +444,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_judge_options(questions.add_argument_group("judge options (as for pytest)"))
     questions.set_defaults(run=cmd_questions)
+
+    from .diff import command as diff_command
+
+    diff_command.add_parser(commands)
 
     from .calibration import command as calibrate_command
 

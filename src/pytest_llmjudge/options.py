@@ -261,6 +261,14 @@ OPTIONS: tuple[Option, ...] = (
         (),
         inherited=True,
     ),
+    Option(
+        "summary",
+        "append a Markdown summary of the run (counts, failed judgments with their reasoning, gates, cost, replay "
+        "misses and the command that records them) to this file; where unset, to the file GITHUB_STEP_SUMMARY "
+        "names (GitHub Actions' job summary) when the run judged anything",
+        "PATH",
+        ("text",),
+    ),
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}

@@ -101,7 +101,8 @@ def pytest_configure(config: pytest.Config) -> None:
         hasattr(config, "workerinput")
         or getattr(config.option, "xmlpath", None)
         or config.get_verbosity() >= 1
-        or (configured and (runtime.settings.report or runtime.settings.html))
+        or (configured and (runtime.settings.report or runtime.settings.html or runtime.settings.summary))
+        or bool(os.environ.get("GITHUB_STEP_SUMMARY"))  # the job summary quotes failed judgments' reasoning
     )
     config.stash[RUNTIME_KEY] = runtime
     config.pluginmanager.register(RunRecorder(config, runtime), "llmjudge-recorder")

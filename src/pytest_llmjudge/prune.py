@@ -453,4 +453,7 @@ def _apply(action: PruneAction) -> None:
     if action.deletes_file:
         action.path.unlink(missing_ok=True)
     else:
-        VerdictDocument(action.path, now.test or planned.test, action.kept, action.kept_generations).write()
+        # The outcomes of the judgments whose entries stay are kept (the writer drops the others).
+        VerdictDocument(
+            action.path, now.test or planned.test, action.kept, action.kept_generations, now.outcomes
+        ).write()

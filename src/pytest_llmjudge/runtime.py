@@ -62,6 +62,8 @@ class TestContext:
         self.attempt = 1  # a rerun (pytest-rerunfailures) is attempt 2, 3, ...
         self.used_file: str | None = None  # where the test's subprocesses list the verdict keys they used
         self.whole_records = True  # False: the run only counts this test's judgments (see JudgeRuntime.whole_records)
+        # How many judgments of each (criteria, rubric) the attempt made: a judgment's position (pipeline.record)
+        self.positions: dict[tuple[str, str], int] = {}
 
     def judge_backend(self) -> Any:
         """The `judge_backend` fixture's value for this test (None: use LiteLLM)."""
@@ -158,6 +160,7 @@ class JudgeRuntime:
         """The test's attempt has been reported: forget its judgments (a rerun starts afresh) and
         release its verdict file (the keys it used were reported; a rerun reads the file again)."""
         context.records = []
+        context.positions = {}
         context.drift = []
         context.sections = []
         context.attempt += 1

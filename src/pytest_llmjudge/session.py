@@ -9,6 +9,7 @@ Report modules load only when there is something to show.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -111,6 +112,8 @@ class RunRecorder:
         self.prune_message: str | None = None
         self.worker_notices: list[str] = []  # notices xdist workers handed over
         self.mode_said = False  # the header said the mode (else the summary does, where anything was judged)
+        # Where the Markdown job summary goes, and whether it was asked for (else GITHUB_STEP_SUMMARY names it)
+        self.job_summary: tuple[Path, bool] | None = None if self.worker else _job_summary_target(config, runtime)
 
     # -- gathering -------------------------------------------------------------------------
 
@@ -168,7 +171,9 @@ class RunRecorder:
 
             self.tally = Tally()
             settings = self.runtime.settings
-            self.keep_records = bool(settings.report or settings.html or self.config.get_verbosity() >= 1)
+            self.keep_records = bool(
+                settings.report or settings.html or self.config.get_verbosity() >= 1 or self.job_summary
+            )
         for record in records:
             if rerun and "attempt" not in record:
                 record = _in_attempt(record, 1)
@@ -247,7 +252,40 @@ class RunRecorder:
 
                 path = _output_path(self.config, settings.html, settings.sources.get("html"))
                 self._note_written(saved("HTML report", path, write_html, document), f"HTML report {path}")
+        if self.job_summary is not None:
+            self._write_job_summary(*self.job_summary)
         self._after_full_run()
+
+    def _write_job_summary(self, path: Path, asked: bool) -> None:
+        """Append the run's Markdown summary to `path`: where asked, always; GitHub's, when anything was judged."""
+        if not asked and self.tally is None and not self.drift:
+            return
+        from .pipeline.replay_miss import judge_flags
+        from .reporting.job_summary import render_job_summary
+        from .reporting.terminal import Tally
+
+        settings = self.runtime.settings
+        text = render_job_summary(
+            self.tally or Tally(),
+            self._ordered_records(),
+            self.drift,
+            mode=f"mode {settings.mode} ({settings.mode_reason})",
+            flags=judge_flags(settings),
+            gates=self.gates_lines(),
+        )
+        try:
+            with open(path, "a", encoding="utf-8") as summary:
+                summary.write(text)
+        except OSError as exc:
+            self.unwritten.append(f"llmjudge: could not write the job summary {path}: {exc.strerror or exc}")
+        else:
+            if asked:
+                self.written.append(f"job summary {path}")
+
+    def gates_lines(self) -> list[str]:
+        """The job summary's gates section, Markdown lines: each gated group's pass rate and decision, made from
+        the session's records by the suites work where a run gates anything (none until then)."""
+        return []
 
     def _note_written(self, failure: str | None, written: str) -> None:
         if failure is None:
@@ -343,6 +381,17 @@ class RunRecorder:
         if self.prune_message:
             for line in self.prune_message.splitlines():
                 say(line)
+
+
+def _job_summary_target(config: pytest.Config, runtime: JudgeRuntime) -> tuple[Path, bool] | None:
+    """Where the job summary goes: `--judge-summary` (True: asked for), else the file GITHUB_STEP_SUMMARY
+    names (GitHub Actions' job summary, False), else nowhere."""
+    if runtime.configured:
+        settings = runtime.settings
+        if settings.summary:
+            return _output_path(config, settings.summary, settings.sources.get("summary")), True
+    github = os.environ.get("GITHUB_STEP_SUMMARY")
+    return (Path(github), False) if github else None
 
 
 def _output_path(config: pytest.Config, value: str, source: str | None) -> Path:

@@ -282,6 +282,7 @@ class Settings(NamedTuple):
     instructions_in_user: bool
     max_items: int  # items one judgment may rule on (claims, passages, turns): calls are checked against it
     redact_env: tuple[str, ...]  # variables redacted besides the credential-like ones
+    summary: str | None  # where the run's Markdown summary is appended (else GITHUB_STEP_SUMMARY's file)
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
     overridden: frozenset[str] = frozenset()  # options a marker or `assert_judged` argument set

@@ -42,6 +42,7 @@ GIVEN = {
     "instructions_in_user": "true",
     "max_items": "8",
     "redact_env": "MY_SERVICE_URL",
+    "summary": "judge-summary.md",
 }
 
 

@@ -1,5 +1,6 @@
-"""Finish: parse every reply, write back what is new (noting drift), combine the samples into the Verdict;
-or, for generations, write back what is new and return the replies as they came.
+"""Finish: parse every reply, combine the samples into the Verdict, note its record, and write back what is
+new (noting drift) with what the judgment decided; or, for generations, write back what is new and return
+the replies as they came.
 
 Stored replies are parsed again on every replay, so an improved parser re-reads old verdicts, and a
 hand-edited score cannot outvote its reply.
@@ -18,6 +19,7 @@ from ..rubrics.stored import read_reply
 from ..verdict import Sample, StoredScoreWarning, Verdict
 from .aggregate import combine_panel, undecided
 from .plan import case_fields, stored_fields
+from .record import note_verdict
 from .structured import structured_of
 
 if TYPE_CHECKING:
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 
     from ..parsing.funnel import ParsedVerdict
     from ..runtime import JudgeRuntime
+    from ..verdict import PendingRecord
     from .generations import GenerationPlan
     from .lookup import Answer
     from .plan import Call, Plan, Planned
@@ -55,10 +58,29 @@ def finish(plan: Plan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> 
                     "(re-record, or run `python -m pytest_llmjudge reparse`)"
                 )
             )
-    write_back(plan, new_verdicts(plan, answers, parsed), runtime, answers)
-    if len(plan.calls) == 1:
-        return _one_call(plan, answers, parsed)
-    return verdict_of(plan, samples_of(plan, answers, parsed), answers)
+    entries = new_verdicts(plan, answers, parsed)
+    try:
+        verdict = (
+            _one_call(plan, answers, parsed)
+            if len(plan.calls) == 1
+            else verdict_of(plan, samples_of(plan, answers, parsed), answers)
+        )
+    except BaseException:
+        write_back(plan, entries, runtime, answers)  # the replies are kept, though no verdict came of them
+        raise
+    noted = note_verdict(plan, verdict)
+    write_back(plan, entries, runtime, answers, outcomes=_decided(plan, verdict, noted))
+    return verdict
+
+
+def _decided(plan: Plan, verdict: Verdict, noted: tuple[PendingRecord, int] | None) -> dict[str, dict[str, Any]]:
+    """The judgment's outcome for its verdict file (auto, refresh; in a test): the projection of its record."""
+    if noted is None or plan.settings.mode not in ("auto", "refresh") or plan.verdict_file is None:
+        return {}
+    from ..store.outcomes import outcome_of
+
+    record, position = noted
+    return {verdict.key: outcome_of(record.brief(), position)}
 
 
 def finish_generations(plan: GenerationPlan, answers: Mapping[str, Answer], runtime: JudgeRuntime) -> list[str]:
@@ -69,19 +91,31 @@ def finish_generations(plan: GenerationPlan, answers: Mapping[str, Answer], runt
 
 
 def write_back(
-    plan: Planned[Any], entries: Mapping[str, Mapping[str, Any]], runtime: JudgeRuntime, answers: Mapping[str, Answer]
+    plan: Planned[Any],
+    entries: Mapping[str, Mapping[str, Any]],
+    runtime: JudgeRuntime,
+    answers: Mapping[str, Answer],
+    *,
+    outcomes: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
     """Store the judgment's new entries, and the entries it replayed from other tests' files, in one write
-    of its section of the test's verdict file (auto, refresh); one warning if it cannot be written."""
+    of its section of the test's verdict file (auto, refresh), with what it decided (`outcomes`, written
+    where the stored one differs); one warning if it cannot be written."""
     verdict_file = plan.verdict_file
     if plan.settings.mode not in ("auto", "refresh") or verdict_file is None:
         return
     copies = {k: a.stored for k, a in answers.items() if a.copied_from is not None and a.stored is not None}
-    if not entries and not copies:
+    if not entries and not copies and not outcomes:
         return
     try:
-        verdict_file.put_many(entries, plan.what, copies=copies)
+        verdict_file.put_many(entries, plan.what, copies=copies, outcomes=outcomes)
     except (StoreError, OSError) as exc:
+        if not entries and not copies:  # only the outcome: the verdict stands, and nothing judged is lost
+            runtime.note(  # once a run, not once a file
+                "llmjudge: could not store what some judgments decided in their verdict files (a read-only tree?); "
+                "`llmjudge diff` reads it there: record again where they can be written"
+            )
+            return
         from .unwritten import warn_unwritten  # on a failed write only
 
         key = next(iter(entries or copies))

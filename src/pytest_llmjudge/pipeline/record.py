@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from .plan import Plan
 
 
-def note_verdict(plan: Plan, verdict: Verdict) -> None:
-    """Add the verdict's record to its test's records (nothing outside a test)."""
+def note_verdict(plan: Plan, verdict: Verdict) -> tuple[PendingRecord, int] | None:
+    """Add the verdict's record to its test's records (nothing outside a test); the record, and the
+    judgment's position among its test's judgments of the same criteria and rubric (see `position`)."""
     context = plan.context
     if context is not None:  # built (and redacted) only where a report reads the whole record
         pending = PendingRecord(
@@ -30,6 +31,21 @@ def note_verdict(plan: Plan, verdict: Verdict) -> None:
             live_span=plan.live_span(),
         )
         context.records.append(pending)
+        return pending, position(plan)
+    return None
+
+
+def position(plan: Plan) -> int:
+    """Which of its test's judgments of the same criteria and rubric this one is (0 for the first), counted in
+    the order the test made them, errors included: what pairs a judgment whose output (so key) changed with
+    the one it replaces (see `store.outcomes`)."""
+    context = plan.context
+    if context is None:
+        return 0
+    equals = (plan.case.criteria, plan.rubric.name)
+    taken = context.positions.get(equals, 0)
+    context.positions[equals] = taken + 1
+    return taken
 
 
 _NOTED = "_llmjudge_noted"  # set on an error once recorded: the facade and run_many may both see it
@@ -43,6 +59,7 @@ def note_error(plan: Plan, exc: BaseException) -> None:
     setattr(exc, _NOTED, True)
     if isinstance(exc, JudgmentFailed):
         return  # its verdict was already recorded
+    position(plan)  # a judgment that erred holds its place: the ones after it keep theirs
     key = getattr(exc, "key", "") or (plan.calls[0].key if plan.calls else "")
     record = error_record(
         exc,

@@ -11,7 +11,7 @@ a transport change never misses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -170,6 +170,22 @@ def nearest(entries: Mapping[str, Entry], wanted: Entry, kind: Kind = KINDS["ver
     return min(((key, differences(entry, wanted, kind)) for key, entry in entries.items()), key=lambda kv: len(kv[1]))
 
 
+def judge_flags(settings: Settings) -> str:
+    """What a command that records a missing verdict adds to say which judge: the run's model where the
+    command line gave it, a placeholder where none is configured, nothing where the ini file or the
+    environment sets it (the command reads them too)."""
+    if not settings.model:
+        return " --judge-model=MODEL"
+    if settings.sources.get("model") in ("cli", "default"):
+        return f" --judge-model={','.join(settings.model)}"
+    return ""
+
+
+def record_command(tests: Sequence[str], flags: str) -> str:
+    """The command that records what `tests` miss: `pytest 'tests/test_x.py::test_y' --judge-mode=auto ...`."""
+    return "pytest " + " ".join(f"'{test}'" for test in tests) + f" --judge-mode=auto{flags}"
+
+
 def replay_miss(
     key: str,
     wanted: Entry,
@@ -195,11 +211,7 @@ def replay_miss(
         facts = [("model", str(wanted["model"]))]
         flags = " --generate-model=MODEL" if wanted["model"] == NO_MODEL else ""
     else:
-        flags = ""
-        if not settings.model:
-            flags = " --judge-model=MODEL"
-        elif settings.sources.get("model") in ("cli", "default"):
-            flags = f" --judge-model={','.join(settings.model)}"
+        flags = judge_flags(settings)
         # A later step's miss says which step: its messages carry what the earlier steps replied.
         facts = [("step", str(wanted["step"]))] if wanted.get("step") else []
     test = test or "(outside a test)"
@@ -215,6 +227,6 @@ def replay_miss(
         best_key, fields = nearest(stored, wanted, kind)
         differs = ", ".join(describe(field, kind.described) for field in fields) or kind.unnamed
         lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
-    command = f"pytest '{test}' --judge-mode=auto{flags}"
+    command = record_command([test], flags)
     lines.append(f"  record it with a reachable {kind.recorder}: {command}  (then commit the verdict file)")
     return ReplayMiss(redact("\n".join(lines)), key=key)

@@ -17,7 +17,7 @@ from ..rubrics.base import Rubric
 from .finish import finish, finish_generations, parse
 from .lookup import Answer, lookup
 from .plan import Call, Plan, Planned, capped
-from .record import note_error, note_verdict
+from .record import note_error
 
 if TYPE_CHECKING:
     from ..runtime import JudgeRuntime
@@ -148,12 +148,11 @@ def _finished(plans: Sequence[Plan], outcomes: Sequence[Outcome], runtime: Judge
         try:
             if isinstance(outcome, BaseException):
                 raise outcome
-            verdict = finish(plan, outcome, runtime)
+            verdict = finish(plan, outcome, runtime)  # its record noted there, before its outcome is stored
         except (JudgeError, JudgmentFailed) as exc:
             note_error(plan, exc)
             errors.append(exc)
             continue
-        note_verdict(plan, verdict)
         verdicts.append(verdict)
     if errors:
         raise errors[0]

@@ -18,7 +18,14 @@ from pathlib import Path
 
 from .verdict_file import read_regular_file
 
-__all__ = ["SKIP_DIRS", "VERDICTS_DIR", "find_verdict_files", "walk_verdict_files"]
+__all__ = [
+    "SKIP_DIRS",
+    "VERDICTS_DIR",
+    "find_verdict_files",
+    "skipped_path",
+    "starts_like_verdict_file",
+    "walk_verdict_files",
+]
 
 VERDICTS_DIR = "judge_verdicts"
 
@@ -27,7 +34,10 @@ SKIP_DIRS = frozenset({
     ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", "site-packages", ".eggs",
 })  # fmt: skip
 
-_VERDICT_FILE_SNIFF = re.compile(r'\A\s*\{\s*"format"\s*:\s*\d+\s*,\s*"test"\s*:')  # how a verdict file starts
+# How a verdict file starts (its keys sorted): "format" and the section after it, or the "cases" before it.
+_VERDICT_FILE_SNIFF = re.compile(
+    r'\A\s*\{\s*(?:"cases"\s*:\s*\{|"format"\s*:\s*\d+\s*,\s*"(?:generations|outcomes|test)"\s*:)'
+)
 
 
 def _skipped(folder: Path, name: str) -> bool:
@@ -39,9 +49,21 @@ def _skipped(folder: Path, name: str) -> bool:
 
 def _looks_like_verdict_file(path: Path) -> bool:
     try:  # a FIFO or a device is never waited on or read
-        return bool(_VERDICT_FILE_SNIFF.match(read_regular_file(path, 512, head=True).decode("utf-8", "replace")))
+        return starts_like_verdict_file(read_regular_file(path, 512, head=True))
     except OSError:
         return False
+
+
+def starts_like_verdict_file(head: bytes) -> bool:
+    """Whether a JSON file that is not in a `judge_verdicts` folder is taken for a verdict file, by its first bytes."""
+    return bool(_VERDICT_FILE_SNIFF.match(head[:512].decode("utf-8", "replace")))
+
+
+def skipped_path(parts: Sequence[str]) -> bool:
+    """Whether a file at these path parts (folders, then its name) is never taken: in a folder every walk skips,
+    or named as a temporary file (a dot first), or not JSON.  A revision's files are filtered this way."""
+    *folders, name = parts
+    return any(folder in SKIP_DIRS for folder in folders) or name.startswith(".") or not name.endswith(".json")
 
 
 def walk_verdict_files(root: Path, *, sniff: bool = True) -> Iterable[Path]:

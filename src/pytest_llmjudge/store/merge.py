@@ -15,6 +15,10 @@ addition:
   is written, so %A stays as ours; each conflict is described on stderr (test, key prefix, the
   first line of both replies) and the driver exits 1, so git marks the file conflicted.
 
+Outcomes (what each judgment decided, see `store.outcomes`) merge by key the same way, but never
+conflict: where both sides changed one, ours is kept (the next recording decides it again), and of
+two outcomes that take one judgment's place, ours stays.
+
 The `test` field is taken from ours (theirs' when ours has none).  An empty or missing file is an
 empty verdict file (git passes an empty ancestor for a file both branches added).  A file that is not a
 verdict file exits 2 with a one-line message.
@@ -84,6 +88,7 @@ class MergeResult:
     conflicts: list[Conflict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     generations: dict[str, Entry] = field(default_factory=dict)
+    outcomes: dict[str, Entry] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
@@ -151,9 +156,26 @@ def merge_verdict_files(base: Path, ours: Path, theirs: Path, *, write: bool = T
         sides = [as_written(doc.generations if section == "generations" else doc.entries) for doc in docs]
         for key in sorted(set().union(*sides)):
             _merge_key(result, section, key, *(side.get(key) for side in sides))
+    result.outcomes = _merged_outcomes(*(doc.outcomes for doc in docs))
     if write and result.clean:
-        VerdictDocument(ours, result.test, result.entries, result.generations).write()
+        VerdictDocument(ours, result.test, result.entries, result.generations, result.outcomes).write()
     return result
+
+
+def _merged_outcomes(base: dict[str, Entry], ours: dict[str, Entry], theirs: dict[str, Entry]) -> dict[str, Entry]:
+    """The outcomes by key as entries merge, ours kept where both changed one; ours stays in a judgment's place."""
+    from .outcomes import stale_outcomes
+
+    merged: dict[str, Entry] = {}
+    for key in sorted({*base, *ours, *theirs}):
+        old, mine, other = base.get(key), ours.get(key), theirs.get(key)
+        kept = other if mine == old and other != old else mine if mine is not None or other == old else other
+        if kept is not None:
+            merged[key] = kept
+    kept_ours = {key: outcome for key, outcome in merged.items() if ours.get(key) == outcome}
+    for key in stale_outcomes(merged, kept_ours):
+        del merged[key]
+    return merged
 
 
 def main(argv: Sequence[str]) -> int:

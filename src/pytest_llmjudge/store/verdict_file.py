@@ -17,6 +17,9 @@ Beside "verdicts", a file may hold "generations": replies of the model under tes
 `generate`, keyed and validated the same way.  The section is written only when it holds
 something, so files without generations keep their bytes: the format stays 1.
 
+Beside them, "outcomes" keeps what each judgment decided (see `outcomes`), for `llmjudge diff`; written with
+the judgment's entries, only where it changed, and only when it holds something.
+
 A judgment of several calls (samples, both orders of a pairwise, a claim or a turn each) writes its
 entries together (`put_many`: one write), and what they say of the case (`CASE_FIELDS`: the output, the
 context, ...) once, in a "cases" section, each entry naming its case by id.  A reader expands them,
@@ -157,7 +160,7 @@ class VerdictDocument(_Located):
     `entries` are the verdicts; `generations` the recorded replies of the model under test.
     """
 
-    __slots__ = ("entries", "generations", "test")
+    __slots__ = ("_outcomes", "_unchecked", "entries", "generations", "test")
 
     def __init__(
         self,
@@ -165,11 +168,24 @@ class VerdictDocument(_Located):
         test: str,
         entries: dict[str, dict[str, Any]],
         generations: dict[str, dict[str, Any]] | None = None,
+        outcomes: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(path)
         self.test = test
         self.entries = entries
         self.generations = {} if generations is None else generations
+        self._outcomes = {} if outcomes is None else outcomes
+        self._unchecked: object = None  # a file's "outcomes" as read: checked when first asked for
+
+    @property
+    def outcomes(self) -> dict[str, dict[str, Any]]:
+        """What each judgment decided, by its key (see `store.outcomes`); checked on first use (a replay never
+        asks), a StoreError naming what is wrong."""
+        if self._unchecked is not None:
+            from .outcomes import checked_outcomes
+
+            self._outcomes, self._unchecked = checked_outcomes(self.location, self._unchecked), None
+        return self._outcomes
 
     def __repr__(self) -> str:
         return f"VerdictDocument({self.location!r}, test={self.test!r}, {len(self.entries)} verdicts)"
@@ -178,14 +194,28 @@ class VerdictDocument(_Located):
     def read(cls, path: Path | str) -> VerdictDocument:
         """Read and validate `path` (a missing file is empty); StoreError names a malformed one."""
         try:
-            text = read_regular_file(path).decode("utf-8")
+            data = read_regular_file(path)
         except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty verdict file
             return cls(path, "", {})
         except RefusedFile as exc:
             raise StoreError(
                 f"{path}: refused to read the verdict file: {exc}; replace it with a regular file"
             ) from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
+        return cls.parse(path, data)
+
+    @classmethod
+    def parse(cls, path: Path | str, data: bytes) -> VerdictDocument:
+        """Validate the bytes of a verdict file (read from disk, or a revision's in git) named `path`; the one
+        reading of the format.  StoreError names a malformed one."""
+        if len(data) > MAX_FILE_BYTES:
+            raise StoreError(
+                f"{path}: refused to read the verdict file: {len(data)} bytes, over the limit of {MAX_FILE_BYTES}"
+            )
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise StoreError(f"{path}: cannot read the verdict file ({exc.__class__.__name__})") from None
         try:
             if text.startswith("\ufeff"):  # as json.loads says it (the decoder alone would not name the BOM)
@@ -212,7 +242,7 @@ class VerdictDocument(_Located):
         if not isinstance(generations, dict):
             raise StoreError(f"{path}: 'generations' is not a JSON object")
         cases = _read_cases(path, data.get("cases", {}))
-        return cls(
+        document = cls(
             path,
             str(data.get("test") or ""),
             {key: _expanded(path, key, _validate_entry(path, key, e), cases) for key, e in data["verdicts"].items()},
@@ -221,6 +251,8 @@ class VerdictDocument(_Located):
                 for key, e in generations.items()
             },
         )
+        document._unchecked = data.get("outcomes")  # a file without the section has none
+        return document
 
     def section(self, what: Section) -> dict[str, dict[str, Any]]:
         """The verdicts, or the generations."""
@@ -240,6 +272,10 @@ class VerdictDocument(_Located):
             document["generations"] = _compacted(as_written(self.generations), cases)
         if cases:  # absent when none: a file of one-call judgments keeps its bytes
             document["cases"] = cases
+        # What each judgment decided, while its entries are here (prune removes both); absent when none.
+        outcomes = {key: outcome for key, outcome in self.outcomes.items() if key in self.entries}
+        if outcomes:
+            document["outcomes"] = outcomes
         text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
         write_atomically(self.path, text, temp_dir=self.path.parent / TEMP_DIR)
 
@@ -371,6 +407,27 @@ def redact_entry(entry: Mapping[str, Any], clean: Callable[[str], str] | None = 
     return kept
 
 
+def _outcome_changes(document: VerdictDocument, decided: Mapping[str, dict[str, Any]]) -> bool:
+    """Whether writing the outcomes `decided` would change what `document` holds."""
+    if not decided:
+        return False
+    from .outcomes import stale_outcomes
+
+    stored = document.outcomes
+    return any(stored.get(key) != outcome for key, outcome in decided.items()) or bool(stale_outcomes(stored, decided))
+
+
+def _apply_outcomes(stored: dict[str, dict[str, Any]], decided: Mapping[str, dict[str, Any]]) -> None:
+    """`decided` into `stored`, in place of the outcomes they replace."""
+    if not decided:
+        return
+    from .outcomes import stale_outcomes
+
+    for key in stale_outcomes(stored, decided):
+        del stored[key]
+    stored.update(decided)
+
+
 class VerdictFileWriteError(StoreError):
     """A verdict file could not be written (read-only tree, a file in the way, ...): `path`, `key`, and
     `reason` (the operating system's words).  Where the reply is kept instead is the caller's to say."""
@@ -438,11 +495,14 @@ class VerdictFile(_Located):
         what: Section = "verdict",
         *,
         copies: Mapping[str, Mapping[str, Any]] | None = None,
+        outcomes: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> bool:
         """Store one judgment's entries (verdicts, or generations), redacted, in one write: each replaces
         what the file held under its key; `copies` (entries found in another verdict file: same key, same
         judgment) are added only where the key is not stored yet.  Entries of several calls that share
         their case store it once (`shared_case`).  Entries other processes wrote meanwhile are kept.
+        `outcomes`: what the judgment decided, under its key (see `store.outcomes`), written where the
+        stored one differs, in place of the one it replaces.
 
         Return whether the file changed.  `StoreError` when an entry has no reply text or the file is
         malformed (it is never overwritten then), `VerdictFileWriteError` when it cannot be written."""
@@ -457,9 +517,15 @@ class VerdictFile(_Located):
             for entry in new.values():
                 entry["case"] = named
         copied: dict[str, dict[str, Any]] = redact_value(as_written(copies), clean) if copies else {}
+        decided: dict[str, dict[str, Any]] = redact_value(dict(outcomes), clean) if outcomes else {}
+        some_key = next(iter(new or copied or decided), "")
         with self._lock:
             self.used.update(new, copied)
-            if self._document is not None and not self._changes(self._section(what), new, copied):
+            if (
+                self._document is not None
+                and not self._changes(self._section(what), new, copied)
+                and not _outcome_changes(self._document, decided)
+            ):
                 return False
             from .locks import LockTimeout, verdict_file_lock  # only when recording
 
@@ -468,20 +534,24 @@ class VerdictFile(_Located):
                     document = self._document = VerdictDocument.read(self.path)  # what others wrote is kept
                     on_disk = document.section(what)
                     changes = self._changes(on_disk, new, copied)
-                    if not changes:
+                    decisions = _outcome_changes(document, decided)
+                    if not changes and not decisions:
                         return False
                     on_disk.update(changes)
-                    # Both sections are written back: a verdict's write keeps the generations, and the reverse.
-                    VerdictDocument(self.path, self.nodeid, document.entries, document.generations).write()
+                    _apply_outcomes(document.outcomes, decided)
+                    # Every section is written back: a verdict's write keeps the generations, and the reverse.
+                    VerdictDocument(
+                        self.path, self.nodeid, document.entries, document.generations, document.outcomes
+                    ).write()
                     return True
             except LockTimeout as exc:
                 raise VerdictFileWriteError(
-                    self.path, next(iter(new or copied)), f"another process held its lock {exc} for too long"
+                    self.path, some_key, f"another process held its lock {exc} for too long"
                 ) from None
             except OSError as exc:
                 where = f": {exc.filename}" if exc.filename else ""
                 reason = f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
-                raise VerdictFileWriteError(self.path, next(iter(new or copied)), reason) from None
+                raise VerdictFileWriteError(self.path, some_key, reason) from None
 
     @staticmethod
     def _changes(
