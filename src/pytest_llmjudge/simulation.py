@@ -127,6 +127,9 @@ class _Conversation:
         self.conversation: list[dict[str, str]] = []
         self.taken = 0  # user turns taken
         self.over = False
+        # The last user turn asked of each model: its key and how many messages it was asked with (the next
+        # turn continues it, and is stored as what it adds).
+        self.last: dict[str, tuple[str, int]] = {}
 
     def messages(self) -> list[dict[str, str]]:
         """The conversation so far, a copy (the app may change what it is given)."""
@@ -143,7 +146,8 @@ class _Conversation:
         messages += [{"role": _FLIPPED[m["role"]], "content": m["content"]} for m in self.conversation]
         sent = self.sends.get(model, model)
         request = CallRequest(model=sent, messages=messages, api_base=api_base, temperature=None)
-        return [Generation(model, tuple(messages), {}, 0, generation_key(model, messages, {}, 0), request)]
+        key = generation_key(model, messages, {}, 0)
+        return [Generation(model, tuple(messages), {}, 0, key, request, follows=self.last.get(model))]
 
     @contextlib.contextmanager
     def asking(self, plan: GenerationPlan) -> Iterator[None]:
@@ -157,6 +161,8 @@ class _Conversation:
 
     def heard(self, reply: str, plan: GenerationPlan) -> None:
         """The user's turn: its text joins the conversation, without the done signal that may end it."""
+        (asked,) = plan.calls
+        self.last[asked.model_id] = (asked.key, len(asked.messages))
         self.taken += 1
         said = reply.strip()
         if not said:
