@@ -3,7 +3,8 @@
 Error texts from providers and HTTP clients sometimes quote request headers or parameters, and a
 test's criteria, context, tool arguments or name may hold a key.  `redact` blanks the value of any
 environment variable whose name looks like a credential (KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL
-in it), or that the user named (`--judge-redact-env`), and any key-shaped or `Bearer` string.
+in it), or that the user named (`--judge-redact-env`), and any key-shaped or `Bearer` string, and the
+credentials of a URL (`http://user:password@host`: the part before `@`), wherever a URL is shown.
 
 A value is blanked however the text it sits in spells it (`spellings`): as it is, as JSON writes it
 (`\\` and `\"`, `\u00dc` for non-ASCII, `\u0007` for a control character, JSON quoted in JSON again),
@@ -34,6 +35,8 @@ _SECRET_NAME = r"(?i)(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)"
 # Also catch key-shaped strings that never came from the environment (a key passed in code).
 _KEY_SHAPED = r"\b(sk|pk|rk|ak)-[A-Za-z0-9_\-]{12,}"
 _BEARER = r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"
+# A URL's credentials (`scheme://user:password@`, or a token as the user), as RFC 3986 spells them.
+_URL_CREDENTIALS = r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@\"'<>]+@"
 # Where a text shown was clipped: a secret cut there keeps none of its first characters (`clipped`).
 _ELLIPSES = ("...", "\u2026")
 MIN_SECRET_LENGTH = 8  # shorter values ("1", "true") are settings, not secrets, and would blank common words
@@ -78,6 +81,8 @@ def _blank(text: str, values: list[str]) -> str:
         text = clipped(text, values)
     if re.search(_BEARER, text) is not None:  # a sub with a template costs several searches that find nothing
         text = re.sub(_BEARER, r"\1[redacted]", text)
+    if "@" in text and "://" in text:
+        text = re.sub(_URL_CREDENTIALS, r"\1[redacted]@", text)
     return re.sub(_KEY_SHAPED, "[redacted]", text)
 
 
