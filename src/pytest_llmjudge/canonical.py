@@ -5,8 +5,9 @@ made of them: sets are sorted (by their items' JSON), tuples are lists, a mappin
 JSON writes them, and any other object is its `str()`.  What has no stable text is refused with a
 `JudgeError` that names where it sits: a value shown by its memory address (different in every run), a
 cycle (no JSON can hold one), two keys JSON writes alike (`True` and `"true"`: one would silently
-replace the other) and an integer too long for Python to write (`10**5000`).  Dicts keep their insertion order: sorting them here would change the
-key of every stored verdict of a dict output (tool calls sort their own, as they always have).
+replace the other) and an integer too long for Python to write (`10**5000`).  Dicts keep their
+insertion order: sorting them here would change the key of every stored verdict of a dict output (tool
+calls sort their own, as they always have).
 """
 
 from __future__ import annotations
