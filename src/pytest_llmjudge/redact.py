@@ -121,30 +121,38 @@ _PLAIN = r"[A-Za-z0-9_.\-]*"
 
 def clipped(text: str, values: list[str]) -> str:
     """`text` with a secret's first characters blanked where the text was clipped right after them
-    (`... "C:\\vault\\hun..."`): at least `MIN_SECRET_LENGTH` of them, or the whole of a shorter secret."""
+    (`... "C:\\vault\\hun..."`), where at least `MIN_SECRET_LENGTH` of them are left."""
+    grams = _grams(tuple(values))
     for mark in _ELLIPSES:
         end = text.find(mark)
         while end != -1:
-            before = text[:end]
-            cut = max((_cut_prefix(before, value) for value in values), default=0)
+            cut = 0
+            if text[max(0, end - MIN_SECRET_LENGTH) : end] in grams:  # the usual "...": no secret's characters
+                cut = max(_cut_prefix(text, end, value) for value in values)
             if cut:
-                text = before[:-cut] + "[redacted]" + text[end:]
-                end -= cut - len("[redacted]")
+                text = text[: end - cut] + "[redacted]" + text[end:]
+                end += len("[redacted]") - cut
             end = text.find(mark, end + len(mark))
     return text
 
 
-def _cut_prefix(text: str, value: str) -> int:
-    """The length of the longest start of `value` (a secret's spelling, cut short) that `text` ends with, if
-    at least `MIN_SECRET_LENGTH` long (each place `value` holds the text's last characters is tried once)."""
-    tail = text[-MIN_SECRET_LENGTH:]
-    if len(tail) < MIN_SECRET_LENGTH:
+@functools.lru_cache(maxsize=16)
+def _grams(values: tuple[str, ...]) -> frozenset[str]:
+    """Every run of `MIN_SECRET_LENGTH` characters in `values`: what a text clipped inside one ends with."""
+    return frozenset(v[i : i + MIN_SECRET_LENGTH] for v in values for i in range(len(v) - MIN_SECRET_LENGTH + 1))
+
+
+def _cut_prefix(text: str, end: int, value: str) -> int:
+    """The length of the longest start of `value` (a secret's spelling, cut short) that `text[:end]` ends
+    with, if at least `MIN_SECRET_LENGTH` long (each place `value` holds those last characters is tried)."""
+    if end < MIN_SECRET_LENGTH:
         return 0
+    tail = text[end - MIN_SECRET_LENGTH : end]
     longest = 0
     at = value.find(tail)
     while at != -1:
         size = at + MIN_SECRET_LENGTH
-        if size < len(value) and text.endswith(value[:size]):
+        if size < len(value) and text.endswith(value[:size], 0, end):
             longest = size
         at = value.find(tail, at + 1)
     return longest

@@ -8,7 +8,9 @@ Each user turn is a recorded generation of the simulated user's model (the judge
 `model=` names another), kept in the test's verdict file beside the generations of `generate`.
 Its key holds the model, the persona's prompt and the conversation so far, so the app, which runs
 for real in every mode, decides which turn comes next: where its reply differs from the recorded
-one, the next user turn is not recorded, and a replay says which of the app's replies changed.
+one, the next user turn is not recorded, and a replay says which of the app's replies changed.  A
+turn is stored as what it adds to the turn before it (`Generation.follows`), so a long conversation's
+file grows with its turns, not with their square.
 
 The user's model sees the conversation from the user's side (as openevals' simulated user does):
 its own earlier turns as the assistant's, the app's replies as the user's.
