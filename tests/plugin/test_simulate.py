@@ -421,3 +421,34 @@ def test_a_file_that_would_outgrow_what_a_reader_accepts_is_never_written(pytest
     replayed = pytester.runpytest("-p", "no:cacheprovider")
     replayed.assert_outcomes(failed=1)
     assert "no recorded user turn 7 for this conversation" in replayed.stdout.str()
+
+
+def test_a_conversation_recorded_with_every_turn_whole_still_replays(pytester, monkeypatch):
+    """Given a verdict file in the layout of before (each turn's messages whole, no `follows`), the turns replay,
+    and a run in auto mode that records nothing leaves the file as it is."""
+    pytester.makepyfile(test_chat=CHAT.format(replies=REPLIES))
+    with OpenAIServer(playing_the_user(USER_LINES)) as private:
+        pytester.runpytest(*record_args(private), "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    path = pytester.path / "judge_verdicts" / "test_chat" / "test_chat.json"
+    document = json.loads(path.read_text())
+    written = document["generations"]
+    assert sum("follows" in e for e in written.values()) == 2, "turns 2 and 3 are stored as what they add"
+
+    def messages_of(entry: dict) -> list:
+        return entry["messages"] if "messages" in entry else messages_of(written[entry["follows"]]) + entry["added"]
+
+    # each turn's messages put back whole, as they were stored before
+    whole = {k: {**{f: v for f, v in e.items() if f not in ("follows", "added")}, "messages": messages_of(e)}
+             for k, e in written.items()}  # fmt: skip
+    assert sorted(len(e["messages"]) for e in whole.values()) == [2, 4, 6]
+    document["generations"] = whole
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    before = path.read_bytes()
+
+    monkeypatch.setenv("CI", "true")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    monkeypatch.delenv("CI")
+    with OpenAIServer(playing_the_user(USER_LINES)) as private:
+        pytester.runpytest(*record_args(private), "-p", "no:cacheprovider").assert_outcomes(passed=1)
+        assert user_turns(private) == [], "every turn replayed from the file"
+    assert path.read_bytes() == before
