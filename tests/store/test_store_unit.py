@@ -745,3 +745,10 @@ def test_a_continued_conversation_is_written_as_what_each_turn_adds_and_read_bac
         StoreError, match="generation 333333333333 continues '22222222222222222222', which is not in the file"
     ):
         VerdictDocument.read(path)
+    looped = json.loads(path.read_text())
+    first, second = list(looped["generations"])[:2]
+    looped["generations"][first]["follows"] = second  # two turns that continue each other, neither whole
+    looped["generations"][second] |= {"follows": first, "added": []}
+    path.write_text(json.dumps(looped))
+    with pytest.raises(StoreError, match=r"continues itself \(a cycle\)"):
+        VerdictDocument.read(path)

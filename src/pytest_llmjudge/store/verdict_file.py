@@ -240,7 +240,9 @@ class VerdictDocument(_Located):
                     key: _expanded(path, key, _validate_entry(path, key, e, what="generation"), cases)
                     for key, e in generations.items()
                 },
-            ),
+            )
+            if generations
+            else {},
         )
 
     def section(self, what: Section) -> dict[str, dict[str, Any]]:
@@ -330,8 +332,8 @@ def _continued(section: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     its `added` ones, is written without its messages (a reader puts them back: `_with_messages`)."""
     written = dict(section)
     for key, entry in section.items():
-        earlier = section.get(entry.get("follows"))  # type: ignore[arg-type]
-        messages, added = entry.get("messages"), entry.get("added")
+        follows, messages, added = entry.get("follows"), entry.get("messages"), entry.get("added")
+        earlier = section.get(follows) if isinstance(follows, str) else None
         if earlier is None or not isinstance(messages, list) or not isinstance(added, list):
             continue
         before = earlier.get("messages")
@@ -360,7 +362,8 @@ def _with_messages(path: Path | str, section: dict[str, dict[str, Any]]) -> dict
     """`section` with the messages of every generation written as a continuation put back: the messages of
     the one it `follows` (itself put back first), then its `added` ones."""
     for key in [k for k, e in section.items() if "messages" not in e and "follows" in e]:
-        chain: list[str] = []
+        chain: list[str] = []  # each entry is walked once: the walk gives every entry on it its messages
+        on_chain: set[str] = set()
         at = key
         while "messages" not in section[at]:  # walk back to an entry that holds its messages
             entry = section[at]
@@ -370,9 +373,10 @@ def _with_messages(path: Path | str, section: dict[str, dict[str, Any]]) -> dict
                     f"{path}: the generation {at[:12]} continues {str(follows)[:20]!r}, which is not in the "
                     "file (or says no messages of its own); delete it and record again"
                 )
-            if at in chain:
+            if at in on_chain:
                 raise StoreError(f"{path}: the generation {at[:12]} continues itself (a cycle); delete it")
             chain.append(at)
+            on_chain.add(at)
             at = follows
         messages = section[at]["messages"]
         if not isinstance(messages, list):
