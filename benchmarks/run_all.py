@@ -3,14 +3,15 @@
     python benchmarks/run_all.py            # the full set (a few minutes)
     python benchmarks/run_all.py --quick    # smaller sizes, fewer repeats (about a minute)
     python benchmarks/run_all.py --only startup,replay --json results.json
-    python benchmarks/run_all.py --only replay --against ../main --against ../v0.1   # A/B: vs other checkouts
+    python benchmarks/run_all.py --only startup,replay --against ../main --against ../v0.1   # A/B: vs other checkouts
 
 Each benchmark runs pytest in a fresh subprocess on a generated suite in a temporary directory,
 with this interpreter (run it with the project's venv).  Judges are the local OpenAI-compatible
 server in tests/helpers/openai_server.py (real HTTP on 127.0.0.1, real LiteLLM) or, where only the store
 matters, a callable judge; nothing leaves the machine.
 
-  startup  `pytest --collect-only -q` on 200 tests that never judge: plugin on vs `-p no:llmjudge`
+  startup  `pytest --collect-only -q` on 200 tests that never judge: plugin on vs `-p no:llmjudge`; with
+           --against DIR, DIR's plugin too, in the same rounds
   replay   1000 judged assertions replayed from the verdict file vs the same tests with plain asserts, run in
            turn: the median of the pairs' differences (--replay-pairs N, default 5).  Each judgment's
            reply differs (its score is 0.9000 to 0.9999), as a real suite's do: identical replies
@@ -109,17 +110,23 @@ def write(folder: Path, files: dict[str, str]) -> Path:
 # -- start-up -------------------------------------------------------------------------------------
 
 
-def bench_startup(tmp: Path, quick: bool) -> dict[str, Any]:
+def bench_startup(tmp: Path, quick: bool, against: Sequence[Path] = ()) -> dict[str, Any]:
     suite = tmp / "startup"
     for f in range(10):
         write(suite, {f"test_s{f}.py": "\n".join(f"def test_{i}():\n    assert {i} + 1 > {i}\n" for i in range(20))})
     reps = 5 if quick else 15
     on, off = [], []
+    # Another checkout's package first on the path, its plugin on: timed in the same rounds.
+    others = [(d, child_env(PYTHONPATH=str(d / "src")), []) for d in against]
     run(pytest_cmd("--collect-only", "-q"), suite)  # warm the file system and bytecode caches
     run(pytest_cmd("--collect-only", "-q", "-p", "no:llmjudge"), suite)
+    for _, env, _ in others:
+        run(pytest_cmd("--collect-only", "-q"), suite, env)
     for _ in range(reps):  # interleaved, so drift in machine load hits both alike
         on.append(run(pytest_cmd("--collect-only", "-q"), suite)["seconds"])
         off.append(run(pytest_cmd("--collect-only", "-q", "-p", "no:llmjudge"), suite)["seconds"])
+        for _, env, times in others:
+            times.append(run(pytest_cmd("--collect-only", "-q"), suite, env)["seconds"])
     check = run(
         [
             PY,
@@ -162,6 +169,21 @@ def bench_startup(tmp: Path, quick: bool) -> dict[str, Any]:
         "plugin_modules_import_range_s": [round(min(plugin_imports), 4), round(max(plugin_imports), 4)],
         "litellm_imported": imported,
         "diskcache_imported": opened,
+        **(
+            {
+                "against": [
+                    {
+                        "checkout": str(d),
+                        "with_plugin_s": round(median(times), 4),
+                        "ratio": round(median(times) / median(off), 4),
+                        "this_over_it": round(median(on) / median(times), 4),
+                    }
+                    for d, _, times in others
+                ]
+            }
+            if others
+            else {}
+        ),
     }
 
 
@@ -553,6 +575,11 @@ def report(results: dict[str, Any]) -> None:
             f"{s['plugin_modules_import_s'] * 1000:.1f} ms (median; {s['plugin_modules_import_range_s'][0] * 1000:.1f}-"
             f"{s['plugin_modules_import_range_s'][1] * 1000:.1f} ms); litellm imported: {s['litellm_imported']}, diskcache imported: {s['diskcache_imported']}"
         )
+        for o in s.get("against", ()):
+            line(
+                f"           {o['checkout']}, in the same rounds: {o['with_plugin_s']:.3f} s with its plugin, ratio "
+                f"{o['ratio']:.3f} to no plugin; this checkout's time over its: x{o['this_over_it']:.3f}"
+            )
     r = results.get("replay")
     if r:
         line(
@@ -625,7 +652,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="DIR",
-        help="replay: also replay with another checkout's src/ (DIR; repeatable) in each pair, side by side",
+        help="startup, replay: also run another checkout's src/ (DIR; repeatable) in each round, side by side",
     )
     args = parser.parse_args(argv)
     against = [d.resolve() for d in args.against]
@@ -641,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
     server = server_mod.OpenAIServer().start() if "replay" in chosen else None
     try:
         steps = [
-            ("startup", lambda: bench_startup(tmp, args.quick)),
+            ("startup", lambda: bench_startup(tmp, args.quick, against)),
             ("replay", lambda: bench_replay(tmp, args.quick, server.base_url, args.replay_pairs, against)),  # type: ignore[union-attr]
             ("live", lambda: bench_live(tmp, args.quick)),
             ("memory", lambda: bench_memory(tmp, args.quick)),

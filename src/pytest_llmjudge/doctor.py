@@ -278,10 +278,14 @@ def _params_text(params: Mapping[str, Any]) -> str:
 
 
 def doctor_lines(checks: Sequence[Check]) -> list[str]:
-    """The report: one line per check, then a verdict line."""
+    """The report: one line per check, then a verdict line; redacted, whatever a check quotes (the api base's
+    credentials, a server's error text)."""
+    from .redact import redactor
+
+    clean = redactor()
     failed = sum(c.failed for c in checks)
     verdict = f"llmjudge doctor: {failed} check{'s' if failed != 1 else ''} failed" if failed else "llmjudge doctor: ok"
-    return [c.line() for c in checks] + [verdict]
+    return [clean(c.line()) for c in checks] + [verdict]
 
 
 # -- the command ---------------------------------------------------------------------------------------------

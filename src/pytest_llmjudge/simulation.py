@@ -8,7 +8,9 @@ Each user turn is a recorded generation of the simulated user's model (the judge
 `model=` names another), kept in the test's verdict file beside the generations of `generate`.
 Its key holds the model, the persona's prompt and the conversation so far, so the app, which runs
 for real in every mode, decides which turn comes next: where its reply differs from the recorded
-one, the next user turn is not recorded, and a replay says which of the app's replies changed.
+one, the next user turn is not recorded, and a replay says which of the app's replies changed.  A
+turn is stored as what it adds to the turn before it (`Generation.follows`), so a long conversation's
+file grows with its turns, not with their square.
 
 The user's model sees the conversation from the user's side (as openevals' simulated user does):
 its own earlier turns as the assistant's, the app's replies as the user's.
@@ -127,6 +129,9 @@ class _Conversation:
         self.conversation: list[dict[str, str]] = []
         self.taken = 0  # user turns taken
         self.over = False
+        # The last user turn asked of each model: its key and how many messages it was asked with (the next
+        # turn continues it, and is stored as what it adds).
+        self.last: dict[str, tuple[str, int]] = {}
 
     def messages(self) -> list[dict[str, str]]:
         """The conversation so far, a copy (the app may change what it is given)."""
@@ -143,7 +148,8 @@ class _Conversation:
         messages += [{"role": _FLIPPED[m["role"]], "content": m["content"]} for m in self.conversation]
         sent = self.sends.get(model, model)
         request = CallRequest(model=sent, messages=messages, api_base=api_base, temperature=None)
-        return [Generation(model, tuple(messages), {}, 0, generation_key(model, messages, {}, 0), request)]
+        key = generation_key(model, messages, {}, 0)
+        return [Generation(model, tuple(messages), {}, 0, key, request, follows=self.last.get(model))]
 
     @contextlib.contextmanager
     def asking(self, plan: GenerationPlan) -> Iterator[None]:
@@ -157,6 +163,8 @@ class _Conversation:
 
     def heard(self, reply: str, plan: GenerationPlan) -> None:
         """The user's turn: its text joins the conversation, without the done signal that may end it."""
+        (asked,) = plan.calls
+        self.last[asked.model_id] = (asked.key, len(asked.messages))
         self.taken += 1
         said = reply.strip()
         if not said:

@@ -241,7 +241,7 @@ def verdict_record(
     if live_span is not None:
         record["live_span"] = [round(live_span[0], 3), round(live_span[1], 3)]
     if texts:
-        record["output"] = clean(output[:4000])
+        record["output"] = clean(output)[:4000]  # whole, then cut: a secret across the cut is blanked
     record["live_calls"] = live_calls
     if cached_calls:
         record["cached_calls"] = cached_calls
@@ -366,6 +366,6 @@ def error_record(
         "message": clean(str(exc)),
         "key": key,
         "threshold": threshold,
-        "output": clean(output[:4000]),
+        "output": clean(output)[:4000],
         "live_calls": live_calls,
     }

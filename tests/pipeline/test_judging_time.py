@@ -88,3 +88,51 @@ def test_an_unparseable_reply_shows_its_start_and_its_end_only(pytester):
     section = text[text.index("unparseable judge reply") :]
     assert "START" in section and "END" in section and "characters left out" in section
     assert len(text) < 20_000, "a reply of 210 KB is not printed whole"
+
+
+HUNG_BACKEND = """
+import asyncio, threading, time
+import pytest
+
+@pytest.fixture(scope="session")
+def judge_backend():
+    def hung(messages):
+        {hang}
+        return '{{"reasoning": "late", "score": 1.0}}'
+    hung.name = "hung-judge"
+    return hung
+"""
+HANGS = {
+    "a sleep far longer than the timeout": ("time.sleep(600)", ()),
+    "no end at all": ("threading.Event().wait()", ()),
+    "no end at all, in xdist workers": ("threading.Event().wait()", ("-n", "2")),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hang, args", HANGS.values(), ids=list(HANGS))
+def test_a_hung_judge_backend_does_not_keep_pytest_alive_after_the_timeout(pytester, hang, args):
+    """The tests fail at --judge-timeout, and pytest exits then: the abandoned calls hold nothing."""
+    import time
+
+    pytester.makeconftest(HUNG_BACKEND.format(hang=hang))
+    pytester.makepyfile(
+        test_hung="""
+        from pytest_llmjudge import assert_judged
+
+        def test_judged():
+            assert_judged("An answer.", "Answers", threshold=0.5)
+
+        def test_judged_too():
+            assert_judged("Another answer.", "Answers", threshold=0.5)
+        """
+    )
+    began = time.monotonic()
+    # pytester kills the run and raises if it outlives its timeout: the bound is generous, not a timing
+    result = pytester.runpytest_subprocess(
+        "--judge-mode=live", "--judge-timeout=2", "--judge-retries=0", "-p", "no:cacheprovider", *args, timeout=60
+    )
+    took = time.monotonic() - began
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*no reply from hung-judge within --judge-timeout=2s*"])
+    assert took < 60, f"pytest took {took:.1f} s to exit after a 2 s timeout"

@@ -5,6 +5,7 @@ content that is not text is judged as its JSON, never as an empty turn."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -111,3 +112,43 @@ def test_an_unknown_role_is_named_in_the_error():
     conversation = [{"role": "user", "content": "Hi"}, {"role": "robot", "content": "Beep"}]
     with own_judges(mode="live") as make, pytest.raises(JudgeError, match=r"output\[1\] has the role 'robot'"):
         make(backend=lambda messages: "{}").score(conversation, "Answers")
+
+
+NO_JSON = """
+from pytest_llmjudge import assert_judged, assert_trajectory
+
+def test_keys_written_alike():
+    assert_judged({True: "refund", "true": "no refund"}, "Says refund")
+
+def test_keys_written_alike_deeper():
+    assert_judged({"orders": [{None: "a", "null": "b"}]}, "Lists the orders")
+
+def test_too_long_a_number():
+    assert_judged({"total": 10**5000}, "Gives the total")
+
+def test_too_long_a_number_alone():
+    assert_judged(10**5000, "Gives the total")
+
+def test_too_long_a_number_in_a_tool_call():
+    run = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "pay", "arguments": {"cents": 10**5000}}}]}]
+    assert_trajectory(run, [{"name": "pay", "arguments": {"cents": 1}}])
+"""
+
+
+def test_what_json_cannot_write_as_given_is_a_judge_error_naming_where_it_sits(pytester):
+    """Two keys JSON writes alike would silently become one; an integer too long for Python to write raised a
+    bare ValueError from inside the plugin.  Each is a JudgeError naming the path, before any call."""
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_no_json=NO_JSON)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--judge-mode=auto", "-rA")
+    result.assert_outcomes(failed=5)
+    text = result.stdout.str()
+    assert "JudgeError: output has the keys True and 'true', which JSON writes alike ('true')" in text
+    assert "JudgeError: output['orders'][0] has the keys None and 'null', which JSON writes alike ('null')" in text
+    assert "JudgeError: output['total'] is an integer of more than 4300 digits" in text
+    assert "JudgeError: output is an integer of more than 4300 digits" in text
+    assert "JudgeError: actual[0].tool_calls[0].arguments['cents'] is an integer of more than 4300 digits" in text
+    raised = [m[1] for line in result.stdout.lines if (m := re.match(r"E\s+([\w.]+(?:Error|Exception)):", line))]
+    assert raised == ["pytest_llmjudge.JudgeError"] * 5, raised
+    assert not list(pytester.path.rglob("judge_verdicts/**/*.json")), "nothing was judged"

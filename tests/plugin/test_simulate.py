@@ -355,3 +355,100 @@ def test_simulate_keeps_its_public_signature():
         assert list(parameters) == ["app", "persona", "turns", "stop", "model"]
         assert [p.kind.name for p in parameters.values()][:3] == ["POSITIONAL_OR_KEYWORD"] * 2 + ["KEYWORD_ONLY"]
         assert parameters["stop"].default is None and parameters["model"].default is None
+
+
+LONG_TALK = """
+from pytest_llmjudge import simulate
+
+def app(messages):  # a long reply each turn: 10 KB of its own
+    turn = len(messages) // 2 + 1
+    return f"Reply {{turn}}: " + " ".join(f"w{{turn}}x{{i}}" for i in range(1500))[:10_000]
+
+def test_long():
+    chat = simulate(app, "A customer with many questions about one order.", turns={turns})
+    assert len(chat) == 2 * {turns} and all(len(m["content"]) > 10_000 for m in chat[1::2])
+"""
+
+
+def _asking(request: dict) -> str:
+    """The simulated user: a short question each turn, numbered by how many it asked before."""
+    return f"And what about point {sum(m['role'] == 'assistant' for m in request['messages']) + 1}?"
+
+
+@pytest.mark.slow
+def test_a_long_simulated_conversation_takes_room_in_proportion_to_its_turns_and_replays(pytester, monkeypatch):
+    """Given a simulation of 200 turns, each app reply 10 KB, recorded live: each turn stores what it adds, so
+    every turn's entry takes about the same room and the file about what was said (2 MB, not the
+    conversation so far once per turn: 200 MB, past what a verdict file may hold); it replays offline."""
+    pytester.makepyfile(test_talk=LONG_TALK.format(turns=200))
+    with OpenAIServer(_asking) as server:
+        pytester.runpytest(*record_args(server), "-p", "no:cacheprovider").assert_outcomes(passed=1)
+        assert len(user_turns(server)) == 200
+    path = pytester.path / "judge_verdicts" / "test_talk" / "test_long.json"
+    said = 200 * 10_030  # what the app said; the user's short turns add little
+    assert said < path.stat().st_size < 1.1 * said, path.stat().st_size
+    stored = json.loads(path.read_text())["generations"]
+    rooms = sorted(len(json.dumps(entry)) for entry in stored.values())
+    assert len(rooms) == 200 and rooms[-1] < 11_000, "the last turns take the room of the first"
+    assert sum("messages" in entry for entry in stored.values()) == 1  # the first turn's, whole
+
+    monkeypatch.setenv("CI", "true")  # the turns come from the file, their messages put back together
+    result = pytester.runpytest("-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_file_that_would_outgrow_what_a_reader_accepts_is_never_written(pytester, openai_server, monkeypatch):
+    """Given a verdict file limit of 60 KB and a simulation whose turns add 10 KB each: recording fails at the
+    turn that would pass the limit, saying the limit and what to do; the file keeps the turns before it, and
+    they replay (the test fails where the recording ends, not with an unreadable file)."""
+    from pytest_llmjudge.store import verdict_file
+
+    monkeypatch.setattr(verdict_file, "MAX_FILE_BYTES", 60_000)
+    openai_server.set_responder(_asking)
+    pytester.makepyfile(test_talk=LONG_TALK.format(turns=8))
+    result = pytester.runpytest(*record_args(openai_server), "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    path = pytester.path / "judge_verdicts" / "test_talk" / "test_long.json"
+    result.stdout.fnmatch_lines(
+        [
+            f"*StoreError: refused to write the verdict file {path}: it would hold * bytes, over the limit of 60000 bytes*"
+        ]
+    )
+    assert "Record less in this test: fewer or shorter simulated turns" in result.stdout.str()
+    assert path.stat().st_size <= 60_000 and len(generations(pytester.path, "test_talk", "test_long")) == 6
+
+    monkeypatch.setenv("CI", "true")
+    replayed = pytester.runpytest("-p", "no:cacheprovider")
+    replayed.assert_outcomes(failed=1)
+    assert "no recorded user turn 7 for this conversation" in replayed.stdout.str()
+
+
+def test_a_conversation_recorded_with_every_turn_whole_still_replays(pytester, monkeypatch):
+    """Given a verdict file in the layout of before (each turn's messages whole, no `follows`), the turns replay,
+    and a run in auto mode that records nothing leaves the file as it is."""
+    pytester.makepyfile(test_chat=CHAT.format(replies=REPLIES))
+    with OpenAIServer(playing_the_user(USER_LINES)) as private:
+        pytester.runpytest(*record_args(private), "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    path = pytester.path / "judge_verdicts" / "test_chat" / "test_chat.json"
+    document = json.loads(path.read_text())
+    written = document["generations"]
+    assert sum("follows" in e for e in written.values()) == 2, "turns 2 and 3 are stored as what they add"
+
+    def messages_of(entry: dict) -> list:
+        return entry["messages"] if "messages" in entry else messages_of(written[entry["follows"]]) + entry["added"]
+
+    # each turn's messages put back whole, as they were stored before
+    whole = {k: {**{f: v for f, v in e.items() if f not in ("follows", "added")}, "messages": messages_of(e)}
+             for k, e in written.items()}  # fmt: skip
+    assert sorted(len(e["messages"]) for e in whole.values()) == [2, 4, 6]
+    document["generations"] = whole
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    before = path.read_bytes()
+
+    monkeypatch.setenv("CI", "true")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    monkeypatch.delenv("CI")
+    with OpenAIServer(playing_the_user(USER_LINES)) as private:
+        pytester.runpytest(*record_args(private), "-p", "no:cacheprovider").assert_outcomes(passed=1)
+        assert user_turns(private) == [], "every turn replayed from the file"
+    assert path.read_bytes() == before

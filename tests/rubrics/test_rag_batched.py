@@ -178,8 +178,17 @@ def ruling(i: Any, verdict: str = "yes", **more: Any) -> dict[str, Any]:
         ([ruling(1), ruling(2), ruling(3)], "rules on claim 3, but 2 were asked"),  # an item not asked
         ([ruling(1), {"id": 2, "reasoning": "r", "score": 1.0}], "gives no yes/no for claim(s) 2"),  # no verdict
         ([], "the reply has no list of results"),
+        # one ruling whose fields disagree: read by its first field, it passed a claim the judge said no to
+        (
+            [ruling(1), ruling(2, "no", passed=True)],
+            "ruling on claim 2 says both yes and no (verdict: 'no', passed: True)",
+        ),
+        (
+            [ruling(1), ruling(2, "yes", result="FAIL")],
+            "ruling on claim 2 says both yes and no (verdict: 'yes', result: 'FAIL')",
+        ),
     ],
-    ids=["missing", "doubled", "not-asked", "no-verdict", "empty"],
+    ids=["missing", "doubled", "not-asked", "no-verdict", "empty", "fields-disagree", "result-disagrees"],
 )
 def test_a_batched_reply_that_lost_track_of_the_list_is_no_verdict(results, message):
     with pytest.raises(VerdictParseError, match=re.escape(message)) as info:
@@ -188,7 +197,7 @@ def test_a_batched_reply_that_lost_track_of_the_list_is_no_verdict(results, mess
 
 
 def test_a_batched_reply_is_read_by_number_in_any_order_and_a_repeated_ruling_counts_once():
-    verdict = ruled_by([ruling("2", "no"), ruling(1), ruling(2, "no")])
+    verdict = ruled_by([ruling("2", "no", passed=False), ruling(1, passed="yes"), ruling(2, "no")])
     assert verdict.score == 0.5
     assert [(c["verdict"], c["reasoning"]) for c in verdict.details["claims"]] == [
         ("yes", "on claim 1"),

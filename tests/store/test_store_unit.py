@@ -703,3 +703,52 @@ def test_shared_spend_is_per_run_and_shared_between_processes(tmp_path):
     assert other_run.total() == 0.0
     assert not SharedSpend.for_run(tmp_path / "llmjudge", {}).shared, "outside xdist the spend stays in memory"
     assert not SharedSpend.for_run(tmp_path, {**environ, "PYTEST_XDIST_TESTRUNUID": "../../etc"}).shared
+
+
+def _turns(n: int) -> dict[str, dict]:
+    """A simulated conversation's n user turns as generation entries: each continues the one before."""
+    entries: dict[str, dict] = {}
+    messages = [{"role": "system", "content": "persona"}, {"role": "user", "content": "(start)"}]
+    earlier: tuple[str, int] | None = None
+    for turn in range(n):
+        key = f"{turn + 1:x}" * 64
+        entry = {"model": "m", "messages": [dict(m) for m in messages], "params": {}, "index": 0, "reply": f"q{turn}"}
+        if earlier is not None:
+            entry |= {"follows": earlier[0], "added": entry["messages"][earlier[1] :]}
+        entries[key[:64]] = entry
+        earlier = (key[:64], len(messages))
+        messages += [{"role": "assistant", "content": f"q{turn}"}, {"role": "user", "content": f"answer {turn}"}]
+    return entries
+
+
+def test_a_continued_conversation_is_written_as_what_each_turn_adds_and_read_back_whole(tmp_path):
+    path = tmp_path / "t.json"
+    turns = _turns(4)
+    store = VerdictFile(path, "t")
+    for key, entry in turns.items():  # a turn at a time, as simulate records them
+        store.put(key, entry, "generation")
+    on_disk = json.loads(path.read_text())["generations"]
+    assert [("messages" in e, len(e.get("added", []))) for e in on_disk.values()] == [(True, 0)] + [(False, 2)] * 3
+    assert VerdictDocument.read(path).generations == turns  # whole again, as recorded
+    assert not VerdictFile(path, "t").put_many(turns, "generation"), "recording it again changes nothing"
+
+    # Without the turn it follows (pruned), a turn is written whole; a file naming a missing one is refused.
+    document = VerdictDocument.read(path)
+    del document.generations[next(iter(turns))]
+    document.write()
+    assert ["messages" in e for e in json.loads(path.read_text())["generations"].values()] == [True, False, False]
+    assert VerdictDocument.read(path).generations == dict(list(turns.items())[1:])
+    broken = json.loads(path.read_text())
+    del broken["generations"][next(iter(broken["generations"]))]
+    path.write_text(json.dumps(broken))
+    with pytest.raises(
+        StoreError, match="generation 333333333333 continues '22222222222222222222', which is not in the file"
+    ):
+        VerdictDocument.read(path)
+    looped = json.loads(path.read_text())
+    first, second = list(looped["generations"])[:2]
+    looped["generations"][first]["follows"] = second  # two turns that continue each other, neither whole
+    looped["generations"][second] |= {"follows": first, "added": []}
+    path.write_text(json.dumps(looped))
+    with pytest.raises(StoreError, match=r"continues itself \(a cycle\)"):
+        VerdictDocument.read(path)

@@ -121,6 +121,10 @@ def test_an_oversized_verdict_file_is_refused_unread(pytester, project, monkeypa
     result = pytester.runpytest(*REPLAY)
     result.assert_outcomes(passed=0, failed=2)
     result.stdout.fnmatch_lines([f"*StoreError: {path}: refused to read the verdict file: * over the limit of 1000*"])
+    # Said for what it is, a file too large (not a FIFO or a device): what to do is to record less.
+    assert "the most a verdict file may hold" in result.stdout.str()
+    assert "delete the file and record it again" in result.stdout.str()
+    assert "replace it with a regular file" not in result.stdout.str()
 
 
 # -- JSON that is hostile in shape ------------------------------------------------------------------

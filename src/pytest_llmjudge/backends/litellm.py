@@ -308,6 +308,13 @@ class LiteLLMBackend:
                 f"prefix, e.g. --judge-model=openai/{model} for an OpenAI-compatible server (see LiteLLM's list of "
                 "providers)."
             )
+        if "credentials encoded in url" in full.lower():  # httpx's own refusal, before anything is sent
+            return fatal(
+                f"{said}the api base holds credentials (user:password@) and the client also sends the key "
+                f"({key}, or a placeholder) as an Authorization header; the HTTP client refuses to send both, so "
+                f"nothing reached the server (not retried). Take the credentials out of --judge-api-base, and "
+                f"give the server's key in {key}. {detail}"
+            )
         refused = connect_failure(exc)
         if refused is not None:
             target = base or f"{provider_of(model)}'s API"

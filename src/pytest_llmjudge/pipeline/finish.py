@@ -16,6 +16,7 @@ from ..errors import StoreError, VerdictParseError
 from ..redact import redact
 from ..rubrics.base import Outcome, Reply, Rubric
 from ..rubrics.stored import read_reply
+from ..store.verdict_file import VerdictFileTooLarge
 from ..verdict import Sample, StoredScoreWarning, Verdict
 from .aggregate import combine_panel, undecided
 from .plan import case_fields, stored_fields
@@ -109,6 +110,8 @@ def write_back(
         return
     try:
         verdict_file.put_many(entries, plan.what, copies=copies, outcomes=outcomes)
+    except VerdictFileTooLarge as exc:  # no later run could read it: the test fails now, not every replay after
+        raise StoreError(str(exc)) from None  # as the plugin's errors are shown: pytest_llmjudge.StoreError
     except (StoreError, OSError) as exc:
         if not entries and not copies:  # only the outcome: the verdict stands, and nothing judged is lost
             runtime.note(  # once a run, not once a file

@@ -48,6 +48,9 @@ class Generation:
     index: int
     key: str
     request: CallRequest
+    # The generation whose conversation this one continues (a simulated user's earlier turn): its key, and how
+    # many of these messages were its own.  Stored as what it adds (see `verdict_file`); never keyed.
+    follows: tuple[str, int] | None = None
 
     @property
     def sample(self) -> int:
@@ -61,13 +64,18 @@ class Generation:
 
     def record(self) -> dict[str, Any]:
         """What the verdict file says of the generation beside its reply (and what a miss compares)."""
-        return {
+        messages = [dict(m) for m in self.messages]
+        record: dict[str, Any] = {
             "model": self.model_id,
-            "messages": [dict(m) for m in self.messages],
+            "messages": messages,
             "params": dict(self.params),
             "index": self.index,
             "key_version": KEY_VERSION,
         }
+        if self.follows is not None:
+            key, earlier = self.follows
+            record |= {"follows": key, "added": messages[earlier:]}
+        return record
 
 
 @dataclass(frozen=True)

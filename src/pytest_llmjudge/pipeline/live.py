@@ -18,6 +18,7 @@ from ..backends.litellm_import import import_litellm
 from ..backends.protocol import CallRequest, CallResult, UnsupportedParamError
 from ..backends.retry import call_with_retries
 from ..errors import BackendError, VerdictParseError
+from ..redact import redact
 from ..rubrics.base import Reply
 from .finish import parse
 from .generations import failed
@@ -166,8 +167,11 @@ _CAPS = ("max_tokens", "max_completion_tokens")
 
 
 async def _with_retries(plan: Planned[Any], runtime: JudgeRuntime, request: CallRequest, deadline: float) -> CallResult:
-    """One request under the run's retry policy, what is left of the deadline, and the rate limiter."""
-    return await call_with_retries(
+    """One request under the run's retry policy, what is left of the deadline, and the rate limiter.
+
+    Its reply is redacted as it arrives, as it will be stored: what is read from it (a verdict's reasoning,
+    a claim the next step rules on, a generation, a simulated user's turn) is what a replay reads."""
+    result = await call_with_retries(
         plan.backend,
         request,
         retries=plan.settings.retries,
@@ -176,6 +180,7 @@ async def _with_retries(plan: Planned[Any], runtime: JudgeRuntime, request: Call
         limiter=runtime.limiter(request.model, request.api_base),
         spent_s=plan.live_s(),
     )
+    return dataclasses.replace(result, text=redact(result.text))
 
 
 def note_request(plan: Planned[Any], runtime: JudgeRuntime, call: Call | Generation, result: CallResult) -> None:

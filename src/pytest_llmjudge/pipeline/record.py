@@ -96,7 +96,8 @@ SHOWN_REPLY = 4000  # characters of an unparseable reply a report section shows:
 def shown_reply(text: str) -> str:
     """An unparseable reply as its report section shows it: whole up to `SHOWN_REPLY` characters, else
     its start and its end (where a verdict would be), with how much was left out between."""
+    text = redact(text)  # whole, then cut: a secret across a cut is blanked, not left in halves
     if len(text) > SHOWN_REPLY:
         half = SHOWN_REPLY // 2
         text = f"{text[:half]}\n... ({len(text) - 2 * half} characters left out) ...\n{text[-half:]}"
-    return redact(text)
+    return text

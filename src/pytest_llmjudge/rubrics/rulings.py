@@ -3,8 +3,9 @@
 A kind that asks the judge to rule on several items in one call (a checklist's constraints, a RAG
 answer's claims, retrieved passages) reads the reply here: exactly one answer per item asked, in
 whatever order the judge wrote them.  A ruling missing, a ruling for a number no item has, or two
-rulings that disagree for one item is no verdict (`VerdictParseError`): a reply that lost track of
-the list is asked again, never read as a score.  The same ruling written twice counts once.
+rulings that disagree for one item, or one ruling whose fields disagree (`"verdict": "no", "passed":
+true`), is no verdict (`VerdictParseError`): a reply that lost track of the list is asked again, never
+read as a score.  The same ruling written twice counts once.
 """
 
 from __future__ import annotations
@@ -68,9 +69,14 @@ def read_rulings(kind: str, reply: Reply, asked: Asked, count: int, numbered: Nu
                 number = int(str(ident).strip().rstrip("."))
             except ValueError:
                 continue
-            verdict = next((passed(item[k]) for k in _VERDICT_FIELDS if k in item), None)
-            if verdict is None:
+            said = {k: passed(item[k]) for k in _VERDICT_FIELDS if k in item}
+            verdicts = {v for v in said.values() if v is not None}
+            if len(verdicts) > 1:  # {"verdict": "no", "passed": true}: neither field can be taken for the ruling
+                fields = ", ".join(f"{k}: {item[k]!r}" for k, v in said.items() if v is not None)
+                raise VerdictParseError(f"the reply's ruling on {noun} {number} says both yes and no ({fields})")
+            if not verdicts:
                 continue
+            (verdict,) = verdicts
             if not 1 <= number <= count:
                 raise VerdictParseError(
                     f"the reply rules on {noun} {number}, but {count} were asked (numbered 1 to {count})"

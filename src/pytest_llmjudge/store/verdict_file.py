@@ -24,6 +24,15 @@ A judgment of several calls (samples, both orders of a pairwise, a claim or a tu
 entries together (`put_many`: one write), and what they say of the case (`CASE_FIELDS`: the output, the
 context, ...) once, in a "cases" section, each entry naming its case by id.  A reader expands them,
 so every entry in memory is whole; files written before, with the case in every entry, read the same.
+
+A generation that continues another's conversation (a simulated user's next turn) says so: `follows`
+names the earlier one's key and `added` the messages it adds.  It is written without its messages
+where the one it follows is in the file and the messages are exactly that one's and the added ones
+(`_continued`), so a conversation of n turns takes room in proportion to n, not n squared; a reader
+puts the messages back.  Files written before, with every turn's messages whole, read the same.
+
+A file is never written larger than a reader accepts (`MAX_FILE_BYTES`): `VerdictFileTooLarge` says so
+before anything is written, and what to do.
 """
 
 from __future__ import annotations
@@ -46,9 +55,11 @@ from .atomic import TEMP_DIR, write_atomically
 
 __all__ = [
     "CASE_FIELDS",
+    "MAX_FILE_BYTES",
     "VERDICT_FILE_FORMAT",
     "VerdictDocument",
     "VerdictFile",
+    "VerdictFileTooLarge",
     "VerdictFileWriteError",
     "as_written",
     "case_id",
@@ -197,6 +208,13 @@ class VerdictDocument(_Located):
             data = read_regular_file(path)
         except (FileNotFoundError, NotADirectoryError):  # no file can be there: an empty verdict file
             return cls(path, "", {})
+        except FileTooLarge as exc:
+            raise StoreError(
+                f"{path}: refused to read the verdict file: {exc}, the most a verdict file may hold (a guard "
+                "against a runaway or hostile file). A test records less than that; if this one recorded it "
+                "(with an older version: a simulated conversation stored each turn whole), delete the file and "
+                "record it again, and keep the test smaller (fewer or shorter turns, or several tests)"
+            ) from None
         except RefusedFile as exc:
             raise StoreError(
                 f"{path}: refused to read the verdict file: {exc}; replace it with a regular file"
@@ -246,10 +264,15 @@ class VerdictDocument(_Located):
             path,
             str(data.get("test") or ""),
             {key: _expanded(path, key, _validate_entry(path, key, e), cases) for key, e in data["verdicts"].items()},
-            {
-                key: _expanded(path, key, _validate_entry(path, key, e, what="generation"), cases)
-                for key, e in generations.items()
-            },
+            _with_messages(
+                path,
+                {
+                    key: _expanded(path, key, _validate_entry(path, key, e, what="generation"), cases)
+                    for key, e in generations.items()
+                },
+            )
+            if generations
+            else {},
         )
         document._unchecked = data.get("outcomes")  # a file without the section has none
         return document
@@ -269,7 +292,7 @@ class VerdictDocument(_Located):
             "verdicts": _compacted(as_written(self.entries), cases),
         }
         if self.generations:  # absent when empty: a file without generations keeps its bytes
-            document["generations"] = _compacted(as_written(self.generations), cases)
+            document["generations"] = _continued(_compacted(as_written(self.generations), cases))
         if cases:  # absent when none: a file of one-call judgments keeps its bytes
             document["cases"] = cases
         # What each judgment decided, while its entries are here (prune removes both); absent when none.
@@ -277,6 +300,10 @@ class VerdictDocument(_Located):
         if outcomes:
             document["outcomes"] = outcomes
         text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        if len(text) * 4 > MAX_FILE_BYTES:  # a character is at most 4 bytes: most files need no count
+            size = len(text.encode("utf-8", "surrogatepass"))
+            if size > MAX_FILE_BYTES:  # what no reader would accept is never written
+                raise VerdictFileTooLarge(self.path, size)
         write_atomically(self.path, text, temp_dir=self.path.parent / TEMP_DIR)
 
 
@@ -336,6 +363,66 @@ def _expanded(path: Path | str, key: str, entry: dict[str, Any], cases: Mapping[
     return {**case, **entry}
 
 
+def _continued(section: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`section` as written: a generation that `follows` another in it, with exactly that one's messages and
+    its `added` ones, is written without its messages (a reader puts them back: `_with_messages`)."""
+    written = dict(section)
+    for key, entry in section.items():
+        follows, messages, added = entry.get("follows"), entry.get("messages"), entry.get("added")
+        earlier = section.get(follows) if isinstance(follows, str) else None
+        if earlier is None or not isinstance(messages, list) or not isinstance(added, list):
+            continue
+        before = earlier.get("messages")
+        # Most messages are the very objects of the earlier entry's list (a reader shares them): cheap to compare.
+        if isinstance(before, list) and len(messages) == len(before) + len(added) and messages == before + added:
+            written[key] = {f: v for f, v in entry.items() if f != "messages"}
+    return written
+
+
+def _rejoin(
+    new: dict[str, dict[str, Any]],
+    held: Mapping[str, list[Any]],
+    section: Mapping[str, dict[str, Any]],
+    clean: Callable[[str], str],
+) -> None:
+    """Give each continuation of `new` its messages back: the stored messages of the entry it follows and
+    its added ones (as a reader puts them together), or, where that entry is not stored, its own `held`
+    ones, redacted."""
+    for key, messages in held.items():
+        earlier = section.get(new[key]["follows"])
+        before = earlier.get("messages") if earlier is not None else None
+        new[key]["messages"] = before + new[key]["added"] if isinstance(before, list) else redact_value(messages, clean)
+
+
+def _with_messages(path: Path | str, section: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`section` with the messages of every generation written as a continuation put back: the messages of
+    the one it `follows` (itself put back first), then its `added` ones."""
+    for key in [k for k, e in section.items() if "messages" not in e and "follows" in e]:
+        chain: list[str] = []  # each entry is walked once: the walk gives every entry on it its messages
+        on_chain: set[str] = set()
+        at = key
+        while "messages" not in section[at]:  # walk back to an entry that holds its messages
+            entry = section[at]
+            follows, added = entry.get("follows"), entry.get("added")
+            if not isinstance(added, list) or not isinstance(follows, str) or follows not in section:
+                raise StoreError(
+                    f"{path}: the generation {at[:12]} continues {str(follows)[:20]!r}, which is not in the "
+                    "file (or says no messages of its own); delete it and record again"
+                )
+            if at in on_chain:
+                raise StoreError(f"{path}: the generation {at[:12]} continues itself (a cycle); delete it")
+            chain.append(at)
+            on_chain.add(at)
+            at = follows
+        messages = section[at]["messages"]
+        if not isinstance(messages, list):
+            raise StoreError(f"{path}: the generation {at[:12]} has no list of messages")
+        for each in reversed(chain):  # the earliest first: each list shares the one before's messages
+            messages = messages + section[each]["added"]
+            section[each] = {**section[each], "messages": messages}
+    return section
+
+
 class _DuplicateField(ValueError):
     """A JSON object names one field twice (JSON parsers disagree on which one counts)."""
 
@@ -357,6 +444,10 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_unique_fields)
 
 class RefusedFile(OSError):
     """A stored file that is not read: not a regular file (a FIFO, a device), or too large."""
+
+
+class FileTooLarge(RefusedFile):
+    """A stored file larger than its reader accepts."""
 
 
 # A verdict file larger than this is refused unread (a symlink to a huge file, a hostile commit).
@@ -381,7 +472,7 @@ def read_regular_file(path: Path | str, limit: int | None = None, *, head: bool 
         if not stat.S_ISREG(info.st_mode):
             raise RefusedFile(f"not a regular file ({_KINDS.get(stat.S_IFMT(info.st_mode), 'not a regular file')})")
         if info.st_size > limit and not head:
-            raise RefusedFile(f"{info.st_size} bytes, over the limit of {limit}")
+            raise FileTooLarge(f"{info.st_size} bytes, over the limit of {limit}")
         # One read for a file of the size it says (one byte more tells whether it grew meanwhile);
         # a file that grew, or says 0 (/proc), is read on to its end or the limit.
         chunks = [os.read(fd, min(info.st_size, limit) + 1)]
@@ -390,7 +481,7 @@ def read_regular_file(path: Path | str, limit: int | None = None, *, head: bool 
             size += len(chunk)
             chunks.append(chunk)
         if size > limit and not head:  # it grew while being read
-            raise RefusedFile(f"over the limit of {limit} bytes")
+            raise FileTooLarge(f"over the limit of {limit} bytes")
     finally:
         os.close(fd)
     return b"".join(chunks)[:limit]
@@ -437,6 +528,21 @@ class VerdictFileWriteError(StoreError):
         self.key = key
         self.reason = reason
         super().__init__(f"cannot write the verdict file {path} ({reason}); key {key[:12]} was not stored there")
+
+
+class VerdictFileTooLarge(StoreError):
+    """A verdict file would grow past `MAX_FILE_BYTES`, which no reader accepts: it is not written, and the
+    test fails saying so (a warning would leave a recording that can never be replayed)."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        super().__init__(
+            f"refused to write the verdict file {path}: it would hold {size} bytes, over the limit of "
+            f"{MAX_FILE_BYTES} bytes a verdict file may hold, so no later run could read it (it keeps what it "
+            "held). Record less in this test: fewer or shorter simulated turns, judgments or generations, or "
+            "split it into several tests"
+        )
+        self.path = path
+        self.size = size
 
 
 class VerdictFile(_Located):
@@ -510,7 +616,11 @@ class VerdictFile(_Located):
         for key, entry in (*entries.items(), *copies.items()):
             _validate_entry(self.path, key, entry, what=what)
         clean = redactor()  # the environment read once for the whole write; a shared part redacted once
-        new: dict[str, dict[str, Any]] = redact_value(as_written(entries), clean) if entries else {}
+        written = as_written(entries)
+        # A continuation's messages are the earlier entry's (redacted already) and the ones it adds: only
+        # those are redacted, not the whole conversation again at every turn (see `_rejoin`).
+        held = {k: e.pop("messages") for k, e in written.items() if "follows" in e and "added" in e}
+        new: dict[str, dict[str, Any]] = redact_value(written, clean) if entries else {}
         case = shared_case(new)
         if case is not None:
             named = case_id(case)
@@ -521,18 +631,19 @@ class VerdictFile(_Located):
         some_key = next(iter(new or copied or decided), "")
         with self._lock:
             self.used.update(new, copied)
-            if (
-                self._document is not None
-                and not self._changes(self._section(what), new, copied)
-                and not _outcome_changes(self._document, decided)
-            ):
-                return False
+            if self._document is not None:
+                _rejoin(new, held, self._section(what), clean)
+                if not self._changes(self._section(what), new, copied) and not _outcome_changes(
+                    self._document, decided
+                ):
+                    return False
             from .locks import LockTimeout, verdict_file_lock  # only when recording
 
             try:
                 with verdict_file_lock(self.path, self.lock_dir):
                     document = self._document = VerdictDocument.read(self.path)  # what others wrote is kept
                     on_disk = document.section(what)
+                    _rejoin(new, held, on_disk, clean)
                     changes = self._changes(on_disk, new, copied)
                     decisions = _outcome_changes(document, decided)
                     if not changes and not decisions:
