@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from pytest_llmjudge.errors import VerdictParseError  # noqa: E402
 from pytest_llmjudge.parsing import parse_verdict  # noqa: E402
+from pytest_llmjudge.parsing.answers import Answer  # noqa: E402
 from pytest_llmjudge.parsing.funnel import Asked  # noqa: E402
 from pytest_llmjudge.parsing.preference import parse_preference  # noqa: E402
 
@@ -94,7 +95,18 @@ def asked_of(case: dict[str, Any]) -> Asked | None:
     asked = case.get("asked")
     if not isinstance(asked, dict):
         return None
-    return Asked(asked.get("prompt") or (), verdict=asked.get("verdict"), fields=asked.get("fields") or ())
+    return Asked(
+        asked.get("prompt") or (),
+        verdict=asked.get("verdict"),
+        fields=asked.get("fields") or (),
+        answer=declared(asked),
+    )
+
+
+def declared(asked: dict[str, Any]) -> Answer | None:
+    """The answer words the case's template declares (``asked.answer``), when it declares any."""
+    words = asked.get("answer")
+    return Answer(words) if isinstance(words, dict) else None
 
 
 def read(case: dict[str, Any]) -> Any:
@@ -124,7 +136,9 @@ def outcome(case: dict[str, Any]) -> tuple[str, str]:
 
 def read_pair(case: dict[str, Any]) -> Any:
     asked = case.get("asked") or {}
-    return parse_preference(case["response"], Asked(asked.get("prompt") or ()), scores=asked.get("form") == "scores")
+    return parse_preference(
+        case["response"], Asked(asked.get("prompt") or (), answer=declared(asked)), scores=asked.get("form") == "scores"
+    )
 
 
 def outcome_pair(case: dict[str, Any]) -> tuple[str, str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import VerdictParseError
+from .answers import Answer
 from .candidate import Found, Hit, fits_scale, normalize, retracted_after, unclamped
 from .echo import copied_spans, only_copies
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
@@ -46,20 +47,32 @@ class Asked:
     ``prompt``: the texts of the messages sent (system and user), whose copies in a reply are data.
     ``verdict``: True when a pass/fail verdict was asked, False when a score was, None when unknown
     (then the parser accepts the vocabulary its corpus rules accept).  ``fields``: the field names
-    of the reply schema (a score field named otherwise is read under its name).
+    of the reply schema (a score field named otherwise is read under its name).  ``answer``: what a template of
+    the user's own declares its answers look like (see `Answer`), read before the parser's own vocabulary.
     """
 
-    __slots__ = ("fields", "prompt", "verdict")
+    __slots__ = ("answer", "fields", "prompt", "verdict")
 
-    def __init__(self, prompt: Iterable[str] = (), *, verdict: bool | None = None, fields: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        prompt: Iterable[str] = (),
+        *,
+        verdict: bool | None = None,
+        fields: Iterable[str] = (),
+        answer: Answer | None = None,
+    ) -> None:
         self.prompt = tuple([t for t in prompt if isinstance(t, str) and t])
         self.verdict = verdict
         names = [f for f in fields if isinstance(f, str)]
         self.fields = tuple([f.strip().lower().replace(" ", "_").replace("-", "_") for f in names])
+        if answer is not None and not isinstance(answer, Answer):
+            raise TypeError(f"answer must be an Answer, not {type(answer).__name__}")
+        self.answer = answer
 
     def __repr__(self) -> str:
         sizes = [len(t) for t in self.prompt]
-        return f"Asked(prompt={sizes} chars, verdict={self.verdict!r}, fields={self.fields!r})"
+        declared = "" if self.answer is None else f", answer={self.answer!r}"
+        return f"Asked(prompt={sizes} chars, verdict={self.verdict!r}, fields={self.fields!r}{declared})"
 
 
 def reasoning_from(obj: Mapping[Any, Any], asked: Asked | None = None) -> str:
