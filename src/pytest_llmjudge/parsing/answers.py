@@ -16,6 +16,9 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import VerdictParseError
+from .candidate import VALUE, Found, fits_scale, found_from_value, normalize
+from .labels import MARKED_FINAL, WORD_VERDICTS, YES_NO
 from .patterns import install, lazy
 from .prepare import ascii_lower
 
@@ -131,9 +134,12 @@ _ANSWER_LABELS = (
     r"|(?:최종[ \t]?)?(?:선택|답변|결과|출력|판정)"
 )
 _LABEL_THEN = lazy(
-    r"(?:" + _ANSWER_LABELS + r")[ \t*_]{0,3}(?:[:：=]|[ \t]is(?:[ \t]{1,3}that)?|は)[ \t*_\"'`]{0,4}(?:\n[ \t]*){0,3}"
-    r"[ \t*_\"'`(\[]{0,4}$"
+    r"(?:"
+    + _ANSWER_LABELS
+    + r")[ \t*_]{0,3}(?:[:：=]|[ \t]is(?:[ \t]{1,3}that)?|は|(?<=[a-z])(?=[ \t]))[ \t*_\"'`]{0,4}"
+    r"(?:\n[ \t]*){0,3}[ \t*_\"'`(\[]{0,4}$"
 )
+_CLAUSE_AFTER = lazy(r"[ \t*_\"'`)\]]{0,3}(?:[.,;:!。、]|[ \t]{1,3}(?:because|since|as|-|\u2013|\u2014)(?![a-z]))")
 # An answering verb right after the word: "3を出力します", "1を選びます", "2번을 선택".
 _VERB_AFTER = lazy(r"[ \t]{0,2}(?:を|번을|번)?[ \t]{0,2}(?:出力|選|選択|선택|출력)")
 _SENTENCE_END = "。.!！?？"
@@ -206,7 +212,12 @@ def _stands(text: str, low: str, start: int, end: int, first_line: bool) -> bool
     if low[max(0, start - 7) : start] == "\\boxed{" and tail.startswith("}"):
         return True
     if tail.strip(_DECOR):
-        return False  # words after it on its line: a sentence, not the answer
+        # Words after it on its line: a sentence, not the answer, unless a label gives it and a clause boundary ends
+        # it ("Output: 2 because ...", "I choose 1, since ...").
+        return (
+            _CLAUSE_AFTER.match(low, end) is not None
+            and _LABEL_THEN.search(low, max(line_start, start - 80), start) is not None
+        )
     if not head.strip(_DECOR):  # the word alone on its line
         last_line = not low[line_end:].strip()
         first = not low[:line_start].strip()
@@ -220,6 +231,90 @@ def _stands(text: str, low: str, start: int, end: int, first_line: bool) -> bool
     # The reasoning's last sentence, then the word: "…アシスタント1の回答を選択します。1" (the reply's end).
     stripped = head.rstrip(_DECOR)
     return bool(stripped) and stripped[-1] in _SENTENCE_END and not low[line_end:].strip()
+
+
+# -- a verdict or a score where the template says it sits ------------------------------------------------
+
+
+def declared_found(text: str, answer: Answer, scale: tuple[float, float]) -> tuple[Found, tuple[int, int]] | None:
+    """The verdict or score the reply gives in the declared form: its declared words (see `declared_spots`), the
+    declared tag's value, or the value after the declared label; several that disagree are no answer (unless the
+    ones marked final agree).  None when the reply does not use the declared form."""
+    low = ascii_lower(text)
+    found: list[tuple[Found, tuple[int, int]]] = []
+    if answer.words:
+        for start, end, meaning in declared_spots(text, answer.meanings(VERDICT)):
+            found.append((Found(verdict=meaning), (start, end)))
+    for where, pattern in ((answer.tag, _tag_pattern), (answer.label, _label_pattern)):
+        if where is None:
+            continue
+        for count, m in enumerate(pattern(where).finditer(low)):
+            if count >= 2000:
+                break
+            said = _value_of(m.group("value"), answer, scale)
+            if said is not None:
+                found.append((said, m.span()))
+    if not found:
+        return None
+    decisions = {(f.verdict, normalize(f, scale)) for f, _ in found}
+    if len(decisions) > 1:
+        marked = [x for x in found if MARKED_FINAL.search(low, low.rfind("\n", 0, x[1][0]) + 1, x[1][0]) is not None]
+        if not marked or len({(f.verdict, normalize(f, scale)) for f, _ in marked}) > 1:
+            raise VerdictParseError(
+                "the reply gives its answer in the template's declared form more than once, the answers disagree,"
+                " and none is marked final"
+            )
+        return marked[-1]
+    return found[-1]
+
+
+def _tag_pattern(tag: str) -> re.Pattern[str]:
+    name = re.escape(ascii_lower(tag))
+    return _compiled(r"<" + name + r"(?:[ \t][^<>\n]{0,80})?>\s{0,20}(?P<value>[^<>]{1,64}?)\s{0,20}</" + name + ">")
+
+
+def _label_pattern(label: str) -> re.Pattern[str]:
+    words = r"[ \t]{1,3}".join(re.escape(w) for w in ascii_lower(label).split())
+    return _compiled(
+        r"(?<![a-z0-9_])" + words + r"[ \t*_]{0,3}(?:[:：=][ \t*_]{0,4}|(?=[ \t]))[ \t]{0,3}(?P<value>[^\n]{1,64})"
+    )
+
+
+_VALUE_WORD = re.compile(r"[ \t*_\"'`\[(]{0,4}(?P<v>[^\s*_\"'`.,;:!)\]]{1,40})")
+
+
+def _value_of(value: str, answer: Answer, scale: tuple[float, float]) -> Found | None:
+    """What a declared tag or label holds: a declared word, a verdict word, a boolean, or a number on the scale."""
+    m = _VALUE_WORD.match(value)
+    if m is None:
+        return None
+    word = fold(m.group("v"))
+    if answer.words:
+        meaning = answer.meanings(VERDICT).get(word)
+        return None if meaning is None else Found(verdict=meaning)
+    said = {"true": "pass", "false": "fail", "pass": "pass", "fail": "fail", "passed": "pass", "failed": "fail"}
+    if word in said or word in _VERDICT_WORDS:
+        return Found(verdict=said.get(word) or _VERDICT_WORDS[word])
+    num = _NUMBER_VALUE.match(value)
+    if num is None:
+        return None
+    found = found_from_value(num)
+    return found if found is not None and fits_scale(found, scale) else None
+
+
+_NUMBER_VALUE = re.compile(r"[ \t*_\"'`]{0,4}" + VALUE + r"(?![\d.])")
+_VERDICT_WORDS = {**WORD_VERDICTS, **YES_NO}
+
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def _compiled(source: str) -> re.Pattern[str]:
+    found = _COMPILED.get(source)
+    if found is None:
+        found = _COMPILED[source] = re.compile(source)
+        if len(_COMPILED) > 256:
+            _COMPILED.pop(next(iter(_COMPILED)))
+    return found
 
 
 install(globals())  # first uses swap the compiled patterns in (see patterns)

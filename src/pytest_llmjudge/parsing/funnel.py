@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import VerdictParseError
-from .answers import Answer
+from .answers import Answer, declared_found
 from .candidate import Found, Hit, fits_scale, normalize, retracted_after, unclamped
 from .echo import copied_spans, only_copies
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
-from .json_verdict import REASON_FIELDS, fields_of, json_stage, reasoning_in
+from .json_verdict import REASON_FIELDS, fields_of, json_stage, reasoning_in, revision_mark
 from .labels import bracket_list, confidence_word, marker_score, marker_verdict
 from .prepare import ECHO_PLACEHOLDER, ascii_lower, blank_spans, prepare, thinking_unclosed
 from .prose import bare_first, bare_last, prose_score
@@ -233,9 +233,19 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
     text = own_text(original, asked)
     conf_spans: list[tuple[int, int]] = []
     confidence = confidence_word(ascii_lower(text), conf_spans)
+    if (
+        asked is not None
+        and asked.answer is not None
+        and (asked.answer.words or asked.answer.tag or asked.answer.label)
+    ):
+        declared = declared_found(text, asked.answer, scale)
+        if declared is not None:  # the template's own form, read first
+            found, span = declared
+            found.confidence = confidence
+            return _result(found, scale, text_without(text, span, *conf_spans), "declared", asked)
 
     # 1-3. JSON: whole reply, repaired, then fragments.
-    js = json_stage(text, scale, asked.verdict if asked else None)
+    js = json_stage(text, scale, asked.verdict if asked else None, asked.answer if asked else None)
     if js.found is not None:
         found = js.found
         if js.quoted:
@@ -359,12 +369,31 @@ def parse_json_object(text: str, asked: Asked | None = None) -> dict[str, Any] |
         return found if written is None else written
     spans, _ = scan_objects(own)
     budget = RepairBudget()
+    objects: list[tuple[int, dict[str, Any]]] = []
     for span in spans[:MAX_JSON_CANDIDATES]:
         found = _first_object(load_json(own[span.start : span.end], budget)[0])
         if found:  # an empty object inside prose says nothing
             written = found if own is text else _first_object(load_json(text[span.start : span.end], budget)[0])
-            return written or found
-    return None
+            objects.append((span.start, written or found))
+    return _marked_object(objects, ascii_lower(own)) if len(objects) > 1 else objects[0][1] if objects else None
+
+
+def _marked_object(objects: list[tuple[int, dict[str, Any]]], low: str) -> dict[str, Any]:
+    """Of several objects with the same fields that differ, the one marked final ("Draft: {...} Final: {...}"); an
+    error when they are marked as drafts or revisions and none is final; else the first, as before."""
+    first = objects[0][1]
+    rivals = [(at, obj) for at, obj in objects if obj.keys() == first.keys()]
+    if all(obj == first for _, obj in rivals):
+        return first
+    marks = [revision_mark(low, at) for at, _ in rivals]
+    finals = [obj for (_, obj), mark in zip(rivals, marks, strict=True) if mark == "final"]
+    if finals and all(obj == finals[0] for obj in finals):
+        return finals[-1]
+    if "draft" in marks:
+        raise VerdictParseError(
+            "the reply holds several JSON objects that disagree, marked as drafts or revisions, none marked final"
+        )
+    return first
 
 
 def _first_object(value: Any) -> dict[str, Any] | None:

@@ -30,7 +30,7 @@ from .answers import COMPARISON, Answer, declared_spots
 from .funnel import Asked, own_text, parse_json_object, read_reply, reasoning_from, text_without
 from .json_scan import load_whole
 from .json_verdict import fields_of
-from .labels import CONCLUDES, CORRECTION
+from .labels import CONCLUDES, CORRECTION, MARKED_FINAL
 from .patterns import MAX_FIRST_SCAN, gated, install, lazy, matches
 from .prepare import ascii_lower
 from .quotes import Skip, attributed_before, example_cued
@@ -306,6 +306,10 @@ def _decide(cands: list[Candidate], low: str) -> Candidate:
         )
     winners = [c[3] for c in ranked]
     if len(set(winners)) > 1:
+        marked = [c for c in ranked if MARKED_FINAL.search(low, max(0, low.rfind("\n", 0, c[0]) + 1), c[0])]
+        if marked and len({c[3] for c in marked}) == 1:
+            ranked, winners = marked, [c[3] for c in marked]  # "Answer: 2 ... Final answer: 1": the one marked final
+    if len(set(winners)) > 1:
         k = len(ranked) - 1
         while k > 0 and winners[k - 1] == winners[-1]:
             k -= 1  # the run of candidates that agree with the last one
@@ -316,6 +320,14 @@ def _decide(cands: list[Candidate], low: str) -> Candidate:
             )
         ranked = ranked[k:]
     last = ranked[-1]
+    if last[5] == "declared":
+        # The template's own answer word must not contradict the reply's concluding sentence ("Assistant 1 is better.
+        # \n\n2"): the judge said both, so it said neither.
+        against = {c[3] for c in cands if c[2] == CONCLUSION and c[3] not in (last[3], NONE)}
+        if against:
+            raise VerdictParseError(
+                "the reply's answer word and its concluding sentence name different winners: no single verdict"
+            )
     strength = next((c[4] for c in reversed(ranked) if c[4] is not None), None)
     return last[0], last[1], last[2], last[3], strength, last[5]
 
