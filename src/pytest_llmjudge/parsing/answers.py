@@ -197,7 +197,9 @@ def _stands(text: str, low: str, start: int, end: int, first_line: bool) -> bool
     """Does the word at [start, end) stand as the answer (see `declared_spots`)?"""
     before = low[start - 1] if start > 0 else " "
     after = low[end] if end < len(low) else " "
-    if after in ".,":  # "1.5", "1. First point": a number or a list marker, unless the line ends there
+    line_start = low.rfind("\n", 0, start) + 1
+    labelled = _LABEL_THEN.search(low, max(line_start, start - 80), start) is not None
+    if after in ".," and not labelled:  # "1.5", "1. First point": a number or a list marker, unless the line ends
         rest = low[end + 1 : low.find("\n", end) if "\n" in low[end:] else len(low)]
         if rest.strip(_DECOR):
             return False
@@ -205,7 +207,6 @@ def _stands(text: str, low: str, start: int, end: int, first_line: bool) -> bool
         return True
     if _glued(before) or (_glued(after) and after not in "-"):
         return False
-    line_start = low.rfind("\n", 0, start) + 1
     line_end = low.find("\n", end)
     line_end = len(low) if line_end == -1 else line_end
     head, tail = low[line_start:start], low[end:line_end]
@@ -214,10 +215,7 @@ def _stands(text: str, low: str, start: int, end: int, first_line: bool) -> bool
     if tail.strip(_DECOR):
         # Words after it on its line: a sentence, not the answer, unless a label gives it and a clause boundary ends
         # it ("Output: 2 because ...", "I choose 1, since ...").
-        return (
-            _CLAUSE_AFTER.match(low, end) is not None
-            and _LABEL_THEN.search(low, max(line_start, start - 80), start) is not None
-        )
+        return labelled and _CLAUSE_AFTER.match(low, end) is not None
     if not head.strip(_DECOR):  # the word alone on its line
         last_line = not low[line_end:].strip()
         first = not low[:line_start].strip()
@@ -226,7 +224,7 @@ def _stands(text: str, low: str, start: int, end: int, first_line: bool) -> bool
             or (first and first_line)
             or _LABEL_THEN.search(low, max(0, line_start - 160), line_start) is not None
         )
-    if _LABEL_THEN.search(low, max(line_start, start - 80), start) is not None:
+    if labelled:
         return True  # "Output: 2", "最終的な評価: 3"
     # The reasoning's last sentence, then the word: "…アシスタント1の回答を選択します。1" (the reply's end).
     stripped = head.rstrip(_DECOR)

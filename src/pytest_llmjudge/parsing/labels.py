@@ -636,7 +636,7 @@ def _one_verdict(found: list[tuple[str, tuple[int, int]]], low: str) -> tuple[st
     verdicts = [v for v, _ in found]
     if len(set(verdicts)) == 1:
         return found[-1]
-    marked = [f for f in found if MARKED_FINAL.search(low, low.rfind("\n", 0, f[1][0]) + 1, f[1][0]) is not None]
+    marked = [f for f in found if MARKED_FINAL.search(low, low.rfind("\n", 0, f[1][0]) + 1, f[1][1]) is not None]
     if marked and len({v for v, _ in marked}) == 1:
         return marked[-1]
     k = len(found) - 1
