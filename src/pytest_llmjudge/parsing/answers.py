@@ -11,6 +11,7 @@ list number, "Assistant 1", a fraction) it is not the answer.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -19,7 +20,7 @@ from typing import Any
 from ..errors import VerdictParseError
 from .candidate import VALUE, Found, fits_scale, found_from_value, normalize
 from .labels import MARKED_FINAL, WORD_VERDICTS, YES_NO
-from .patterns import install, lazy
+from .patterns import install, lazy, line_end, line_start
 from .prepare import ascii_lower
 
 # What a declared word may mean, by the kind of question.
@@ -122,6 +123,7 @@ def fold(text: str) -> str:
 
 # Full-width ASCII (\uff01-\uff5e) as ASCII, one character for one: judges of Japanese prompts answer "１".
 _FULL_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
+_WIDE = lazy("[\uff01-\uff5e]")
 
 
 # -- finding declared words in a reply -------------------------------------------------------------------
@@ -155,20 +157,20 @@ def declared_spots(text: str, words: Mapping[str, str], *, first_line: bool = Tr
     """
     if not words:
         return []
-    low = ascii_lower(text.translate(_FULL_WIDTH) if not text.isascii() else text)
+    wide = not text.isascii() and _WIDE.search(text) is not None
+    low = ascii_lower(text.translate(_FULL_WIDTH) if wide else text)
     spots: list[tuple[int, int, str]] = []
     seen: set[int] = set()
+    bounds = (len(low) - len(low.lstrip()), len(low.rstrip()))  # where the reply's own text starts and ends
     for word, meaning in words.items():
         if not word:
             continue
         pattern = _word_pattern(word)
-        count = 0
-        for m in pattern.finditer(low):
-            count += 1
-            if count > 2000:
-                break
+        # The first 2,000 places, and the reply's last lines (where an answer most often stands) in any case.
+        head = itertools.islice(pattern.finditer(low), 2000)
+        for m in itertools.chain(head, pattern.finditer(low, max(0, bounds[1] - 4096))):
             start, end = m.start(), m.end()
-            if start in seen or not _stands(text, low, start, end, first_line):
+            if start in seen or not _stands(low, start, end, first_line, bounds):
                 continue
             seen.add(start)
             spots.append((start, end, meaning))
@@ -182,10 +184,24 @@ _PATTERNS: dict[str, re.Pattern[str]] = {}
 def _word_pattern(word: str) -> re.Pattern[str]:
     found = _PATTERNS.get(word)
     if found is None:
-        found = _PATTERNS[word] = re.compile(re.escape(word))
+        # A word of letters or digits is never part of a longer one ("12", "gpt4"): those places are not even looked at.
+        edge = word[:1].isascii() and word[:1].isalnum(), word[-1:].isascii() and word[-1:].isalnum()
+        source = ("(?<![0-9a-z_])" if edge[0] else "") + re.escape(word) + ("(?![0-9a-z_])" if edge[1] else "")
+        found = _PATTERNS[word] = re.compile(source)
         if len(_PATTERNS) > 256:  # a process judging with many templates: keep the cache small
             _PATTERNS.pop(next(iter(_PATTERNS)))
     return found
+
+
+# What every answer label holds: a colon or "is", or an answering verb.  Checked before the label pattern runs, so
+# that a reply full of the word costs a few substring tests per place, not a regular-expression search.
+_LABEL_HINTS = (":", "\uff1a", "=", " is", "\u306f", "choose", "select", "pick", "output", "answer", "go with")
+
+
+def _labelled(low: str, start: int, end: int) -> bool:
+    """Does an answer label end right at ``end`` ("Output:", "I would choose:" and blank lines, "最終的な評価:")?"""
+    window = low[start:end]
+    return any(h in window for h in _LABEL_HINTS) and _LABEL_THEN.search(window) is not None
 
 
 def _glued(c: str) -> bool:
@@ -193,23 +209,20 @@ def _glued(c: str) -> bool:
     return c.isalnum() or c in "_/%-+"
 
 
-def _stands(text: str, low: str, start: int, end: int, first_line: bool) -> bool:
-    """Does the word at [start, end) stand as the answer (see `declared_spots`)?"""
+def _stands(low: str, start: int, end: int, first_line: bool, bounds: tuple[int, int]) -> bool:
+    """Does the word at [start, end) stand as the answer (see `declared_spots`)?  ``bounds``: where the reply's
+    text starts and ends (checked in constant time: a reply full of the word stays linear)."""
     before = low[start - 1] if start > 0 else " "
     after = low[end] if end < len(low) else " "
-    line_start = low.rfind("\n", 0, start) + 1
-    labelled = _LABEL_THEN.search(low, max(line_start, start - 80), start) is not None
-    if after in ".," and not labelled:  # "1.5", "1. First point": a number or a list marker, unless the line ends
-        rest = low[end + 1 : low.find("\n", end) if "\n" in low[end:] else len(low)]
-        if rest.strip(_DECOR):
-            return False
+    begins, ends = line_start(low, start), line_end(low, end)
+    labelled = _labelled(low, max(begins, start - 80), start)
+    if after in ".," and not labelled and low[end + 1 : ends].strip(_DECOR):
+        return False  # "1.5", "1. First point": a number or a list marker
     if _VERB_AFTER.match(low, end) is not None and not _glued(before):
         return True
     if _glued(before) or (_glued(after) and after not in "-"):
         return False
-    line_end = low.find("\n", end)
-    line_end = len(low) if line_end == -1 else line_end
-    head, tail = low[line_start:start], low[end:line_end]
+    head, tail = low[begins:start], low[end:ends]
     if low[max(0, start - 7) : start] == "\\boxed{" and tail.startswith("}"):
         return True
     if tail.strip(_DECOR):
@@ -217,18 +230,14 @@ def _stands(text: str, low: str, start: int, end: int, first_line: bool) -> bool
         # it ("Output: 2 because ...", "I choose 1, since ...").
         return labelled and _CLAUSE_AFTER.match(low, end) is not None
     if not head.strip(_DECOR):  # the word alone on its line
-        last_line = not low[line_end:].strip()
-        first = not low[:line_start].strip()
-        return (
-            last_line
-            or (first and first_line)
-            or _LABEL_THEN.search(low, max(0, line_start - 160), line_start) is not None
-        )
+        last_line = ends >= bounds[1]
+        first = begins <= bounds[0]
+        return last_line or (first and first_line) or _labelled(low, max(0, begins - 160), begins)
     if labelled:
         return True  # "Output: 2", "最終的な評価: 3"
     # The reasoning's last sentence, then the word: "…アシスタント1の回答を選択します。1" (the reply's end).
     stripped = head.rstrip(_DECOR)
-    return bool(stripped) and stripped[-1] in _SENTENCE_END and not low[line_end:].strip()
+    return bool(stripped) and stripped[-1] in _SENTENCE_END and ends >= bounds[1]
 
 
 # -- a verdict or a score where the template says it sits ------------------------------------------------
@@ -256,7 +265,7 @@ def declared_found(text: str, answer: Answer, scale: tuple[float, float]) -> tup
         return None
     decisions = {(f.verdict, normalize(f, scale)) for f, _ in found}
     if len(decisions) > 1:
-        marked = [x for x in found if MARKED_FINAL.search(low, low.rfind("\n", 0, x[1][0]) + 1, x[1][0]) is not None]
+        marked = [x for x in found if MARKED_FINAL.search(low, line_start(low, x[1][0]), x[1][1]) is not None]
         if not marked or len({(f.verdict, normalize(f, scale)) for f, _ in marked}) > 1:
             raise VerdictParseError(
                 "the reply gives its answer in the template's declared form more than once, the answers disagree,"

@@ -18,7 +18,7 @@ from .answers import Answer
 from .candidate import Found, normalize, number_from_json
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, load_whole, scan_objects
 from .labels import CONFIDENCE_WORDS, GRADE_LETTERS, WORD_VERDICTS, YES_NO
-from .patterns import install, lazy
+from .patterns import install, lazy, line_start
 from .prepare import ascii_lower
 from .quotes import Skip, attributed_to_output, example_cued, quote_hugged
 
@@ -247,14 +247,13 @@ _DRAFT_MARK = lazy(
 def revision_mark(low: str, start: int) -> str | None:
     """ "final" or "draft" when the text before a JSON object (on its line, or the line before when the object opens
     its line) marks it so; else None."""
-    line_start = low.rfind("\n", 0, start) + 1
-    before = low[max(line_start, start - 80) : start]
-    if not before.strip(" \t*_#>`-:") and line_start > 0:
-        prev_start = low.rfind("\n", 0, line_start - 1) + 1
-        before = low[max(prev_start, line_start - 80) : line_start]
+    begins = line_start(low, start, 80)
+    before = low[begins:start]
+    if not before.strip(" \t*_#>`-:") and begins > 0:
+        prev = line_start(low, begins - 1, 80)
+        before = low[prev:begins]
         if before.strip().startswith("```"):  # a fence: the line before it
-            prev2 = low.rfind("\n", 0, max(0, prev_start - 1)) + 1
-            before = low[max(prev2, prev_start - 80) : prev_start]
+            before = low[line_start(low, max(0, prev - 1), 80) : prev]
     if _FINAL_MARK.search(before) is not None:
         return "final"
     return "draft" if _DRAFT_MARK.search(before) is not None else None

@@ -11,7 +11,7 @@ import re
 
 from ..errors import VerdictParseError
 from .candidate import FRACTION, VALUE, Found, Hit, fits_scale, found_from_value, negated_before, normalize, value_after
-from .patterns import MAX_FIRST_SCAN, WORD_CHARS, gated, install, last, lazy, matches
+from .patterns import MAX_FIRST_SCAN, WORD_CHARS, gated, install, last, lazy, line_end, line_start, matches
 from .prepare import DIGIT, ascii_lower
 from .quotes import Skip
 
@@ -636,7 +636,7 @@ def _one_verdict(found: list[tuple[str, tuple[int, int]]], low: str) -> tuple[st
     verdicts = [v for v, _ in found]
     if len(set(verdicts)) == 1:
         return found[-1]
-    marked = [f for f in found if MARKED_FINAL.search(low, low.rfind("\n", 0, f[1][0]) + 1, f[1][1]) is not None]
+    marked = [f for f in found if MARKED_FINAL.search(low, line_start(low, f[1][0]), f[1][1]) is not None]
     if marked and len({v for v, _ in marked}) == 1:
         return marked[-1]
     k = len(found) - 1
@@ -669,8 +669,7 @@ _LATER_VERDICT = lazy(r"(?<![a-z])(?P<v>pass|fail)(?:ed)?(?![a-z])")
 
 def conditional(low: str, start: int, end: int) -> bool:
     """Is the verdict word at [start, end) stated under a condition on its line ("would PASS", "PASS if ...")?"""
-    line_start = low.rfind("\n", 0, start) + 1
-    if _CONDITION_BEFORE.search(low, max(line_start, start - 40), start) is not None:
+    if _CONDITION_BEFORE.search(low, max(line_start(low, start, 40), start - 40), start) is not None:
         return True
     return _CONDITION_AFTER.match(low, end) is not None
 
@@ -681,9 +680,9 @@ def retraction(low: str, end: int) -> tuple[str | None, tuple[int, int]] | None:
     m = _RETRACT.match(low, end)
     if m is None:
         return None
-    line_end = low.find("\n", m.end())
-    line_end = len(low) if line_end == -1 else line_end
-    later = [x for x in _LATER_VERDICT.finditer(low, m.end(), line_end) if not conditional(low, x.start(), x.end())]
+    later = [
+        x for x in _LATER_VERDICT.finditer(low, m.end(), line_end(low, m.end(), 200)) if not conditional(low, *x.span())
+    ]
     if not later:
         return None, m.span()
     return later[-1].group("v"), later[-1].span()

@@ -31,7 +31,7 @@ from .funnel import Asked, own_text, parse_json_object, read_reply, reasoning_fr
 from .json_scan import load_whole
 from .json_verdict import fields_of
 from .labels import CONCLUDES, CORRECTION, MARKED_FINAL
-from .patterns import MAX_FIRST_SCAN, gated, install, lazy, matches
+from .patterns import MAX_FIRST_SCAN, gated, install, lazy, line_start, matches
 from .prepare import ascii_lower
 from .quotes import Skip, attributed_before, example_cued
 
@@ -148,7 +148,8 @@ _TRIGGER = gated(
     + r"|を[ \t]{0,2}(?:選|高く評価)|が[ \t]{0,2}(?:より[ \t]{0,2})?高い",
     ("better", "superior", "prefer", "winner", "wins", "outperform", "tie", "equally", "neither", "더", "우수",
      "更", "较好", "胜出", "より良い", "の方が良", "優れ", "αλύτερ", "ισοπαλία", "무승부", "동점", "平局", "平手",
-     "引き分け", "同等", "互角", "甲乙", "より", "を選", "を高く評価", "が高い"),
+     "引き分け", "同等", "互角", "甲乙", "より有用", "より詳細", "より正確", "より適切", "より包括", "より具体",
+     "より完全", "より良", "より優", "を選", "を高く評価", "が高い"),
 )  # fmt: skip
 _PREFER = lazy(r"(?<![a-z])(?:" + _PREFER_EN + r")(?![a-z\-])|" + _PREFER_FOREIGN)
 # A response named in a sentence; a bare capital letter counts as a name where a verb follows it ("A is better").
@@ -306,7 +307,7 @@ def _decide(cands: list[Candidate], low: str) -> Candidate:
         )
     winners = [c[3] for c in ranked]
     if len(set(winners)) > 1:
-        marked = [c for c in ranked if MARKED_FINAL.search(low, max(0, low.rfind("\n", 0, c[0]) + 1), c[0])]
+        marked = [c for c in ranked if MARKED_FINAL.search(low, line_start(low, c[0], 160), c[0])]
         if marked and len({c[3] for c in marked}) == 1:
             ranked, winners = marked, [c[3] for c in marked]  # "Answer: 2 ... Final answer: 1": the one marked final
     if len(set(winners)) > 1:
@@ -483,10 +484,12 @@ def _sentence_candidates(text: str, low: str, skip: Skip) -> list[Candidate]:
 
 def _last_triggers(low: str) -> list[re.Match[str]]:
     """The last `_MAX_SENTENCES` verdict words, found in a growing tail: a long reply full of them costs its end."""
+    if next(matches(_TRIGGER, low), None) is None:
+        return []  # the words it needs are checked once, not once per window
     size = 16_384
     while True:
         start = max(0, len(low) - size)
-        found = list(matches(_TRIGGER, low, start))
+        found = list(_TRIGGER.finditer(low, start))
         if len(found) > _MAX_SENTENCES or start == 0:
             return found[-_MAX_SENTENCES:]
         size *= 8
