@@ -166,9 +166,9 @@ def declared_spots(text: str, words: Mapping[str, str], *, first_line: bool = Tr
         if not word:
             continue
         pattern = _word_pattern(word)
-        # The first 2,000 places, and the reply's last lines (where an answer most often stands) in any case.
-        head = itertools.islice(pattern.finditer(low), 2000)
-        for m in itertools.chain(head, pattern.finditer(low, max(0, bounds[1] - 4096))):
+        # The first 1,000 places, and the reply's last lines (where an answer most often stands) in any case.
+        head = itertools.islice(pattern.finditer(low), 1000)
+        for m in itertools.chain(head, pattern.finditer(low, max(0, bounds[1] - 2048))):
             start, end = m.start(), m.end()
             if start in seen or not _stands(low, start, end, first_line, bounds):
                 continue
