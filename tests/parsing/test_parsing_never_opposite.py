@@ -195,6 +195,10 @@ def test_a_bad_declaration_says_what_is_wrong(words: dict[str, str], error: str)
         ("Verdict: PASS (no, FAIL)", "fail"),
         ("Verdict: FAIL. Actually, PASS: the citation is there.", "pass"),
         ("Judgement: NO\n... actually Judgement: YES", "pass"),
+        ("Verdict: FAIL → actually PASS", "pass"),
+        ("Verdict: PASS. Hmm, actually no: FAIL.", "fail"),
+        ("Verdict: PASS. No issues were found.", "pass"),  # "No" that opens a sentence takes nothing back
+        ("Verdict: PASS. Actually, the steps are fine.", "pass"),
     ],
 )
 def test_a_verdict_taken_back_on_its_line_is_replaced_by_the_one_after(text: str, expected: str) -> None:
@@ -208,6 +212,8 @@ def test_a_verdict_taken_back_on_its_line_is_replaced_by_the_one_after(text: str
         "Verdict: PASS if the dates are fixed.",
         "It could PASS once the second step is shown.",
         "VERDICT: PASS. No wait.",
+        "Verdict: conditional PASS",
+        "Verdict: PASS, provided the citation is added",
     ],
 )
 def test_a_verdict_under_a_condition_or_taken_back_for_nothing_is_no_verdict(text: str) -> None:
@@ -317,6 +323,11 @@ def test_a_draft_and_a_final_object_read_the_final_one() -> None:
 def test_disagreeing_drafts_without_a_final_one_fail_closed(text: str) -> None:
     with pytest.raises(VerdictParseError, match="none is marked final|none marked final"):
         parse_verdict(text, asked=Asked())
+
+
+def test_json_winners_that_disagree_fail_closed_unless_one_is_final() -> None:
+    no_winner('{"winner": "A"}\n{"winner": "B"}')
+    assert winner('Draft: {"winner": "A"}\nFinal: {"winner": "B"}') == "B"
 
 
 def test_unmarked_objects_keep_the_first_as_the_shared_corpus_says() -> None:

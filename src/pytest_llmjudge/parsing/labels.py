@@ -652,16 +652,18 @@ def _one_verdict(found: list[tuple[str, tuple[int, int]]], low: str) -> tuple[st
 
 # A verdict under a condition: "would PASS", "could pass if ...", "PASS if it cited sources", "PASS unless ...".
 _CONDITION_BEFORE = lazy(
-    r"(?<![a-z])(?:would|could|might|should|will|may|if|unless|were|once)(?:[ \t]{1,3}(?:have[ \t]{1,3})?(?:been|be))?"
-    r"[ \t*_\"']{1,4}$"
+    r"(?<![a-z])(?:would|could|might|should|will|may|if|unless|were|once|conditional(?:ly)?|tentative(?:ly)?"
+    r"|provisional(?:ly)?|partial(?:ly)?)(?:[ \t]{1,3}(?:have[ \t]{1,3})?(?:been|be))?[ \t*_\"']{1,4}$"
 )
 _CONDITION_AFTER = lazy(
     r"(?:ed)?[*_\"']{0,2}[ \t,]{1,3}(?:if|unless|provided|assuming|once|only[ \t]if|as[ \t]long[ \t]as|when)(?![a-z])"
 )
 # A verdict taken back on its line: "PASS. No wait, FAIL.", "PASS (no, FAIL)", "PASS. Actually, FAIL".
 _RETRACT = lazy(
-    r"[ \t*_.;,!)(\]\-\u2013\u2014]{0,6}(?:no|nope|wait|actually|correction|sorry|oops|i[ \t]mean|scratch[ \t]that"
-    r"|or[ \t]rather|make[ \t]that|on[ \t]second[ \t]thought)(?![a-z])[ \t,:!.\-\u2013\u2014]{0,4}"
+    r"[^a-z0-9\n]{0,6}(?:(?:hmm+|well|oh|uh|um)[^a-z0-9\n]{1,4})?"
+    r"(?:(?P<hard>(?:no|nope)(?=[ \t]{0,2}(?:[,:!\-\u2013\u2014]|wait))|wait|scratch[ \t]that|correction|oops)"
+    r"|actually|sorry|i[ \t]mean|or[ \t]rather|make[ \t]that|on[ \t]second[ \t]thought)(?![a-z])"
+    r"[ \t,:!.\-\u2013\u2014]{0,4}"
 )
 _CORRECTED = lazy(r"(?<![a-z])(?:actually|wait|on[ \t]second[ \t]thought|scratch[ \t]that|i[ \t]mean|oops)(?![a-z])")
 _LATER_VERDICT = lazy(r"(?<![a-z])(?P<v>pass|fail)(?:ed)?(?![a-z])")
@@ -680,11 +682,13 @@ def retraction(low: str, end: int) -> tuple[str | None, tuple[int, int]] | None:
     m = _RETRACT.match(low, end)
     if m is None:
         return None
+    hard = m.group("hard") is not None or "wait" in m.group() or "scratch" in m.group() or "correction" in m.group()
     later = [
         x for x in _LATER_VERDICT.finditer(low, m.end(), line_end(low, m.end(), 200)) if not conditional(low, *x.span())
     ]
     if not later:
-        return None, m.span()
+        # "PASS. No wait." takes it back for nothing; "PASS. Actually, the steps are fine." keeps it.
+        return (None, m.span()) if hard or "oops" in m.group() else None
     return later[-1].group("v"), later[-1].span()
 
 

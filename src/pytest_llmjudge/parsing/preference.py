@@ -28,8 +28,8 @@ from typing import Any
 from ..errors import VerdictParseError
 from .answers import COMPARISON, Answer, declared_spots
 from .funnel import Asked, own_text, parse_json_object, read_reply, reasoning_from, text_without
-from .json_scan import load_whole
-from .json_verdict import fields_of
+from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
+from .json_verdict import fields_of, revision_mark
 from .labels import CONCLUDES, CORRECTION, MARKED_FINAL
 from .patterns import MAX_FIRST_SCAN, gated, install, lazy, line_start, matches
 from .prepare import ascii_lower
@@ -274,6 +274,8 @@ def _read(original: str, asked: Asked | None, scores: bool) -> Preference:
         cands += _json_candidates(obj, len(text), scores, whole)
         if whole and not cands:
             raise VerdictParseError("the JSON reply names no winner (A, B or tie) in a field the parser knows")
+        if not whole:
+            _objects_agree(text, low, scores)
     if not whole:
         skip = Skip(text, low, None)
         if asked is not None and asked.answer is not None and asked.answer.words:
@@ -627,6 +629,23 @@ def _score_candidates(text: str, low: str) -> list[Candidate]:
 def _compare(a: str, b: str) -> str:
     x, y = float(a), float(b)
     return "A" if x > y else "B" if y > x else TIE
+
+
+def _objects_agree(text: str, low: str, scores: bool) -> None:
+    """Several JSON objects in the reply that name different winners are no verdict, unless the ones marked final
+    agree ("Draft: {"winner": "A"} ... Final: {"winner": "B"}" reads the final one, as `parse_json_object` does)."""
+    spans, _ = scan_objects(text)
+    if len(spans) < 2:
+        return
+    budget = RepairBudget()
+    said: list[tuple[int, str]] = []
+    for span in spans[:MAX_JSON_CANDIDATES]:
+        value = load_json(text[span.start : span.end], budget)[0]
+        named = _json_candidates(value, 0, scores, False) if isinstance(value, dict) else []
+        if named:
+            said.append((span.start, named[0][3]))
+    if len({w for _, w in said}) > 1 and len({w for at, w in said if revision_mark(low, at) == "final"}) != 1:
+        raise VerdictParseError("the reply holds JSON verdicts that name different winners, and none is marked final")
 
 
 def _json_candidates(obj: Mapping[str, Any], end: int, scores: bool, whole: bool) -> list[Candidate]:
