@@ -1,7 +1,7 @@
 """Benchmark `parse_verdict` and `parse_preference` on corpora of real judge replies, and on hostile input.
 
 Run:  python benchmarks/bench_parser.py [--json] [--corpus PATH] [--ours PATH] [--real PATH] [--pairwise PATH]
-      [--passfail PATH] [--baseline-src DIR]
+      [--passfail PATH] [--baseline-src DIR] [--runs N]
 
 The corpora are measured separately:
 
@@ -445,6 +445,7 @@ def run(
 
 
 def main() -> int:
+    global RUNS  # one setting for every measurement of this run
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print a machine-readable report")
     parser.add_argument("--corpus", type=Path, default=SHARED, help="the shared corpus (file or folder)")
@@ -458,7 +459,9 @@ def main() -> int:
         default=None,
         help="another checkout's src folder: report moved readings and throughput side by side with its parser",
     )
+    parser.add_argument("--runs", type=int, default=RUNS, help=f"timed runs per corpus, median taken (default {RUNS})")
     args = parser.parse_args()
+    RUNS = max(1, args.runs)
     return run(args.json, args.corpus, args.ours, args.real, args.passfail, args.pairwise, args.baseline_src)
 
 

@@ -185,9 +185,9 @@ def _word_pattern(word: str) -> re.Pattern[str]:
     found = _PATTERNS.get(word)
     if found is None:
         # A word of letters or digits is never part of a longer one ("12", "gpt4"): those places are not even looked at.
-        edge = word[:1].isascii() and word[:1].isalnum(), word[-1:].isascii() and word[-1:].isalnum()
-        source = ("(?<![0-9a-z_])" if edge[0] else "") + re.escape(word) + ("(?![0-9a-z_])" if edge[1] else "")
-        found = _PATTERNS[word] = re.compile(source)
+        # (The character before it is checked in `_stands`: a leading look-behind would cost the fast literal scan.)
+        edge = word[-1:].isascii() and word[-1:].isalnum()
+        found = _PATTERNS[word] = re.compile(re.escape(word) + ("(?![0-9a-z_])" if edge else ""))
         if len(_PATTERNS) > 256:  # a process judging with many templates: keep the cache small
             _PATTERNS.pop(next(iter(_PATTERNS)))
     return found
@@ -214,6 +214,8 @@ def _stands(low: str, start: int, end: int, first_line: bool, bounds: tuple[int,
     text starts and ends (checked in constant time: a reply full of the word stays linear)."""
     before = low[start - 1] if start > 0 else " "
     after = low[end] if end < len(low) else " "
+    if _glued(before) and _VERB_AFTER.match(low, end) is None:
+        return False  # part of a longer name or number ("Assistant 1", "12")
     begins, ends = line_start(low, start), line_end(low, end)
     labelled = _labelled(low, max(begins, start - 80), start)
     if after in ".," and not labelled and low[end + 1 : ends].strip(_DECOR):

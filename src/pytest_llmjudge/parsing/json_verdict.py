@@ -330,7 +330,10 @@ def json_stage(
 
 
 # Numeric fields that are never a score: how sure the judge is, counts, positions.
-_NOT_SCORES = frozenset(["confidence", "id", "index", "count", "total", "length", "tokens", "version", "year", "n"])
+_NOT_SCORES = frozenset([
+    "confidence", "id", "index", "count", "total", "length", "tokens", "version", "year", "n", "answer", "expected",
+    "output", "input", "number", "step", "steps", "line", "page", "words", "characters", "amount", "price", "age",
+])  # fmt: skip
 
 
 def _declared_or_lone(
