@@ -39,6 +39,7 @@ def no_winner(text: str, asked: Asked | None = None) -> VerdictParseError:
         ("Verdict: Output (a) is weaker than Output (b).", "B"),
         ("My final verdict: Assistant A is less helpful than Assistant B.", "B"),
         ("Verdict: A, because B is worse.", "A"),  # another side named first: the comparison is about it
+        ("Final decision: Assistant B is less accurate than Assistant A.", "A"),
     ],
 )
 def test_a_labelled_side_that_is_worse_is_read_for_the_other_side(text: str, expected: str) -> None:
@@ -53,6 +54,7 @@ def test_a_labelled_side_that_is_worse_is_read_for_the_other_side(text: str, exp
         "Final verdict: Response B isn't superior to Response A.",
         "Verdict: A is no better than B.",
         "Final verdict: Assistant A is not worse than Assistant B.",  # not worse: as good, or better
+        "Verdict: Assistant A does not win.",
     ],
 )
 def test_a_labelled_side_with_a_negation_is_no_verdict(text: str) -> None:
@@ -199,6 +201,10 @@ def test_a_bad_declaration_says_what_is_wrong(words: dict[str, str], error: str)
         ("Verdict: PASS. Hmm, actually no: FAIL.", "fail"),
         ("Verdict: PASS. No issues were found.", "pass"),  # "No" that opens a sentence takes nothing back
         ("Verdict: PASS. Actually, the steps are fine.", "pass"),
+        ("Verdict: PASS? Not quite — FAIL.", "fail"),
+        ("Verdict: FAIL. In fact, PASS.", "pass"),
+        ("Verdict: PASS (the output must PASS or FAIL)", "pass"),  # the vocabulary, not a second verdict
+        ("Verdict: PASS, it does not FAIL any check", "pass"),
     ],
 )
 def test_a_verdict_taken_back_on_its_line_is_replaced_by_the_one_after(text: str, expected: str) -> None:
@@ -219,6 +225,11 @@ def test_a_verdict_taken_back_on_its_line_is_replaced_by_the_one_after(text: str
 def test_a_verdict_under_a_condition_or_taken_back_for_nothing_is_no_verdict(text: str) -> None:
     with pytest.raises(VerdictParseError):
         parse_verdict(text, asked=VERDICT)
+
+
+def test_a_second_verdict_on_the_labels_line_is_a_disagreement() -> None:
+    with pytest.raises(VerdictParseError, match="disagree"):
+        parse_verdict("Verdict: PASS, but really FAIL", asked=VERDICT)
 
 
 def test_verdict_labels_that_disagree_fail_closed_unless_one_is_final() -> None:
@@ -272,6 +283,7 @@ def test_declared_verdict_words_tags_and_labels() -> None:
     assert parse_verdict("<grade_ok>no</grade_ok>", asked=tagged).verdict == "fail"
     labelled = Asked(verdict=True, answer=Answer({"OK": "pass", "NOT OK": "fail"}, label="Ruling"))
     assert parse_verdict("The steps hold.\nRuling: OK", asked=labelled).verdict == "pass"
+    assert parse_verdict("Step 2 is wrong.\nRuling: NOT OK.", asked=labelled).verdict == "fail"
 
 
 # ---------------------------------------------------------------- 5. scores under the metric's own name

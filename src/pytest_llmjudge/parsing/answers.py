@@ -299,7 +299,9 @@ def _value_of(value: str, answer: Answer, scale: tuple[float, float]) -> Found |
         return None
     word = fold(m.group("v"))
     if answer.words:
-        meaning = answer.meanings(VERDICT).get(word)
+        meanings = answer.meanings(VERDICT)
+        whole = fold(value.strip().strip(_DECOR + ".,;:!"))  # a declared word of several words: "NOT OK"
+        meaning = meanings.get(whole) or meanings.get(word)
         return None if meaning is None else Found(verdict=meaning)
     said = {"true": "pass", "false": "fail", "pass": "pass", "fail": "fail", "passed": "pass", "failed": "fail"}
     if word in said or word in _VERDICT_WORDS:

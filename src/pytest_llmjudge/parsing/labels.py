@@ -626,8 +626,31 @@ def _labelled_verdicts(
             if taken_back[0] is not None:
                 out.append((taken_back[0], taken_back[1]))
             continue
-        out.append((_VERDICT_OF.get(word, word), m.span()))
+        said = _VERDICT_OF.get(word, word)
+        out.append((said, m.span()))
+        if said in ("pass", "fail"):
+            # Another verdict word later on its line ("Verdict: PASS, but really FAIL") disagrees with it: the two
+            # are weighed like two labels (none marked final: no verdict), never the first taken alone.
+            out += [(x.group("v"), x.span()) for x in _other_on_line(low, m.end(), said)]
     return out
+
+
+def _other_on_line(low: str, end: int, said: str) -> list[re.Match[str]]:
+    """The verdict words after ``end`` on its line that say the other verdict, stated (not negated, not under a
+    condition, not part of the "PASS or FAIL" vocabulary)."""
+    stop = line_end(low, end, 200)
+    return [
+        x
+        for x in _LATER_VERDICT.finditer(low, end, stop)
+        if x.group("v") != said
+        and not conditional(low, *x.span())
+        and not low[max(0, x.start() - 5) : x.start()].endswith(("not ", "n't "))
+        and _JOINED_BEFORE.search(low, max(0, x.start() - 8), x.start()) is None
+        and _VOCAB_JOIN.match(low, x.end()) is None
+    ]
+
+
+_JOINED_BEFORE = lazy(r"(?<![a-z])(?:or|and|nor)[ \t]{1,3}$|[/|][ \t]{0,3}$")
 
 
 def _one_verdict(found: list[tuple[str, tuple[int, int]]], low: str) -> tuple[str, tuple[int, int]]:
@@ -662,7 +685,8 @@ _CONDITION_AFTER = lazy(
 _RETRACT = lazy(
     r"[^a-z0-9\n]{0,6}(?:(?:hmm+|well|oh|uh|um)[^a-z0-9\n]{1,4})?"
     r"(?:(?P<hard>(?:no|nope)(?=[ \t]{0,2}(?:[,:!\-\u2013\u2014]|wait))|wait|scratch[ \t]that|correction|oops)"
-    r"|actually|sorry|i[ \t]mean|or[ \t]rather|make[ \t]that|on[ \t]second[ \t]thought)(?![a-z])"
+    r"|actually|sorry|i[ \t]mean|or[ \t]rather|rather|make[ \t]that|on[ \t]second[ \t]thought|on[ \t]reflection"
+    r"|not[ \t](?:quite|really)|in[ \t]fact)(?![a-z])"
     r"[ \t,:!.\-\u2013\u2014]{0,4}"
 )
 _CORRECTED = lazy(r"(?<![a-z])(?:actually|wait|on[ \t]second[ \t]thought|scratch[ \t]that|i[ \t]mean|oops)(?![a-z])")

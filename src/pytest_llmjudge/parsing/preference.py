@@ -136,7 +136,7 @@ _LONE = lazy(
 )
 
 # Words that say a preference (or a tie) in a sentence, in English and in the languages of the judges met so far.
-_PREFER_EN = r"better|superior|preferable|preferred|the[ \t]winner|wins|outperforms"
+_PREFER_EN = r"better|superior|preferable|preferred|the[ \t]winner|wins|win|outperforms|outperform|beats|excels"
 _PREFER_FOREIGN = (
     r"더[ \t]?(?:낫|좋|우수|뛰어|나은)|우수합니다|更好|更优|更佳|较好|胜出|更出色|より良い|の方が良|優れ"
     r"|より(?:有用|詳細|正確|適切|包括的|具体的|完全|良|優)|καλύτερ|Καλύτερ"
@@ -186,7 +186,8 @@ _NOT_A_VERDICT = lazy(
 )
 # A comparison that points away from the response named before it ("B is worse", "A is inferior", "A不如B").
 _AWAY = lazy(
-    r"(?<![a-z])(?:worse|inferior|weaker|poorer|loses|lags[ \t]behind|falls[ \t]short|less[ \t](?:good|helpful|useful"
+    r"(?<![a-z])(?:worse|inferior|weaker|poorer|loses|lose|lost[ \t]to|lags[ \t]behind|falls[ \t]short"
+    r"|less[ \t](?:good|helpful|useful"
     r"|accurate|relevant|effective|complete|correct|preferable|suitable|appropriate|clear|informative))(?![a-z])"
     r"|劣る|劣って|劣り|劣ります|더[ \t]?(?:나쁘|못하|떨어)|更差|较差|不如|χειρότερ|Χειρότερ"
 )
