@@ -297,8 +297,21 @@ def test_a_whole_json_objects_one_numeric_field_on_the_scale_is_the_score(text: 
     assert parse_verdict(text, scale=(1, 4), asked=SCORE).raw_score == raw
 
 
+def test_the_replys_only_object_after_prose_or_in_a_fence_counts_too() -> None:
+    assert parse_verdict('Here is my rating:\n{"relevancy": 4}', scale=(1, 4), asked=SCORE).raw_score == 4
+    assert parse_verdict('```json\n{"readability": 3}\n```', scale=(1, 4), asked=SCORE).raw_score == 3
+
+
 @pytest.mark.parametrize(
-    "text", ['{"relevancy": 7}', '{"relevancy": 4, "readability": 3}', '{"confidence": 3}', '{"relevancy": true}']
+    "text",
+    [
+        '{"relevancy": 7}',
+        '{"relevancy": 4, "readability": 3}',
+        '{"confidence": 3}',
+        '{"relevancy": true}',
+        '{"answer": 2}',  # the graded answer, not a score
+        'Two ratings: {"a": 2} and {"b": 3}',
+    ],
 )
 def test_other_numeric_objects_are_no_score(text: str) -> None:
     with pytest.raises(VerdictParseError):

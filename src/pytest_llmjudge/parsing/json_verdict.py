@@ -300,10 +300,22 @@ def json_stage(
     skip = Skip(text, low, spans)
     is_whole = len(spans) == 1 and _fenced_whole(text, spans[0])
     repaired = False
-    keyed = (s for s in spans if _KEYWORDS.search(low, s.start, s.end))  # cheap filter: a score-like key
+    field = ascii_lower(answer.field) if answer is not None and answer.field else None
+    alone = len(spans) == 1  # the reply's one object: its one numeric field may be the score ({"relevancy": 4})
+    keyed = (
+        s
+        for s in spans
+        if _KEYWORDS.search(low, s.start, s.end) or alone or (field is not None and field in low[s.start : s.end])
+    )  # a cheap filter: a score-like key, the declared field, or the only object
     for span in itertools.islice(keyed, MAX_JSON_CANDIDATES):
         value, repaired = load_json(text[span.start : span.end], budget)
         read = read_value(value, verdict)
+        if isinstance(value, dict) and read:
+            own = _declared_or_lone(value, read[0], scale, verdict, answer)
+            if own is not None:
+                read = [own]
+            elif not _KEYWORDS.search(low, span.start, span.end):
+                continue  # looked at only for a field it does not have: as before
         out.bad_score = out.bad_score or any(f.bad_score for f in read)
         found_list = [f for f in read if f.usable]
         if is_whole and isinstance(value, dict) and not found_list:
