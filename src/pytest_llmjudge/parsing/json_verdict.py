@@ -10,7 +10,7 @@ attributed one of the same shape) makes the reply an error rather than a guess.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import VerdictParseError
@@ -276,7 +276,7 @@ def json_stage(
     value = load_whole(text)
     if value is not None:
         reads = read_value(value, verdict)
-        if isinstance(value, dict):
+        if isinstance(value, dict) and (not reads[0].usable or (answer is not None and answer.field is not None)):
             own = _declared_or_lone(value, reads[0], scale, verdict, answer)
             if own is not None:
                 reads = [own]
@@ -301,16 +301,20 @@ def json_stage(
     is_whole = len(spans) == 1 and _fenced_whole(text, spans[0])
     repaired = False
     field = ascii_lower(answer.field) if answer is not None and answer.field else None
-    alone = len(spans) == 1  # the reply's one object: its one numeric field may be the score ({"relevancy": 4})
-    keyed = (
-        s
-        for s in spans
-        if _KEYWORDS.search(low, s.start, s.end) or alone or (field is not None and field in low[s.start : s.end])
-    )  # a cheap filter: a score-like key, the declared field, or the only object
+    # The reply's one object: its one numeric field may be the score ({"relevancy": 4}).
+    alone = len(spans) == 1 and _NUMERIC_FIELD.search(low, spans[0].start, spans[0].end) is not None
+    if alone or field is not None:  # a score-like key, the declared field, or the reply's only object
+        keyed: Iterable[Span] = (
+            s
+            for s in spans
+            if alone or _KEYWORDS.search(low, s.start, s.end) or (field is not None and field in low[s.start : s.end])
+        )
+    else:
+        keyed = (s for s in spans if _KEYWORDS.search(low, s.start, s.end))  # cheap filter: a score-like key
     for span in itertools.islice(keyed, MAX_JSON_CANDIDATES):
         value, repaired = load_json(text[span.start : span.end], budget)
         read = read_value(value, verdict)
-        if isinstance(value, dict) and read:
+        if (alone or field is not None) and isinstance(value, dict) and read:
             own = _declared_or_lone(value, read[0], scale, verdict, answer)
             if own is not None:
                 read = [own]
@@ -341,6 +345,7 @@ def json_stage(
     return out
 
 
+_NUMERIC_FIELD = lazy(r"[\"'][ \t]{0,3}:[ \t]{0,3}[-+]?\.?\d")
 # Numeric fields that are never a score: how sure the judge is, counts, positions.
 _NOT_SCORES = frozenset([
     "confidence", "id", "index", "count", "total", "length", "tokens", "version", "year", "n", "answer", "expected",
@@ -354,8 +359,10 @@ def _declared_or_lone(
     """A whole-reply object read under the field the template declares (``Answer(field=...)``), or, where it has no
     score or verdict field the parser knows and a score was asked, its one numeric field when that lies on the scale
     (``{"relevancy": 4}`` on 1-4).  None: read it as before."""
-    fields = fields_of(obj)
     name = None if answer is None or answer.field is None else answer.field.lower().replace("-", "_").replace(" ", "_")
+    if name is None and (found.usable or verdict is True):
+        return None  # most replies: a score field the parser knows, and nothing declared
+    fields = fields_of(obj)
     if name is not None and name in fields:
         value = fields[name]
         declared = Found()

@@ -502,12 +502,15 @@ def marker_verdict(
     Quoted tags, labels and words (``skip``) are not candidates; a verdict alone on its
     line may wear quotes as decoration.
     """
-    tagged = _tag_verdict(low, skip, verdict)  # declared tags are read before (see answers.declared_found)
+    # (Declared tags are read before, see answers.declared_found; the membership tests spare most replies a call.)
+    tagged = _tag_verdict(low, skip, verdict) if "</" in low else None
     if tagged is not None:
         return tagged[0], False, tagged[1], True
-    patterns = (_ANSWER_TAG, _BOXED_VERDICT, _BRACKET_VERDICT, _VERDICT_LABEL) + (
-        () if verdict is False else (_YES_NO_LABEL,)
-    )
+    patterns: tuple[re.Pattern[str], ...] = (_ANSWER_TAG, _BRACKET_VERDICT, _VERDICT_LABEL)
+    if "boxed" in low:
+        patterns = (_BOXED_VERDICT, *patterns)
+    if verdict is not False:
+        patterns += (_YES_NO_LABEL,)
     for pattern in patterns:
         found = _labelled_verdicts(pattern, low, skip, verdict)
         if found:
