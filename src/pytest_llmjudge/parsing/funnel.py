@@ -232,7 +232,8 @@ def read_reply(text: Any, asked: Any, read: Callable[[str], T]) -> T:
 def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> ParsedVerdict:
     text = own_text(original, asked)
     conf_spans: list[tuple[int, int]] = []
-    confidence = confidence_word(ascii_lower(text), conf_spans)
+    lowered = ascii_lower(text)  # lowered once: every stage below reads this copy where it can
+    confidence = confidence_word(lowered, conf_spans)
     if (
         asked is not None
         and asked.answer is not None
@@ -245,7 +246,7 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
             return _result(found, scale, text_without(text, span, *conf_spans), "declared", asked)
 
     # 1-3. JSON: whole reply, repaired, then fragments.
-    js = json_stage(text, scale, asked.verdict if asked else None, asked.answer if asked else None)
+    js = json_stage(text, scale, asked.verdict if asked else None, asked.answer if asked else None, lowered)
     if js.found is not None:
         found = js.found
         if js.quoted:
@@ -283,7 +284,7 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
 
     # 4-6. Markers, labelled fields, bare numbers, prose.
     scan = blank_spans(text, conf_spans)
-    low = ascii_lower(scan)
+    low = lowered if scan is text else ascii_lower(scan)
     skip = Skip(text, low, js.objects)
     verdict, partial, vspan, strong = marker_verdict(scan, low, skip, asked.verdict if asked else None)
 

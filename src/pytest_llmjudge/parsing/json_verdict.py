@@ -268,10 +268,15 @@ def _decision(found: Found, scale: tuple[float, float]) -> tuple[float | None, s
 
 
 def json_stage(
-    text: str, scale: tuple[float, float], verdict: bool | None = None, answer: Answer | None = None
+    text: str,
+    scale: tuple[float, float],
+    verdict: bool | None = None,
+    answer: Answer | None = None,
+    low: str | None = None,
 ) -> JsonOutcome:
     """Stages 1-3: the whole reply as JSON, repaired, then the objects inside the prose (``verdict``: whether
-    a pass/fail verdict was asked, see `read_mapping`; ``answer``: what the template declares, see `Answer`)."""
+    a pass/fail verdict was asked, see `read_mapping`; ``answer``: what the template declares, see `Answer`;
+    ``low``: the text already lowered, when the caller has it)."""
     out = JsonOutcome()
     value = load_whole(text)
     if value is not None:
@@ -294,7 +299,7 @@ def json_stage(
     out.objects = spans
     if not spans:
         return out
-    low = ascii_lower(text)
+    low = ascii_lower(text) if low is None else low
     budget = RepairBudget()
     cands: list[Candidate] = []
     skip = Skip(text, low, spans)
