@@ -1,7 +1,7 @@
 """Benchmark `parse_verdict` and `parse_preference` on corpora of real judge replies, and on hostile input.
 
 Run:  python benchmarks/bench_parser.py [--json] [--corpus PATH] [--ours PATH] [--real PATH] [--pairwise PATH]
-      [--passfail PATH] [--baseline-src DIR] [--runs N]
+      [--passfail PATH] [--baseline-src DIR] [--runs N] [--instructions]
 
 The corpora are measured separately:
 
@@ -27,6 +27,10 @@ or winner returned where another one or an error was expected: the worst outcome
 another module name, and report side by side, in the same run: every case whose reading moved (the outcome and
 what was read), and both throughputs, measured in alternating runs, with their ratio.  A case's declared answers
 (``asked.answer``) are given only to a parser that takes them.
+
+``--instructions``: count, under valgrind, the CPU instructions one reply of the shared corpus costs (the
+difference between reading the corpus 3 and 9 times, so start-up and first compiles fall out), for our parser
+and the baseline's: a figure a loaded machine does not move, where wall-clock medians do.
 """
 
 from __future__ import annotations
@@ -444,6 +448,59 @@ def run(
     return 0
 
 
+# Reads the shared corpus N times with the parser in SRC (argv: SRC N CORPUS): what --instructions counts.
+_READ_CORPUS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from pytest_llmjudge.errors import VerdictParseError
+from pytest_llmjudge.parsing import parse_verdict
+cases = [json.loads(line) for line in open(sys.argv[3], encoding="utf-8") if line.strip()]
+for _ in range(int(sys.argv[2])):
+    for case in cases:
+        try:
+            parse_verdict(case["response"], scale=tuple(case["scale"]))
+        except VerdictParseError:
+            pass
+"""
+
+
+def instructions_per_reply(src: Path, corpus: Path) -> float | None:
+    """The instructions one reply of ``corpus`` costs with the parser in ``src`` (None: no valgrind or corpus)."""
+    import os
+    import re
+    import shutil
+    import subprocess
+
+    if shutil.which("valgrind") is None or not corpus.exists():
+        return None
+    counts = []
+    for reps in (3, 9):
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", _READ_CORPUS,
+             str(src), str(reps), str(corpus)],
+            capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"},
+        )  # fmt: skip
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if found is None:
+            return None
+        counts.append(int(found.group(1)))
+    cases = sum(1 for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip())
+    return (counts[1] - counts[0]) / (6 * cases)
+
+
+def print_instructions(corpus: Path, baseline_src: Path | None) -> None:
+    ours = instructions_per_reply(ROOT / "src", corpus)
+    if ours is None:
+        print("instructions: valgrind or the shared corpus is missing; nothing counted")
+        return
+    line = f"instructions per reply of the shared corpus: {ours / 1000:,.1f} K"
+    if baseline_src is not None:
+        theirs = instructions_per_reply(baseline_src, corpus)
+        if theirs is not None:
+            line += f", baseline {theirs / 1000:,.1f} K ({(ours / theirs - 1) * 100:+.1f}%)"
+    print(line)
+
+
 def main() -> int:
     global RUNS  # one setting for every measurement of this run
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -460,8 +517,15 @@ def main() -> int:
         help="another checkout's src folder: report moved readings and throughput side by side with its parser",
     )
     parser.add_argument("--runs", type=int, default=RUNS, help=f"timed runs per corpus, median taken (default {RUNS})")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count CPU instructions per reply under valgrind (slow, stable)"
+    )
     args = parser.parse_args()
     RUNS = max(1, args.runs)
+    if args.instructions:
+        corpus = args.corpus / "judge_replies.jsonl" if args.corpus.is_dir() else args.corpus
+        print_instructions(corpus, args.baseline_src)
+        return 0
     return run(args.json, args.corpus, args.ours, args.real, args.passfail, args.pairwise, args.baseline_src)
 
 
