@@ -112,3 +112,30 @@ def test_a_passfail_judgment_reads_tags_boxes_and_takes_no_retracted_verdict(pyt
     tests = PASSFAIL % (*cases, len(replies) - 1)
     result = run(pytester, tests, replies)
     result.assert_outcomes(passed=len(read) + len(refused) + 1)
+
+
+def test_a_declaration_is_checked_where_the_rubric_is_defined() -> None:
+    from pytest_llmjudge import Answer, Pairwise, PassFail, RubricError, Template
+
+    with pytest.raises(RubricError, match="describes your own template"):
+        Pairwise(answer={"1": "first", "2": "second"})
+    with pytest.raises(RubricError, match="use one of first, second, tie"):
+        Pairwise("{response_a} {response_b}", answer={"1": "winner"})
+    with pytest.raises(RubricError, match="answer words"):
+        Pairwise("{response_a} {response_b}", answer=Answer(tag="choice"))
+    with pytest.raises(RubricError, match="use one of pass, fail"):
+        PassFail(template="{output}", answer={"A": "first"})
+    with pytest.raises(RubricError, match="not words"):
+        Template("{output}", answer=Answer({"A": "pass"}))
+
+
+def test_a_declaration_joins_the_key_and_only_a_declaring_rubrics_key() -> None:
+    from pytest_llmjudge import Answer, Pairwise, PassFail, Template
+
+    assert "answer" not in PassFail().parameters() and "template" not in PassFail().parameters()
+    assert Template("{output}").parameters() == {"text": "{output}", "scale": [0, 1]}
+    assert Pairwise("{response_a} {response_b}").parameters()["answer"] == "labels"
+    declared = Pairwise("{response_a} {response_b}", answer={"1": "first", "2": "second", "3": "tie"})
+    assert declared.parameters()["answer"] == {"words": {"1": "first", "2": "second", "3": "tie"}}
+    field = Template("{output}", scale=(1, 4), answer=Answer(field="relevancy"))
+    assert field.parameters()["answer"] == {"field": "relevancy"} and field.reply_schema() is None

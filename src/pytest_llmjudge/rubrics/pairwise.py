@@ -80,6 +80,8 @@ class Pairwise(Rubric):
             one_of("Pairwise(answer=...)", answer, ANSWERS)
         else:
             self.declared = declaration("Pairwise(answer=...)", answer, COMPARISON, template)
+            if not self.declared.words:
+                raise RubricError("Pairwise(answer=...): declare the template's answer words and the side each names")
         fields: tuple[str, ...] = ()
         if template is not None:
             fields = placeholders("Pairwise", template, PAIRWISE_FIELDS)
