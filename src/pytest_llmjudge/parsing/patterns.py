@@ -84,6 +84,12 @@ def gated(source: str, needles: tuple[str, ...], flags: int = 0, *, word_start: 
     return lazy(source, flags)
 
 
+def present(pattern: re.Pattern[str], text: str) -> bool:
+    """Could a `gated` pattern match ``text`` at all (one of the words it needs is there)?  True when ungated."""
+    needles = _NEEDLES.get(pattern.pattern)
+    return needles is None or any(needle in text for needle in needles)
+
+
 def matches(pattern: re.Pattern[str], text: str, pos: int = 0) -> Iterator[re.Match[str]]:
     """``pattern.finditer(text)``, skipped when a required word is absent, with the word-start check."""
     source = pattern.pattern

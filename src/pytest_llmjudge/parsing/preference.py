@@ -31,7 +31,7 @@ from .funnel import Asked, own_text, parse_json_object, read_reply, reasoning_fr
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
 from .json_verdict import fields_of, revision_mark
 from .labels import CONCLUDES, CORRECTION, MARKED_FINAL
-from .patterns import MAX_FIRST_SCAN, gated, install, lazy, line_start, matches
+from .patterns import MAX_FIRST_SCAN, gated, install, lazy, line_start, matches, present
 from .prepare import ascii_lower
 from .quotes import Skip, attributed_before, example_cued
 
@@ -487,7 +487,7 @@ def _sentence_candidates(text: str, low: str, skip: Skip) -> list[Candidate]:
 
 def _last_triggers(low: str) -> list[re.Match[str]]:
     """The last `_MAX_SENTENCES` verdict words, found in a growing tail: a long reply full of them costs its end."""
-    if next(matches(_TRIGGER, low), None) is None:
+    if not present(_TRIGGER, low):
         return []  # the words it needs are checked once, not once per window
     size = 16_384
     while True:
