@@ -139,3 +139,24 @@ def test_a_declaration_joins_the_key_and_only_a_declaring_rubrics_key() -> None:
     assert declared.parameters()["answer"] == {"words": {"1": "first", "2": "second", "3": "tie"}}
     field = Template("{output}", scale=(1, 4), answer=Answer(field="relevancy"))
     assert field.parameters()["answer"] == {"field": "relevancy"} and field.reply_schema() is None
+
+
+def test_a_batched_faithfulness_ruling_reads_the_final_object_not_the_draft() -> None:
+    # Issue 38: the first of two objects won, so a draft that ruled both claims supported scored 1.0.
+    from helpers.rag_judge import rag_backend
+    from helpers.runtime import own_judges
+    from pytest_llmjudge import Faithfulness
+
+    def rulings(*verdicts: str) -> str:
+        return json.dumps({"results": [{"id": i, "reasoning": "r", "verdict": v} for i, v in enumerate(verdicts, 1)]})
+
+    def judge(messages: list[dict[str, str]]) -> str:
+        if '"claims"' in messages[0]["content"]:
+            return rag_backend(messages)  # the output's two sentences, as claims
+        return f"Draft:\n{rulings('yes', 'yes')}\n\nFinal:\n{rulings('yes', 'no')}"
+
+    with own_judges(mode="live") as make:
+        verdict = make(backend=judge).score(
+            "Refunds take 5 days. Gift cards never expire.", "Grounded", rubric=Faithfulness(), context=["Refunds."]
+        )
+    assert verdict.score == 0.5
