@@ -29,6 +29,7 @@ _LAZY = {
     "Sample": "verdict",
     "Verdict": "verdict",
     "ParsedVerdict": "parsing.funnel",
+    "Answer": "parsing.answers",
     "parse_verdict": "parsing",
     "assert_better": "assertions",
     "Comparison": "rubrics.pairwise",
@@ -76,6 +77,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     )
     from .generation import agenerate, generate, generate_batch, generate_variations
     from .judge import Judge
+    from .parsing.answers import Answer
     from .parsing.funnel import ParsedVerdict, parse_verdict
     from .rubrics.base import RubricError
     from .rubrics.checklist import Checklist
@@ -95,6 +97,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .verdict import Sample, Verdict
 
 __all__ = [
+    "Answer",
     "AnswerRelevancy",
     "BackendError",
     "BudgetExceeded",

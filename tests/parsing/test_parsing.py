@@ -264,10 +264,16 @@ def test_json_inside_the_reasoning_string_is_not_a_candidate() -> None:
     check(text, TEN, 2 / 9, "json")
 
 
-def test_first_of_several_unquoted_objects_wins() -> None:
-    got = check('Draft: {"score": 0.7, "reason": "draft"} Final: {"score": 0.2, "reason": "final"}', UNIT, 0.7)
+def test_of_a_draft_and_a_final_object_the_final_one_wins() -> None:
+    # Issue 38: the first object used to win even when the second was the judge's correction.
+    got = check('Draft: {"score": 0.7, "reason": "draft"} Final: {"score": 0.2, "reason": "final"}', UNIT, 0.2)
     assert got.strategy == "json-fragment"
-    assert got.reasoning == "draft"
+    assert got.reasoning == "final"
+
+
+def test_first_of_several_unmarked_objects_wins() -> None:
+    got = check('First: {"score": 0.7, "reason": "one"} Second: {"score": 0.2, "reason": "two"}', UNIT, 0.7)
+    assert got.reasoning == "one"
 
 
 def test_json_lines_take_the_first_object() -> None:

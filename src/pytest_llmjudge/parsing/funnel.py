@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import VerdictParseError
+from .answers import Answer, declared_found
 from .candidate import Found, Hit, fits_scale, normalize, retracted_after, unclamped
 from .echo import copied_spans, only_copies
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
-from .json_verdict import REASON_FIELDS, fields_of, json_stage, reasoning_in
+from .json_verdict import REASON_FIELDS, fields_of, json_stage, reasoning_in, revision_mark
 from .labels import bracket_list, confidence_word, marker_score, marker_verdict
 from .prepare import ECHO_PLACEHOLDER, ascii_lower, blank_spans, prepare, thinking_unclosed
 from .prose import bare_first, bare_last, prose_score
@@ -46,20 +47,32 @@ class Asked:
     ``prompt``: the texts of the messages sent (system and user), whose copies in a reply are data.
     ``verdict``: True when a pass/fail verdict was asked, False when a score was, None when unknown
     (then the parser accepts the vocabulary its corpus rules accept).  ``fields``: the field names
-    of the reply schema (a score field named otherwise is read under its name).
+    of the reply schema (a score field named otherwise is read under its name).  ``answer``: what a template of
+    the user's own declares its answers look like (see `Answer`), read before the parser's own vocabulary.
     """
 
-    __slots__ = ("fields", "prompt", "verdict")
+    __slots__ = ("answer", "fields", "prompt", "verdict")
 
-    def __init__(self, prompt: Iterable[str] = (), *, verdict: bool | None = None, fields: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        prompt: Iterable[str] = (),
+        *,
+        verdict: bool | None = None,
+        fields: Iterable[str] = (),
+        answer: Answer | None = None,
+    ) -> None:
         self.prompt = tuple([t for t in prompt if isinstance(t, str) and t])
         self.verdict = verdict
         names = [f for f in fields if isinstance(f, str)]
         self.fields = tuple([f.strip().lower().replace(" ", "_").replace("-", "_") for f in names])
+        if answer is not None and not isinstance(answer, Answer):
+            raise TypeError(f"answer must be an Answer, not {type(answer).__name__}")
+        self.answer = answer
 
     def __repr__(self) -> str:
         sizes = [len(t) for t in self.prompt]
-        return f"Asked(prompt={sizes} chars, verdict={self.verdict!r}, fields={self.fields!r})"
+        declared = "" if self.answer is None else f", answer={self.answer!r}"
+        return f"Asked(prompt={sizes} chars, verdict={self.verdict!r}, fields={self.fields!r}{declared})"
 
 
 def reasoning_from(obj: Mapping[Any, Any], asked: Asked | None = None) -> str:
@@ -219,10 +232,21 @@ def read_reply(text: Any, asked: Any, read: Callable[[str], T]) -> T:
 def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> ParsedVerdict:
     text = own_text(original, asked)
     conf_spans: list[tuple[int, int]] = []
-    confidence = confidence_word(ascii_lower(text), conf_spans)
+    lowered = ascii_lower(text)  # lowered once: every stage below reads this copy where it can
+    confidence = confidence_word(lowered, conf_spans)
+    if (
+        asked is not None
+        and asked.answer is not None
+        and (asked.answer.words or asked.answer.tag or asked.answer.label)
+    ):
+        declared = declared_found(text, asked.answer, scale)
+        if declared is not None:  # the template's own form, read first
+            found, span = declared
+            found.confidence = confidence
+            return _result(found, scale, text_without(text, span, *conf_spans), "declared", asked)
 
     # 1-3. JSON: whole reply, repaired, then fragments.
-    js = json_stage(text, scale, asked.verdict if asked else None)
+    js = json_stage(text, scale, asked.verdict if asked else None, asked.answer if asked else None, lowered)
     if js.found is not None:
         found = js.found
         if js.quoted:
@@ -260,7 +284,7 @@ def _parse(original: str, scale: tuple[float, float], asked: Asked | None) -> Pa
 
     # 4-6. Markers, labelled fields, bare numbers, prose.
     scan = blank_spans(text, conf_spans)
-    low = ascii_lower(scan)
+    low = lowered if scan is text else ascii_lower(scan)
     skip = Skip(text, low, js.objects)
     verdict, partial, vspan, strong = marker_verdict(scan, low, skip, asked.verdict if asked else None)
 
@@ -346,12 +370,31 @@ def parse_json_object(text: str, asked: Asked | None = None) -> dict[str, Any] |
         return found if written is None else written
     spans, _ = scan_objects(own)
     budget = RepairBudget()
+    objects: list[tuple[int, dict[str, Any]]] = []
     for span in spans[:MAX_JSON_CANDIDATES]:
         found = _first_object(load_json(own[span.start : span.end], budget)[0])
         if found:  # an empty object inside prose says nothing
             written = found if own is text else _first_object(load_json(text[span.start : span.end], budget)[0])
-            return written or found
-    return None
+            objects.append((span.start, written or found))
+    return _marked_object(objects, ascii_lower(own)) if len(objects) > 1 else objects[0][1] if objects else None
+
+
+def _marked_object(objects: list[tuple[int, dict[str, Any]]], low: str) -> dict[str, Any]:
+    """Of several objects with the same fields that differ, the one marked final ("Draft: {...} Final: {...}"); an
+    error when they are marked as drafts or revisions and none is final; else the first, as before."""
+    first = objects[0][1]
+    rivals = [(at, obj) for at, obj in objects if obj.keys() == first.keys()]
+    if all(obj == first for _, obj in rivals):
+        return first
+    marks = [revision_mark(low, at) for at, _ in rivals]
+    finals = [obj for (_, obj), mark in zip(rivals, marks, strict=True) if mark == "final"]
+    if finals and all(obj == finals[0] for obj in finals):
+        return finals[-1]
+    if "draft" in marks:
+        raise VerdictParseError(
+            "the reply holds several JSON objects that disagree, marked as drafts or revisions, none marked final"
+        )
+    return first
 
 
 def _first_object(value: Any) -> dict[str, Any] | None:

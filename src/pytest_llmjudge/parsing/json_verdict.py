@@ -10,14 +10,15 @@ attributed one of the same shape) makes the reply an error rather than a guess.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import VerdictParseError
+from .answers import Answer
 from .candidate import Found, normalize, number_from_json
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, Span, load_json, load_whole, scan_objects
 from .labels import CONFIDENCE_WORDS, GRADE_LETTERS, WORD_VERDICTS, YES_NO
-from .patterns import install, lazy
+from .patterns import install, lazy, line_start
 from .prepare import ascii_lower
 from .quotes import Skip, attributed_to_output, example_cued, quote_hugged
 
@@ -175,7 +176,7 @@ class Candidate:
         self.own = not (quoted or attributed)  # attributed: introduced as what the graded output says
 
 
-def _choose(cands: list[Candidate], scale: tuple[float, float]) -> Candidate | None:
+def _choose(cands: list[Candidate], scale: tuple[float, float], low: str = "") -> Candidate | None:
     """Which JSON candidate is the judge's own verdict.
 
     All agree: the first own one (else the first).  Otherwise the first own candidate
@@ -189,6 +190,15 @@ def _choose(cands: list[Candidate], scale: tuple[float, float]) -> Candidate | N
     decision0 = _decision(cands[0].found, scale)
     if all(_decision(c.found, scale) == decision0 for c in cands[1:]):
         return own or cands[0]
+    if low:
+        marks = [revision_mark(low, c.span.start) for c in cands]
+        finals = [c for c, mark in zip(cands, marks, strict=True) if mark == "final" and c.own]
+        if finals and len({_decision(c.found, scale) for c in finals}) == 1:
+            return finals[-1]  # "Draft: {...} Final: {...}": the one marked final
+        if "draft" in marks:
+            raise VerdictParseError(
+                "the reply holds JSON verdicts that disagree, marked as drafts or revisions, and none is marked final"
+            )
     if own is None:
         raise VerdictParseError(
             "the reply holds several JSON verdicts with different scores, all of them quoted"
@@ -226,6 +236,29 @@ def _check_siblings(cands: list[Candidate], scale: tuple[float, float]) -> None:
         )
 
 
+# How a reply marks one of several objects: the final one, or a draft or revision (which then needs a final one).
+_FINAL_MARK = lazy(r"(?<![a-z])final(?![a-z])|最終|最终|최종")
+_DRAFT_MARK = lazy(
+    r"(?<![a-z])(?:draft|initial|preliminary|tentative|first[ \t](?:attempt|pass|take|try)|attempt[ \t]?#?\d|revised"
+    r"|revision|corrected|updated|second[ \t]thought|reconsider(?:ed|ing)?)(?![a-z])|下書き|草稿|初稿"
+)
+
+
+def revision_mark(low: str, start: int) -> str | None:
+    """ "final" or "draft" when the text before a JSON object (on its line, or the line before when the object opens
+    its line) marks it so; else None."""
+    begins = line_start(low, start, 80)
+    before = low[begins:start]
+    if not before.strip(" \t*_#>`-:") and begins > 0:
+        prev = line_start(low, begins - 1, 80)
+        before = low[prev:begins]
+        if before.strip().startswith("```"):  # a fence: the line before it
+            before = low[line_start(low, max(0, prev - 1), 80) : prev]
+    if _FINAL_MARK.search(before) is not None:
+        return "final"
+    return "draft" if _DRAFT_MARK.search(before) is not None else None
+
+
 _ARRAY_GAP = lazy(r"\s{0,64},\s{0,64}")
 
 
@@ -234,13 +267,24 @@ def _decision(found: Found, scale: tuple[float, float]) -> tuple[float | None, s
     return (normalize(found, scale), found.verdict)
 
 
-def json_stage(text: str, scale: tuple[float, float], verdict: bool | None = None) -> JsonOutcome:
+def json_stage(
+    text: str,
+    scale: tuple[float, float],
+    verdict: bool | None = None,
+    answer: Answer | None = None,
+    low: str | None = None,
+) -> JsonOutcome:
     """Stages 1-3: the whole reply as JSON, repaired, then the objects inside the prose (``verdict``: whether
-    a pass/fail verdict was asked, see `read_mapping`)."""
+    a pass/fail verdict was asked, see `read_mapping`; ``answer``: what the template declares, see `Answer`;
+    ``low``: the text already lowered, when the caller has it)."""
     out = JsonOutcome()
     value = load_whole(text)
     if value is not None:
         reads = read_value(value, verdict)
+        if isinstance(value, dict) and (not reads[0].usable or (answer is not None and answer.field is not None)):
+            own = _declared_or_lone(value, reads[0], scale, verdict, answer)
+            if own is not None:
+                reads = [own]
         whole_cands = [Candidate(f, Span(0, len(text))) for f in reads if f.usable]
         _check_siblings(whole_cands, scale)
         chosen = _choose(whole_cands, scale)
@@ -255,16 +299,32 @@ def json_stage(text: str, scale: tuple[float, float], verdict: bool | None = Non
     out.objects = spans
     if not spans:
         return out
-    low = ascii_lower(text)
+    low = ascii_lower(text) if low is None else low
     budget = RepairBudget()
     cands: list[Candidate] = []
     skip = Skip(text, low, spans)
     is_whole = len(spans) == 1 and _fenced_whole(text, spans[0])
     repaired = False
-    keyed = (s for s in spans if _KEYWORDS.search(low, s.start, s.end))  # cheap filter: a score-like key
+    field = ascii_lower(answer.field) if answer is not None and answer.field else None
+    # The reply's one object: its one numeric field may be the score ({"relevancy": 4}).
+    alone = len(spans) == 1 and _NUMERIC_FIELD.search(low, spans[0].start, spans[0].end) is not None
+    if alone or field is not None:  # a score-like key, the declared field, or the reply's only object
+        keyed: Iterable[Span] = (
+            s
+            for s in spans
+            if alone or _KEYWORDS.search(low, s.start, s.end) or (field is not None and field in low[s.start : s.end])
+        )
+    else:
+        keyed = (s for s in spans if _KEYWORDS.search(low, s.start, s.end))  # cheap filter: a score-like key
     for span in itertools.islice(keyed, MAX_JSON_CANDIDATES):
         value, repaired = load_json(text[span.start : span.end], budget)
         read = read_value(value, verdict)
+        if (alone or field is not None) and isinstance(value, dict) and read:
+            own = _declared_or_lone(value, read[0], scale, verdict, answer)
+            if own is not None:
+                read = [own]
+            elif not _KEYWORDS.search(low, span.start, span.end):
+                continue  # looked at only for a field it does not have: as before
         out.bad_score = out.bad_score or any(f.bad_score for f in read)
         found_list = [f for f in read if f.usable]
         if is_whole and isinstance(value, dict) and not found_list:
@@ -280,7 +340,7 @@ def json_stage(text: str, scale: tuple[float, float], verdict: bool | None = Non
     for a, b in itertools.pairwise(cands):
         if a.span is not b.span and _ARRAY_GAP.fullmatch(text, a.span.end, b.span.start):
             _check_siblings([a, b], scale)
-    chosen = _choose(cands, scale)
+    chosen = _choose(cands, scale, low)
     if chosen is None:
         return out
     out.spans = tuple((s.start, s.end) for s in spans)
@@ -288,6 +348,54 @@ def json_stage(text: str, scale: tuple[float, float], verdict: bool | None = Non
     out.whole = is_whole
     out.strategy = ("json-repair" if repaired else "json") if is_whole else "json-fragment"
     return out
+
+
+_NUMERIC_FIELD = lazy(r"[\"'][ \t]{0,3}:[ \t]{0,3}[-+]?\.?\d")
+# Numeric fields that are never a score: how sure the judge is, counts, positions.
+_NOT_SCORES = frozenset([
+    "confidence", "id", "index", "count", "total", "length", "tokens", "version", "year", "n", "answer", "expected",
+    "output", "input", "number", "step", "steps", "line", "page", "words", "characters", "amount", "price", "age",
+])  # fmt: skip
+
+
+def _declared_or_lone(
+    obj: dict[Any, Any], found: Found, scale: tuple[float, float], verdict: bool | None, answer: Answer | None
+) -> Found | None:
+    """A whole-reply object read under the field the template declares (``Answer(field=...)``), or, where it has no
+    score or verdict field the parser knows and a score was asked, its one numeric field when that lies on the scale
+    (``{"relevancy": 4}`` on 1-4).  None: read it as before."""
+    name = None if answer is None or answer.field is None else answer.field.lower().replace("-", "_").replace(" ", "_")
+    if name is None and (found.usable or verdict is True):
+        return None  # most replies: a score field the parser knows, and nothing declared
+    fields = fields_of(obj)
+    if name is not None and name in fields:
+        value = fields[name]
+        declared = Found()
+        num = number_from_json(value)
+        if num is not None:
+            declared.raw, declared.den = num
+        elif isinstance(value, bool):
+            declared.verdict = "pass" if value else "fail"
+        elif isinstance(value, str):
+            word = value.strip().lower()
+            words = answer.words if answer is not None else {}
+            meaning = words.get(word) or WORD_VERDICTS.get(word) or YES_NO.get(word)
+            declared.verdict = meaning if meaning in ("pass", "fail") else None
+        declared.reasoning = reasoning_in(fields)
+        return declared if declared.usable else None
+    if found.usable or verdict is True:
+        return None
+    numbers = [
+        (k, v) for k, v in fields.items() if k not in _NOT_SCORES and k not in REASON_FIELDS and number_from_json(v)
+    ]
+    if len(numbers) != 1 or isinstance(numbers[0][1], bool):
+        return None
+    raw, den = number_from_json(numbers[0][1]) or (None, None)
+    if raw is None or den is not None or not scale[0] <= raw <= scale[1]:
+        return None  # off the scale: not the score asked for
+    lone = Found(raw=raw)
+    lone.reasoning = reasoning_in(fields)
+    return lone
 
 
 def _fenced_whole(text: str, span: Span) -> bool:

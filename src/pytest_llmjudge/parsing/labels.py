@@ -11,7 +11,7 @@ import re
 
 from ..errors import VerdictParseError
 from .candidate import FRACTION, VALUE, Found, Hit, fits_scale, found_from_value, negated_before, normalize, value_after
-from .patterns import MAX_FIRST_SCAN, WORD_CHARS, gated, install, last, lazy, matches
+from .patterns import MAX_FIRST_SCAN, WORD_CHARS, gated, install, last, lazy, line_end, line_start, matches
 from .prepare import DIGIT, ascii_lower
 from .quotes import Skip
 
@@ -229,6 +229,10 @@ CORRECTION = lazy(
     r"|let[ \t]{1,3}me[ \t]{1,3}correct|on[ \t]{1,3}second[ \t]{1,3}thought"
     r"|(?:revised|corrected|updated)[ \t]{1,3}(?:score|rating|verdict))(?![a-z])"
 )
+
+
+# A verdict marked as the final one, on its line before it: "Final answer:", "**Final**", "最終的な評価", "最终".
+MARKED_FINAL = lazy(r"(?<![a-z])final(?![a-z])|最終|最终|최종|τελικ|Τελικ")
 
 
 def _agreeing(
@@ -498,17 +502,22 @@ def marker_verdict(
     Quoted tags, labels and words (``skip``) are not candidates; a verdict alone on its
     line may wear quotes as decoration.
     """
-    patterns = (_ANSWER_TAG, _BRACKET_VERDICT, _VERDICT_LABEL) + (() if verdict is False else (_YES_NO_LABEL,))
+    # (Declared tags are read before, see answers.declared_found; the membership tests spare most replies a call.)
+    tagged = _tag_verdict(low, skip, verdict) if "</" in low else None
+    if tagged is not None:
+        return tagged[0], False, tagged[1], True
+    patterns: tuple[re.Pattern[str], ...] = (_ANSWER_TAG, _BRACKET_VERDICT, _VERDICT_LABEL)
+    if "boxed" in low:
+        patterns = (_BOXED_VERDICT, *patterns)
+    if verdict is not False:
+        patterns += (_YES_NO_LABEL,)
     for pattern in patterns:
-        m = last(pattern, low, skip.accept)
-        if m is not None:
-            word = (m.group("v") or m.group("w")).lower()
-            v = _VERDICT_OF.get(word, word)
+        found = _labelled_verdicts(pattern, low, skip, verdict)
+        if found:
+            v, span = _one_verdict(found, low)
             if v == "partial":
-                return None, True, m.span(), True
-            if verdict is False and word not in ("pass", "fail"):
-                continue  # "[[YES]]" answers no question this rubric asked
-            return v, False, m.span(), True
+                return None, True, span, True
+            return v, False, span, True
     said = _word_verdict(low, skip) if verdict else None
     if said is not None:
         return said[0], False, said[1], said[2]
@@ -548,11 +557,166 @@ def marker_verdict(
                 continue
             if t.re is _BARE_VERDICT and skip(t.start("v")):
                 continue  # 'the output says "PASS"': quoted, not the judge's word
+            if conditional(low, t.start("v"), t.end("v")):
+                continue  # "would PASS if it cited sources": a condition, not the decision
+            taken_back = retraction(low, t.end())
+            if taken_back is not None:
+                if taken_back[0] is None:
+                    continue
+                return taken_back[0], False, taken_back[1], False
             return t.group("v").lower(), False, t.span(), False
         else:  # no break: the window holds every candidate it needs
             if start == 0 or len(tokens) > MAX_FIRST_SCAN:
                 return None, False, None, False
         size *= 8
+
+
+# XML verdict tags of other judge frameworks: <is_correct>true</is_correct>, <verdict>FAIL</verdict>; <answer> only as
+# the reply's last tag (earlier ones hold the graded answer).
+_TAG_VERDICT = gated(
+    r"<(?P<tag>is_correct|correct|correctness|verdict|judge?ment|decision|result|passed|pass|grade|answer)>\s{0,8}"
+    r"[*_\"'`]{0,2}(?P<v>true|false|yes|no|pass|fail|passed|failed|correct|incorrect)[*_\"'`.]{0,3}\s{0,8}</(?P=tag)>",
+    ("</",),
+)
+_TAG_OPEN_AFTER = lazy(r"<[a-z]")
+_TAG_WORDS = {"pass": "pass", "fail": "fail", "passed": "pass", "failed": "fail", **_VERDICT_OF}
+# A verifier's boxed letter with its verdict word: "Final Judgment: \boxed{A} - CORRECT".
+_BOXED_VERDICT = gated(
+    r"\\boxed\{[^{}\n]{1,24}\}[ \t*_]{0,3}(?:[-:\u2013\u2014][ \t*_]{0,3})?(?P<v>correct|incorrect)(?![a-z])",
+    ("boxed",),
+)
+
+
+def _tag_verdict(low: str, skip: Skip, verdict: bool | None) -> tuple[str, tuple[int, int]] | None:
+    """The verdict in an XML verdict tag, wherever the other tags sit; `<answer>` counts only as the last tag.
+    Tags that disagree are no verdict unless one is marked final."""
+    if verdict is False:
+        return None
+    found: list[tuple[str, tuple[int, int]]] = []
+    for count, m in enumerate(matches(_TAG_VERDICT, low)):
+        if count >= MAX_FIRST_SCAN:
+            break
+        if skip(m.start()):
+            continue
+        if m.group("tag") == "answer" and _TAG_OPEN_AFTER.search(low, m.end()) is not None:
+            continue  # an <answer> followed by other tags holds an answer, not the verdict
+        word = m.group("v")
+        if m.group("tag") == "answer" and word in ("true", "false") and not verdict:
+            continue
+        found.append((_TAG_WORDS[word], m.span()))
+    return _one_verdict(found, low) if found else None
+
+
+def _labelled_verdicts(
+    pattern: re.Pattern[str], low: str, skip: Skip, verdict: bool | None
+) -> list[tuple[str, tuple[int, int]]]:
+    """Every verdict one label shape states (the first 2,000), as (verdict, span): a verdict under a condition
+    ("PASS if it cited sources") is none, and one taken back on its line ("PASS. No wait, FAIL.") is the one after."""
+    out: list[tuple[str, tuple[int, int]]] = []
+    for count, m in enumerate(matches(pattern, low)):
+        if count >= MAX_FIRST_SCAN:
+            break
+        if not skip.accept(m):
+            continue
+        group = "v" if m.group("v") else "w"
+        word = m.group(group).lower()
+        if verdict is False and word not in ("pass", "fail"):
+            continue  # "[[YES]]" answers no question this rubric asked
+        if conditional(low, m.start(group), m.end()):
+            continue
+        taken_back = retraction(low, m.end())
+        if taken_back is not None:
+            if taken_back[0] is not None:
+                out.append((taken_back[0], taken_back[1]))
+            continue
+        said = _VERDICT_OF.get(word, word)
+        out.append((said, m.span()))
+        if said in ("pass", "fail"):
+            # Another verdict word later on its line ("Verdict: PASS, but really FAIL") disagrees with it: the two
+            # are weighed like two labels (none marked final: no verdict), never the first taken alone.
+            out += [(x.group("v"), x.span()) for x in _other_on_line(low, m.end(), said)]
+    return out
+
+
+def _other_on_line(low: str, end: int, said: str) -> list[re.Match[str]]:
+    """The verdict words after ``end`` on its line that say the other verdict, stated (not negated, not under a
+    condition, not part of the "PASS or FAIL" vocabulary)."""
+    stop = line_end(low, end, 200)
+    return [
+        x
+        for x in _LATER_VERDICT.finditer(low, end, stop)
+        if x.group("v") != said
+        and not conditional(low, *x.span())
+        and not low[max(0, x.start() - 5) : x.start()].endswith(("not ", "n't "))
+        and _JOINED_BEFORE.search(low, max(0, x.start() - 8), x.start()) is None
+        and _VOCAB_JOIN.match(low, x.end()) is None
+    ]
+
+
+_JOINED_BEFORE = lazy(r"(?<![a-z])(?:or|and|nor)[ \t]{1,3}$|[/|][ \t]{0,3}$")
+
+
+def _one_verdict(found: list[tuple[str, tuple[int, int]]], low: str) -> tuple[str, tuple[int, int]]:
+    """The verdict several of one kind state: they agree; or the ones marked final agree ("Draft verdict: PASS ...
+    Final verdict: FAIL"); or the judge says it corrects the ones before; else `VerdictParseError`."""
+    verdicts = [v for v, _ in found]
+    if len(set(verdicts)) == 1:
+        return found[-1]
+    marked = [f for f in found if MARKED_FINAL.search(low, line_start(low, f[1][0]), f[1][1]) is not None]
+    if marked and len({v for v, _ in marked}) == 1:
+        return marked[-1]
+    k = len(found) - 1
+    while k > 0 and verdicts[k - 1] == verdicts[-1]:
+        k -= 1  # the run of verdicts that agree with the last one
+    between = (found[k - 1][1][1], found[k][1][0])
+    if CORRECTION.search(low, *between) is not None or _CORRECTED.search(low, *between) is not None:
+        return found[-1]  # "Judgement: NO ... actually Judgement: YES": the judge corrects itself
+    raise VerdictParseError(
+        f"the reply gives verdicts that disagree ({', then '.join(dict.fromkeys(verdicts))}) and none is marked final"
+    )
+
+
+# A verdict under a condition: "would PASS", "could pass if ...", "PASS if it cited sources", "PASS unless ...".
+_CONDITION_BEFORE = lazy(
+    r"(?<![a-z])(?:would|could|might|should|will|may|if|unless|were|once|conditional(?:ly)?|tentative(?:ly)?"
+    r"|provisional(?:ly)?|partial(?:ly)?)(?:[ \t]{1,3}(?:have[ \t]{1,3})?(?:been|be))?[ \t*_\"']{1,4}$"
+)
+_CONDITION_AFTER = lazy(
+    r"(?:ed)?[*_\"']{0,2}[ \t,]{1,3}(?:if|unless|provided|assuming|once|only[ \t]if|as[ \t]long[ \t]as|when)(?![a-z])"
+)
+# A verdict taken back on its line: "PASS. No wait, FAIL.", "PASS (no, FAIL)", "PASS. Actually, FAIL".
+_RETRACT = lazy(
+    r"[^a-z0-9\n]{0,6}(?:(?:hmm+|well|oh|uh|um)[^a-z0-9\n]{1,4})?"
+    r"(?:(?P<hard>(?:no|nope)(?=[ \t]{0,2}(?:[,:!\-\u2013\u2014]|wait))|wait|scratch[ \t]that|correction|oops)"
+    r"|actually|sorry|i[ \t]mean|or[ \t]rather|rather|make[ \t]that|on[ \t]second[ \t]thought|on[ \t]reflection"
+    r"|not[ \t](?:quite|really)|in[ \t]fact)(?![a-z])"
+    r"[ \t,:!.\-\u2013\u2014]{0,4}"
+)
+_CORRECTED = lazy(r"(?<![a-z])(?:actually|wait|on[ \t]second[ \t]thought|scratch[ \t]that|i[ \t]mean|oops)(?![a-z])")
+_LATER_VERDICT = lazy(r"(?<![a-z])(?P<v>pass|fail)(?:ed)?(?![a-z])")
+
+
+def conditional(low: str, start: int, end: int) -> bool:
+    """Is the verdict word at [start, end) stated under a condition on its line ("would PASS", "PASS if ...")?"""
+    if _CONDITION_BEFORE.search(low, max(line_start(low, start, 40), start - 40), start) is not None:
+        return True
+    return _CONDITION_AFTER.match(low, end) is not None
+
+
+def retraction(low: str, end: int) -> tuple[str | None, tuple[int, int]] | None:
+    """None when the verdict ending at ``end`` stands; else the verdict the judge gives instead later on the line
+    ("PASS. No wait, FAIL." is fail), or (None, span) when it takes the verdict back for none."""
+    m = _RETRACT.match(low, end)
+    if m is None:
+        return None
+    hard = m.group("hard") is not None or "wait" in m.group() or "scratch" in m.group() or "correction" in m.group()
+    later = [
+        x for x in _LATER_VERDICT.finditer(low, m.end(), line_end(low, m.end(), 200)) if not conditional(low, *x.span())
+    ]
+    if not later:
+        # "PASS. No wait." takes it back for nothing; "PASS. Actually, the steps are fine." keeps it.
+        return (None, m.span()) if hard or "oops" in m.group() else None
+    return later[-1].group("v"), later[-1].span()
 
 
 def confidence_word(text: str, spans: list[tuple[int, int]]) -> str | None:

@@ -84,6 +84,12 @@ def gated(source: str, needles: tuple[str, ...], flags: int = 0, *, word_start: 
     return lazy(source, flags)
 
 
+def present(pattern: re.Pattern[str], text: str) -> bool:
+    """Could a `gated` pattern match ``text`` at all (one of the words it needs is there)?  True when ungated."""
+    needles = _NEEDLES.get(pattern.pattern)
+    return needles is None or any(needle in text for needle in needles)
+
+
 def matches(pattern: re.Pattern[str], text: str, pos: int = 0) -> Iterator[re.Match[str]]:
     """``pattern.finditer(text)``, skipped when a required word is absent, with the word-start check."""
     source = pattern.pattern
@@ -113,3 +119,17 @@ def last(pattern: re.Pattern[str], text: str, accept: Callable[[re.Match[str]], 
         if found is not None or start == 0:
             return found
         size *= 8
+
+
+def line_start(text: str, pos: int, reach: int = 4096) -> int:
+    """Where the line holding ``pos`` starts, looking back at most ``reach`` characters (a longer line is cut
+    there): per-candidate look-backs stay constant-time in a reply of one long line."""
+    floor = max(0, pos - reach)
+    return max(floor, text.rfind("\n", floor, pos) + 1)
+
+
+def line_end(text: str, pos: int, reach: int = 4096) -> int:
+    """Where the line holding ``pos`` ends (its newline, or the text's end), looking at most ``reach`` ahead."""
+    ceiling = min(len(text), pos + reach)
+    found = text.find("\n", pos, ceiling)
+    return ceiling if found == -1 else found

@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import VerdictParseError
+from .answers import COMPARISON, Answer, declared_spots
 from .funnel import Asked, own_text, parse_json_object, read_reply, reasoning_from, text_without
-from .json_scan import load_whole
-from .json_verdict import fields_of
-from .labels import CONCLUDES, CORRECTION
-from .patterns import MAX_FIRST_SCAN, gated, install, lazy, matches
+from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
+from .json_verdict import fields_of, revision_mark
+from .labels import CONCLUDES, CORRECTION, MARKED_FINAL
+from .patterns import MAX_FIRST_SCAN, gated, install, lazy, line_start, matches, present
 from .prepare import ascii_lower
 from .quotes import Skip, attributed_before, example_cued
 
@@ -114,7 +115,8 @@ _LABELLED = gated(
     r"|[ \t]{1,3}is[ \t]{1,3}(?:that[ \t]{1,3})?:?[ \t*_]{0,4}|(?<=\])[ \t]{1,3})"
     r"(?:"
     + _side("s")
-    + r"|(?P<l>[ab])(?=[ \t]{0,3}(?:$|\n|[.,;:!)\]*_\"'`(]|is[ \t]|wins))|(?P<t>a[ \t]tie|tie|draw|equal|neither|both)"
+    + r"|(?P<l>[ab])(?=[ \t]{0,3}(?:$|\n|[.,;:!)\]*_\"'`(]|is[ \t]|wins))|(?P<t>a[ \t]tie|tie|draw|equal|neither|both"
+    r"|same|同等|引き分け|互角|무승부|동점|平局)"
     r"(?![a-z])|"
     + _OPFORM
     + r")",
@@ -125,23 +127,29 @@ _LABELLED = gated(
 )  # fmt: skip
 # A line that is only a response's name, a letter or a tie: the whole answer of a judge asked for one.
 _LONE = lazy(
-    r"^[ \t*_#>\"'`\-]{0,6}(?:" + _side("s") + r"|(?P<l>[ab])|(?P<t>tie)|" + _OPFORM + r")[ \t*_\"'`.!]{0,6}$",
+    r"^[ \t*_#>\"'`\-]{0,6}(?:"
+    + _side("s")
+    + r"|(?P<l>[ab])|(?P<t>tie|same|equal|同等|引き分け|互角)|"
+    + _OPFORM
+    + r")[ \t*_\"'`.!。]{0,6}$",
     re.MULTILINE,
 )
 
 # Words that say a preference (or a tie) in a sentence, in English and in the languages of the judges met so far.
-_PREFER_EN = r"better|superior|preferable|preferred|the[ \t]winner|wins|outperforms"
+_PREFER_EN = r"better|superior|preferable|preferred|the[ \t]winner|wins|win|outperforms|outperform|beats|excels"
 _PREFER_FOREIGN = (
     r"더[ \t]?(?:낫|좋|우수|뛰어|나은)|우수합니다|更好|更优|更佳|较好|胜出|更出色|より良い|の方が良|優れ"
-    r"|καλύτερ|Καλύτερ"
+    r"|より(?:有用|詳細|正確|適切|包括的|具体的|完全|良|優)|καλύτερ|Καλύτερ"
 )
 # (The word-start check is in the pattern: a Chinese or Korean verdict word may follow a letter directly, "B更好".)
 _TRIGGER = gated(
     r"(?<![a-z])(?:" + _PREFER_EN + r"|prefer|tie|equally|neither)(?![a-z])|" + _PREFER_FOREIGN
-    + r"|ισοπαλία|무승부|동점|平局|平手|引き分け|同等",
+    + r"|ισοπαλία|무승부|동점|平局|平手|引き分け|同等|互角|甲乙"
+    + r"|を[ \t]{0,2}(?:選|高く評価)|が[ \t]{0,2}(?:より[ \t]{0,2})?高い",
     ("better", "superior", "prefer", "winner", "wins", "outperform", "tie", "equally", "neither", "더", "우수",
      "更", "较好", "胜出", "より良い", "の方が良", "優れ", "αλύτερ", "ισοπαλία", "무승부", "동점", "平局", "平手",
-     "引き分け", "同等"),
+     "引き分け", "同等", "互角", "甲乙", "より有用", "より詳細", "より正確", "より適切", "より包括", "より具体",
+     "より完全", "より良", "より優", "を選", "を高く評価", "が高い"),
 )  # fmt: skip
 _PREFER = lazy(r"(?<![a-z])(?:" + _PREFER_EN + r")(?![a-z\-])|" + _PREFER_FOREIGN)
 # A response named in a sentence; a bare capital letter counts as a name where a verb follows it ("A is better").
@@ -155,6 +163,11 @@ _CHOOSE = lazy(
     r"|the[ \t]{1,3}(?:better|preferred|stronger|superior)[ \t]{1,3}(?:response|output|answer|one|choice|option)"
     r"[ \t]{1,3}is|the[ \t]{1,3}winner[ \t]{1,3}is)[ \t:]{1,3}(?:clearly[ \t]{1,3})?" + _side("s")
 )
+# Japanese puts the choice after the name: "アシスタント1の回答を選びます", "評価はアシスタント2が高いです".
+_CHOOSE_AFTER = lazy(
+    _side("s") + r"(?:の(?:回答|答え|解答|応答))?[ \t]{0,2}(?:を[ \t]{0,2}(?:選び|選択し|選ぶ|選択す|高く評価)"
+    r"|が[ \t]{0,2}(?:より[ \t]{0,2})?高い)(?![^\n。.!?]{0,8}?(?:ない|ません|なく))"
+)
 _TIE_SENTENCE = lazy(
     r"(?<![a-z])(?:(?:it(?:'s|[ \t]is)|this[ \t]is|(?:results?|ends?)[ \t]in|is[ \t]a|as[ \t]a)[ \t]{1,3}"
     r"(?:a[ \t]{1,3})?tie"
@@ -163,6 +176,7 @@ _TIE_SENTENCE = lazy(
     r"|can[ \t]be[ \t](?:considered|deemed|said[ \t]to[ \t]be))[ \t]{1,3}(?:clearly[ \t]{1,3})?(?:better|superior"
     r"|preferable)|no[ \t]{1,3}(?:clear[ \t]{1,3})?winner|(?:of|have)[ \t]{1,3}(?:equal|the[ \t]same|similar)"
     r"[ \t]{1,3}quality)(?![a-z])|ισοπαλία|무승부|동점|平局|平手|引き分け"
+    r"|(?:同等|互角|甲乙(?:つけ|付け)がた)(?!では|とは|じゃ|でな|と(?:は)?言えな)"
 )
 # What between a response's name and "better" makes it no verdict for that response: a negation anywhere, or a
 # hedge right before it ("could be better", "to better explain").
@@ -170,6 +184,23 @@ _NOT_A_VERDICT = lazy(
     r"(?<![a-z])(?:not|never|no|less|neither|nor|hardly|if)(?![a-z])|n't|않|안[ \t]|不|没|ない|δεν"
     r"|(?<![a-z])(?:could|would|might|may|should|can|to|needs?|must)(?:[ \t]{1,3}(?:be|have[ \t]been))?[ \t]{0,3}$"
 )
+# A comparison that points away from the response named before it ("B is worse", "A is inferior", "A不如B").
+_AWAY = lazy(
+    r"(?<![a-z])(?:worse|inferior|weaker|poorer|loses|lose|lost[ \t]to|lags[ \t]behind|falls[ \t]short"
+    r"|less[ \t](?:good|helpful|useful"
+    r"|accurate|relevant|effective|complete|correct|preferable|suitable|appropriate|clear|informative))(?![a-z])"
+    r"|劣る|劣って|劣り|劣ります|더[ \t]?(?:나쁘|못하|떨어)|更差|较差|不如|χειρότερ|Χειρότερ"
+)
+# An explicit negation between a response's name and its comparison: the sentence says what the response is not.
+_NEGATION = lazy(r"(?<![a-z])(?:not|never|no|neither|nor|hardly|isn't|wasn't|aren't)(?![a-z])|n't|않|안[ \t]|不|没|δεν")
+# The same after a comparison in the languages that put it there: "優れていません", "낫지 않다".
+_NEGATED_AFTER = lazy(r"[^\n。.!?]{0,8}?(?:ない|なく|ません|ず[、。 ]|않|없|못)")
+# A response named as the one compared against ("B より", "B보다", "比B"): never the one a sentence prefers.
+_THAN_AFTER = lazy(
+    r"[ \t]{0,2}(?:の(?:回答|答え|解答|応答))?[ \t]{0,2}(?:より|보다)|(?:의[ \t]?(?:응답|답변))?[ \t]{0,2}보다"
+)
+NONE = "none"  # a candidate that blocks: its sentence names a side with a negation or points away from it
+
 # How a final verdict is announced.
 _FINAL_CUE = lazy(
     r"(?<![a-z])(?:final|verdict|winner|decision|ruling)(?![a-z])|최종|판정|판결|最终|最終|裁决|裁決|判决|判決|判定"
@@ -244,8 +275,12 @@ def _read(original: str, asked: Asked | None, scores: bool) -> Preference:
         cands += _json_candidates(obj, len(text), scores, whole)
         if whole and not cands:
             raise VerdictParseError("the JSON reply names no winner (A, B or tie) in a field the parser knows")
+        if not whole:
+            _objects_agree(text, low, scores)
     if not whole:
         skip = Skip(text, low, None)
+        if asked is not None and asked.answer is not None and asked.answer.words:
+            cands += _declared_candidates(text, asked.answer, skip)
         cands += _label_candidates(text, low, skip)
         cands += _sentence_candidates(text, low, skip)
         if scores:
@@ -268,7 +303,16 @@ def _decide(cands: list[Candidate], low: str) -> Candidate:
     """The verdict: the highest rank's candidates must agree (the judge may correct itself); the last one wins."""
     top = max(c[2] for c in cands)
     ranked = sorted(c for c in cands if c[2] == top)
+    if any(c[3] == NONE for c in ranked):
+        raise VerdictParseError(
+            f"the reply's {_RANK_NAMES[top]} verdict names a response with a negation or a comparison pointing away"
+            " from it ('not better', 'worse than') and names no winner plainly: never read as the opposite"
+        )
     winners = [c[3] for c in ranked]
+    if len(set(winners)) > 1:
+        marked = [c for c in ranked if MARKED_FINAL.search(low, line_start(low, c[0], 160), c[0])]
+        if marked and len({c[3] for c in marked}) == 1:
+            ranked, winners = marked, [c[3] for c in marked]  # "Answer: 2 ... Final answer: 1": the one marked final
     if len(set(winners)) > 1:
         k = len(ranked) - 1
         while k > 0 and winners[k - 1] == winners[-1]:
@@ -280,6 +324,14 @@ def _decide(cands: list[Candidate], low: str) -> Candidate:
             )
         ranked = ranked[k:]
     last = ranked[-1]
+    if last[5] == "declared":
+        # The template's own answer word must not contradict the reply's concluding sentence ("Assistant 1 is better.
+        # \n\n2"): the judge said both, so it said neither.
+        against = {c[3] for c in cands if c[2] == CONCLUSION and c[3] not in (last[3], NONE)}
+        if against:
+            raise VerdictParseError(
+                "the reply's answer word and its concluding sentence name different winners: no single verdict"
+            )
     strength = next((c[4] for c in reversed(ranked) if c[4] is not None), None)
     return last[0], last[1], last[2], last[3], strength, last[5]
 
@@ -367,16 +419,24 @@ def _usable(text: str, low: str, skip: Skip, start: int) -> bool:
 
 def _label_candidates(text: str, low: str, skip: Skip) -> list[Candidate]:
     out: list[Candidate] = []
-    for pattern in (_BRACKET, _WORDY_BRACKET, _SINGLE_BRACKET, _LABELLED):
+    # Named by role, not compared by identity: a pattern's first use swaps the module's name to the compiled one.
+    for pattern, single, labelled in (
+        (_BRACKET, False, False),
+        (_WORDY_BRACKET, False, False),
+        (_SINGLE_BRACKET, True, False),
+        (_LABELLED, False, True),
+    ):
         for count, m in enumerate(matches(pattern, low)):
             if count >= _MAX_LABELS:
                 break
-            if pattern is _SINGLE_BRACKET and not (text[m.start("x")].isupper() and text[m.start("y")].isupper()):
+            if single and not (text[m.start("x")].isupper() and text[m.start("y")].isupper()):
                 continue  # "[a>b]" in code or maths
             said = _value(text, m)
             if said is None or not _usable(text, low, skip, m.start()):
                 continue
-            rank = _cue_rank(text, low, m.start()) if pattern is not _LABELLED else _labelled_rank(low, m)
+            if labelled and said[0] != TIE:
+                said = _turned(text, low, m.end(), said)
+            rank = _labelled_rank(low, m) if labelled else _cue_rank(text, low, m.start())
             out.append((m.start(), m.end(), rank, said[0], said[1], "label"))
     first = _first_line(low)
     for m in matches(_LONE, low):
@@ -386,6 +446,12 @@ def _label_candidates(text: str, low: str, skip: Skip) -> list[Candidate]:
         if said is not None and not skip(m.start()):
             out.append((m.start(), m.end(), LABEL, said[0], said[1], "label"))
     return out
+
+
+def _declared_candidates(text: str, answer: Answer, skip: Skip) -> list[Candidate]:
+    """The template's own answer words where the reply gives them as its answer (see `declared_spots`): final."""
+    spots = declared_spots(text, answer.meanings(COMPARISON))
+    return [(start, end, FINAL, side, None, "declared") for start, end, side in spots if not skip.quoted(start)]
 
 
 def _labelled_rank(low: str, m: re.Match[str]) -> int:
@@ -421,10 +487,12 @@ def _sentence_candidates(text: str, low: str, skip: Skip) -> list[Candidate]:
 
 def _last_triggers(low: str) -> list[re.Match[str]]:
     """The last `_MAX_SENTENCES` verdict words, found in a growing tail: a long reply full of them costs its end."""
+    if not present(_TRIGGER, low):
+        return []  # the words it needs are checked once, not once per window
     size = 16_384
     while True:
         start = max(0, len(low) - size)
-        found = list(matches(_TRIGGER, low, start))
+        found = list(_TRIGGER.finditer(low, start))
         if len(found) > _MAX_SENTENCES or start == 0:
             return found[-_MAX_SENTENCES:]
         size *= 8
@@ -453,34 +521,87 @@ def _sentence_rank(low: str, start: int, end: int, first: int) -> int:
 
 
 def _sentence_verdict(text: str, low: str, start: int, end: int) -> tuple[str, str | None] | None:
-    """The side one sentence prefers, a tie, or None (no verdict, or both sides preferred)."""
+    """The side one sentence prefers, a tie, `NONE` (it names a side only with a negation or a comparison pointing
+    away from it), or None (no verdict, or both sides preferred)."""
     sentence = low[start:end]
     if _TIE_SENTENCE.search(sentence) is not None:
         return TIE, None
-    sides = [
-        (m.end() + start, _letter(text, m.start(m.lastgroup or "s") + start)) for m in _SIDE_IN_TEXT.finditer(sentence)
+    named = [
+        (m.end() + start, side)
+        for m in _SIDE_IN_TEXT.finditer(sentence)
+        if (side := _letter(text, m.start(m.lastgroup or "s") + start)) is not None
+        and not _compared_against(low, m, start)
     ]
-    named = [(after, side) for after, side in sides if side is not None]
     found: set[str] = set()
-    k = -1  # the last response named before the preference word (one pass over both lists)
-    for m in _PREFER.finditer(sentence):
-        at = m.start() + start
-        while k + 1 < len(named) and named[k + 1][0] <= at:
-            k += 1
-        if k < 0 or at - named[k][0] > 80 or _NOT_A_VERDICT.search(low, named[k][0], at) is not None:
-            continue
-        found.add(named[k][1])
-    for m in _CHOOSE.finditer(sentence):
-        side = _letter(text, m.start("s") + start)
-        if side is not None:
-            found.add(side)
-    if not found and _NEITHER_NOR.search(sentence) is not None:
+    away: set[str] = set()
+    blocked = False
+    for pattern, into in ((_PREFER, found), (_AWAY, away)):
+        k = -1  # the last response named before the comparison word (one pass over both lists)
+        for m in pattern.finditer(sentence):
+            at = m.start() + start
+            while k + 1 < len(named) and named[k + 1][0] <= at:
+                k += 1
+            if k < 0 or at - named[k][0] > 80:
+                continue
+            if _NEGATION.search(low, named[k][0], at) is not None or _NEGATED_AFTER.match(low, m.end() + start):
+                blocked = True  # "B is not better", "優れていません": says what B is not
+                continue
+            if into is found and _NOT_A_VERDICT.search(low, named[k][0], at) is not None:
+                continue  # a hedge ("could be better"): no verdict
+            into.add(named[k][1] if into is found else _OTHER[named[k][1]])
+    for choose in (_CHOOSE, _CHOOSE_AFTER):
+        for m in choose.finditer(sentence):
+            side = _letter(text, m.start("s") + start)
+            if side is not None:
+                found.add(side)
+    if not found and not away and _NEITHER_NOR.search(sentence) is not None:
         return TIE, None  # "Neither A nor B is good.": no side preferred
-    if len(found) != 1:
+    sides = found | away
+    if len(sides) > 1:
+        return None
+    if blocked or (away and not found):
+        # Only a negation or a comparison pointing away: read for the other side where a final verdict is announced
+        # ("Final verdict: B is worse than A"), else it blocks ("B is worse than A." alone is no verdict).
+        return (
+            (NONE, None)
+            if blocked or _ANNOUNCES.match(low[start : start + 60].lstrip()) is None
+            else (sides.pop(), None)
+        )
+    if not sides:
         return None
     strong = _STRONG_WORDS.search(sentence) is not None
     slight = _SLIGHT_WORDS.search(sentence) is not None
-    return found.pop(), (STRONG if strong and not slight else SLIGHT if slight and not strong else None)
+    return sides.pop(), (STRONG if strong and not slight else SLIGHT if slight and not strong else None)
+
+
+_OTHER = {"A": "B", "B": "A"}
+
+
+def _compared_against(low: str, m: re.Match[str], offset: int) -> bool:
+    """Is the response named by this match the one compared against ("B より", "B보다", "比B")?"""
+    if _THAN_AFTER.match(low, m.end() + offset) is not None:
+        return True
+    before = low[max(0, m.start() + offset - 3) : m.start() + offset]
+    return before.rstrip().endswith("比")
+
+
+def _turned(text: str, low: str, pos: int, said: tuple[str, str | None]) -> tuple[str, str | None]:
+    """A labelled side read with what follows it in its sentence: "WINNER: B is inferior" is A; "Verdict: B is not
+    better than A" names no winner (`NONE`); "Verdict: A, as B is worse" stays A."""
+    end = _SENTENCE_END.search(low, pos, min(len(low), pos + 200))
+    stop = end.start() if end is not None else min(len(low), pos + 200)
+    words = [m for p in (_PREFER, _AWAY) if (m := p.search(low, pos, stop)) is not None]
+    if not words:
+        return said
+    first = min(words, key=lambda m: m.start())
+    other = _SIDE_IN_TEXT.search(low, pos, first.start())
+    if other is not None and _letter(text, other.start(other.lastgroup or "s")) is not None:
+        return said  # another response is named first: the comparison is about it
+    if _NEGATION.search(low, pos, first.start()) is not None or _NEGATED_AFTER.match(low, first.end()):
+        return NONE, None
+    if _AWAY.fullmatch(first.group()) is not None:
+        return _OTHER[said[0]], None
+    return said
 
 
 def _score_candidates(text: str, low: str) -> list[Candidate]:
@@ -509,6 +630,23 @@ def _score_candidates(text: str, low: str) -> list[Candidate]:
 def _compare(a: str, b: str) -> str:
     x, y = float(a), float(b)
     return "A" if x > y else "B" if y > x else TIE
+
+
+def _objects_agree(text: str, low: str, scores: bool) -> None:
+    """Several JSON objects in the reply that name different winners are no verdict, unless the ones marked final
+    agree ("Draft: {"winner": "A"} ... Final: {"winner": "B"}" reads the final one, as `parse_json_object` does)."""
+    spans, _ = scan_objects(text)
+    if len(spans) < 2:
+        return
+    budget = RepairBudget()
+    said: list[tuple[int, str]] = []
+    for span in spans[:MAX_JSON_CANDIDATES]:
+        value = load_json(text[span.start : span.end], budget)[0]
+        named = _json_candidates(value, 0, scores, False) if isinstance(value, dict) else []
+        if named:
+            said.append((span.start, named[0][3]))
+    if len({w for _, w in said}) > 1 and len({w for at, w in said if revision_mark(low, at) == "final"}) != 1:
+        raise VerdictParseError("the reply holds JSON verdicts that name different winners, and none is marked final")
 
 
 def _json_candidates(obj: Mapping[str, Any], end: int, scores: bool, whole: bool) -> list[Candidate]:

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, TypeVar
 
 from ..case import Case, data_rules, render_case
 from ..errors import JudgeError, VerdictParseError
+from ..parsing.answers import Answer, answer_of
 from ..parsing.funnel import Asked, ParsedVerdict, parse_verdict
 
 Message = Mapping[str, str]
@@ -81,6 +82,8 @@ class Rubric(ABC):
     """
 
     name: ClassVar[str] = "rubric"
+    # What a template of the user's own declares its answers look like (see `declaration`): read first.
+    declared: Answer | None = None
     version: ClassVar[int] = 1  # bump when the prompt text changes meaning: it is part of every key
     # The names of the steps of a kind that asks in several (see `next_prompts`): stored calls name theirs.
     steps: ClassVar[tuple[str, ...]] = ()
@@ -127,7 +130,9 @@ class Rubric(ABC):
         properties = schema.get("properties") if isinstance(schema, Mapping) else None
         fields = tuple(properties) if isinstance(properties, Mapping) else ()
         verdict = None if schema is None else "verdict" in fields
-        return Asked([m.get("content", "") for m in prompt.messages], verdict=verdict, fields=fields)
+        return Asked(
+            [m.get("content", "") for m in prompt.messages], verdict=verdict, fields=fields, answer=self.declared
+        )
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
         """One outcome from the parsed replies of every prompt, in the order `prompts` gave them."""
@@ -341,6 +346,17 @@ def text_items(kind: str, values: Any) -> tuple[str, ...]:
     if len(set(items)) != len(items):
         raise RubricError(f"{kind}: items must be distinct")
     return tuple(i.strip() for i in items)
+
+
+def declaration(what: str, value: Any, meanings: Mapping[str, str] | None, template: Any) -> Answer:
+    """The answers a template of the user's own declares (an `Answer`, or a mapping of words to what they mean),
+    or a `RubricError` naming the argument `what`: a declaration describes a template, so one must be given."""
+    if template is None:
+        raise RubricError(f"{what} describes your own template: pass template=... with it")
+    try:
+        return answer_of(value, meanings)
+    except (TypeError, ValueError) as exc:
+        raise RubricError(f"{what}: {exc}") from None
 
 
 def one_of(what: str, value: Any, choices: Sequence[str]) -> None:

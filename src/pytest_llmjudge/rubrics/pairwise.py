@@ -10,12 +10,13 @@ any other judgment, and the winner is read off the combined score.  How strongly
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..case import Case, data_rules, fence
 from ..errors import JudgeError
+from ..parsing.answers import COMPARISON, Answer
 from ..parsing.funnel import ParsedVerdict
 from ..parsing.preference import parse_preference
 from ..redact import redact
@@ -27,6 +28,7 @@ from .base import (
     Rubric,
     RubricError,
     chat,
+    declaration,
     details_of,
     one_of,
     reading,
@@ -65,14 +67,21 @@ class Pairwise(Rubric):
 
     `template` (optional) is your own comparison prompt, with `{response_a}` and `{response_b}` (both required),
     `{criteria}` and `{input}` placeholders; `answer` says what it asks the judge for: `"labels"` (a verdict label,
-    the default) or `"scores"` (one score per response, the higher wins: "8 9" on the first line).  Without a
-    template the judge is asked for a JSON object; every form the parser knows is read either way.
+    the default), `"scores"` (one score per response, the higher wins: "8 9" on the first line), or the template's
+    own answer words and the side each names, `{"1": "first", "2": "second", "3": "tie"}` (or an `Answer`), read
+    as the judge gives them ("Output: 2", a last line "3", "…選択します。1").  Without a template the judge is
+    asked for a JSON object; every form the parser knows is read either way, and must agree with the declared one.
     """
 
     name = "pairwise"
 
-    def __init__(self, template: str | None = None, *, answer: str = "labels") -> None:
-        one_of("Pairwise(answer=...)", answer, ANSWERS)
+    def __init__(self, template: str | None = None, *, answer: str | Mapping[str, str] | Answer = "labels") -> None:
+        if isinstance(answer, str):
+            one_of("Pairwise(answer=...)", answer, ANSWERS)
+        else:
+            self.declared = declaration("Pairwise(answer=...)", answer, COMPARISON, template)
+            if not self.declared.words:
+                raise RubricError("Pairwise(answer=...): declare the template's answer words and the side each names")
         fields: tuple[str, ...] = ()
         if template is not None:
             fields = placeholders("Pairwise", template, PAIRWISE_FIELDS)
@@ -83,11 +92,15 @@ class Pairwise(Rubric):
                 )
         elif answer != "labels":
             raise RubricError("Pairwise(answer=...) describes your own template: pass template=... with it")
-        self.template, self.answer, self.fields = template, answer, fields
+        self.template, self.fields = template, fields
+        self.answer = answer if isinstance(answer, str) else "declared"
 
     def parameters(self) -> dict[str, Any]:
         # The default prompt has no parameters: its verdicts keep their keys.
-        return {} if self.template is None else {"template": self.template, "answer": self.answer}
+        if self.template is None:
+            return {}
+        answer = self.answer if self.declared is None else self.declared.describe()
+        return {"template": self.template, "answer": answer}
 
     def prompts(self, case: Case) -> list[Prompt]:
         assert case.expected is not None, "a pairwise case carries the baseline as `expected`"

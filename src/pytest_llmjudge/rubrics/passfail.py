@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..case import Case
-from ..parsing.funnel import ParsedVerdict, parse_verdict
+from ..parsing.answers import VERDICT, Answer
+from ..parsing.funnel import Asked, ParsedVerdict, parse_verdict
 from .base import (
     REASONING,
     Prompt,
@@ -14,12 +15,14 @@ from .base import (
     Rubric,
     RubricError,
     ask,
+    declaration,
     parse_failure,
     register_rubric,
     reply_object,
     unit_score,
 )
 from .parsed import RubricParse
+from .template import DECLARED_INSTRUCTIONS, TEMPLATE_FIELDS, placeholders, render
 
 PASS_FAIL_SCORES: Mapping[str, float] = {
     "pass/high": 1.0,
@@ -45,11 +48,30 @@ class PassFail(Rubric):
     `scores` overrides entries of the default table (`PASS_FAIL_SCORES`), keyed `"pass/high"` or
     `("pass", "high")`.  A reply without a confidence is scored as *medium* (and
     `details["confidence_assumed"]` is True): no signal either way, so the middle row.
+
+    `template` (optional) is your own prompt, with `{output}` (required), `{criteria}`, `{input}` and `{expected}`
+    placeholders as in `Template`; `answer` declares what it asks the judge to answer with: its words and the
+    verdict each means (`{"CORRECT": "pass", "INCORRECT": "fail"}`), or an `Answer` that also says where the verdict
+    sits (`Answer({"true": "pass", "false": "fail"}, tag="is_correct")`).  The declared form is read first.
     """
 
     name = "pass_fail"
 
-    def __init__(self, scores: Mapping[Any, float] | None = None) -> None:
+    def __init__(
+        self,
+        scores: Mapping[Any, float] | None = None,
+        *,
+        template: str | None = None,
+        answer: Mapping[str, str] | Answer | None = None,
+    ) -> None:
+        self.template: str | None = template
+        self.fields: tuple[str, ...] = ()
+        if template is not None:
+            self.fields = placeholders("PassFail", template, TEMPLATE_FIELDS)
+            if "output" not in self.fields:
+                raise RubricError("PassFail: the template must contain {output}, where the output under test goes")
+        if answer is not None:
+            self.declared = declaration("PassFail(answer=...)", answer, VERDICT, template)
         table = dict(PASS_FAIL_SCORES)
         for key, value in (scores or {}).items():
             name = "/".join(key) if isinstance(key, tuple) else str(key)
@@ -63,12 +85,30 @@ class PassFail(Rubric):
         self.scores = table
 
     def parameters(self) -> dict[str, Any]:
-        return {"scores": dict(sorted(self.scores.items()))}
+        params: dict[str, Any] = {"scores": dict(sorted(self.scores.items()))}
+        if self.template is not None:  # only your own template's keys carry it: the default's stay as they were
+            params["template"] = self.template
+        if self.declared is not None:
+            params["answer"] = self.declared.describe()
+        return params
 
     def prompts(self, case: Case) -> list[Prompt]:
-        return [ask(case, PASS_FAIL_INSTRUCTIONS)]
+        if self.template is None:
+            return [ask(case, PASS_FAIL_INSTRUCTIONS)]
+        return [
+            ask(
+                case, DECLARED_INSTRUCTIONS.format(what="verdict"), render("PassFail", self.template, self.fields, case)
+            )
+        ]
 
-    def reply_schema(self) -> dict[str, Any]:
+    def asked(self, prompt: Prompt) -> Asked:
+        asked = super().asked(prompt)
+        asked.verdict = True  # a verdict is what this kind asks for, in its own prompt or in yours
+        return asked
+
+    def reply_schema(self) -> dict[str, Any] | None:
+        if self.template is not None:
+            return None  # your template says what the reply looks like
         return reply_object(
             reasoning=REASONING,
             verdict={"type": "string", "enum": ["pass", "fail"]},
