@@ -282,6 +282,7 @@ class Settings(NamedTuple):
     instructions_in_user: bool
     max_items: int  # items one judgment may rule on (claims, passages, turns): calls are checked against it
     redact_env: tuple[str, ...]  # variables redacted besides the credential-like ones
+    runs: int  # runs of each judged test (--judge-runs); a marker's runs= wins (see `suites`)
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
     overridden: frozenset[str] = frozenset()  # options a marker or `assert_judged` argument set
