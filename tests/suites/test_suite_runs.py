@@ -11,7 +11,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from helpers import FAKE_CONFTEST
+from helpers import FAKE_CONFTEST, MODEL
+from helpers.openai_server import OpenAIServer, score_from_prompt
 
 FLAKY = """
 import itertools
@@ -291,3 +292,40 @@ def test_pytest_rerunfailures_does_not_rerun_a_repeated_test(fake):
     result = fake.runpytest("--judge-mode=auto", "--reruns=2")
     result.assert_outcomes(failed=1)
     assert "rerun" not in result.stdout.lines[-1]
+
+
+SIMULATED = """
+import pytest
+from pytest_llmjudge import assert_judged, simulate
+
+@pytest.mark.judge(runs=2)
+def test_chat():
+    chat = simulate(lambda messages: {reply!r}, "A shopper whose shoes are too small, who wants a refund", turns=2)
+    assert_judged(chat[-1]["content"], "Tells the shopper how to return the shoes", threshold=0.7)
+"""
+
+
+def test_a_simulated_users_turns_are_recorded_per_run_and_a_miss_names_the_run(pytester, monkeypatch):
+    """Given a repeated test whose app talks with a simulated user (the local server plays the user and the
+    judge), each run's user turns are recorded under the run; replayed on CI it passes sending nothing;
+    with the app's reply changed, the replay misses the user's second turn and names the run."""
+
+    def respond(request: dict) -> str:
+        if request["messages"][0]["content"].startswith("You are role-playing a user"):
+            said = sum(1 for m in request["messages"] if m["role"] == "assistant")
+            return ["My shoes are too small.", "How do I send them back?"][said]
+        return score_from_prompt(request)
+
+    pytester.makepyfile(test_chat=SIMULATED.format(reply="Print the label and post the parcel. SCORE=0.9"))
+    with OpenAIServer(respond) as server:
+        args = [f"--judge-model={MODEL}", f"--judge-api-base={server.base_url}", "--judge-retries=0"]
+        pytester.runpytest(*args, "--judge-mode=auto").assert_outcomes(passed=1)
+        assert server.request_count == 6, "two user turns and a verdict, in each of two runs"
+    stored = json.loads((pytester.path / "judge_verdicts" / "test_chat" / "test_chat.json").read_text())
+    assert sorted(entry.get("run", 0) for entry in stored["generations"].values()) == [0, 0, 1, 1]
+    monkeypatch.setenv("CI", "true")
+    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.makepyfile(test_chat=SIMULATED.format(reply="Keep them. SCORE=0.9"))
+    changed = pytester.runpytest()
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines(["*no recorded user turn 2 for this conversation*", "*run:     0 of runs 0 to 1"])

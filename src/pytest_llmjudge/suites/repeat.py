@@ -250,6 +250,8 @@ def _reports(state: SuiteRun, context: TestContext) -> list[pytest.TestReport]:
                     "to judge it again. Judge in it (assert_judged, the judge fixture), or take runs= off its marker"
                 ),
             )
+        elif hasattr(call, "wasxfail"):  # an xfail-marked test: xfail's outcome stands (a gate does not count it)
+            pass
         elif not state.judged_nothing:  # (under --judge-runs, a test that judges nothing ran once, as it would have)
             _decided(call, state, context.nodeid, runs_failure)
     return [report for report in (setup, call, teardown) if report is not None]
