@@ -217,7 +217,7 @@ class RunRecorder:
             from .suites.gates import decide
             from .suites.reports import log_gates
 
-            self.gates = decide(self.cases.values(), self.outcomes, self.not_run)
+            self.gates = decide(self.cases, self.outcomes, self.not_run)
             log_gates(session, self.gates)
         return result
 

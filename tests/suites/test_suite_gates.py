@@ -6,6 +6,7 @@ The judge is the fake `judge_backend` of the helpers (it scores the SCORE=x in t
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -315,3 +316,42 @@ def test_a_bad_suite_marker_fails_each_test_at_setup_saying_what_is_wrong(fake, 
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines([f"test_bad.py::test_case[[]0[]]: {message}"])
     assert "Traceback" not in result.stdout.str() and "llmjudge gate" not in result.stdout.str()
+
+
+SECRET = "sk-suite-canary-5e1f7a"
+LEAKY_SUITE = """
+import itertools, os
+import pytest
+from pytest_llmjudge import assert_judged
+
+RUNS = itertools.count()
+
+@pytest.mark.judge(runs=2, pass_rate=1.0)
+@pytest.mark.parametrize("token", [os.environ["SERVICE_TOKEN"]], ids=[os.environ["SERVICE_TOKEN"]])
+def test_leaky(token):
+    score = 0.2 if next(RUNS) == 0 else 0.9
+    assert_judged(f"Reply SCORE={score}", f"Never says {token}", threshold=0.7)
+"""
+
+
+def test_a_secret_in_a_gated_repeated_case_reaches_no_gate_line_report_or_file(fake, monkeypatch):
+    """Given a secret (in a key-named variable) in a repeated, gated case's test id and criteria, whose first
+    run fails, the case is counted (its test found by pytest's node id) and the secret appears in none of
+    the plugin's summary lines, gate text, sections, JUnit properties, reports or verdict files (pytest's own
+    lines and JUnit names show a test id as pytest has it)."""
+    monkeypatch.setenv("SERVICE_TOKEN", SECRET)
+    fake.makepyfile(test_leaky=LEAKY_SUITE)
+    reports = ["--junitxml=junit.xml", "--judge-report=report.json", "--judge-html=report.html", "-rA"]
+    result = fake.runpytest("--judge-mode=auto", "-p", "no:cacheprovider", *reports)
+    result.assert_outcomes(passed=1, failed=1)  # the case (its runs failed: a failed case), and its gate
+    result.stdout.fnmatch_lines(["llmjudge gate FAILED test_leaky.py::test_leaky: 0 of 1 case passed*"])
+    ours = [line for line in result.outlines if "llmjudge" in line or "runs passed" in line or "Never says" in line]
+    shown = result.stdout.str().partition("= FAILURES =")[2].partition("= short test summary")[0]
+    failures = "\n".join(line for line in shown.splitlines() if not line.startswith("_"))  # not pytest's headings
+    junit = ET.parse(fake.path / "junit.xml").getroot()
+    properties = [p.get("value") or "" for p in junit.iter("property")]
+    files = [p.read_text() for p in fake.path.rglob("*") if p.is_file() and p.suffix in (".json", ".html")]
+    assert properties and files and failures
+    for text in [*ours, failures, *properties, *files]:
+        assert SECRET not in text
+    assert not [p for p in fake.path.rglob("*") if SECRET in str(p)]

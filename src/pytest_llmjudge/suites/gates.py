@@ -17,7 +17,7 @@ case fails its gate (a gate that has nothing to decide on never passes silently)
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -78,21 +78,25 @@ class GateResult:
         return [row for row in self.rows if row.status not in (PASSED, FAILED)]
 
 
-def decide(cases: Iterable[CaseRecord], outcomes: Mapping[str, str], not_run: Collection[str] = ()) -> list[GateResult]:
+def decide(
+    cases: Mapping[str, CaseRecord], outcomes: Mapping[str, str], not_run: Collection[str] = ()
+) -> list[GateResult]:
     """Every group's decision, groups and cases in node id order (the same in any xdist run).
 
-    `outcomes`: each test's outcome by node id (its worst phase's); `not_run`: node ids collected and not
-    run here, which make a group `partial` where they fall in it."""
-    groups: dict[str, list[CaseRecord]] = {}
-    for case in cases:
-        groups.setdefault(str(case.get("group", "")), []).append(case)
+    `cases`: each gated test's case by its node id as pytest has it (a case's own `nodeid` is redacted,
+    for showing); `outcomes`: each test's outcome by node id (its worst phase's); `not_run`: node ids
+    collected and not run here, which make a group `partial` where they fall in it."""
+    groups: dict[str, list[tuple[str, CaseRecord]]] = {}
+    for nodeid, case in cases.items():
+        groups.setdefault(str(case.get("group", "")), []).append((nodeid, case))
     return [_decide(group, groups[group], outcomes, not_run) for group in sorted(groups)]
 
 
-def _decide(group: str, cases: list[CaseRecord], outcomes: Mapping[str, str], not_run: Collection[str]) -> GateResult:
+def _decide(
+    group: str, cases: list[tuple[str, CaseRecord]], outcomes: Mapping[str, str], not_run: Collection[str]
+) -> GateResult:
     rows = []
-    for case in sorted(cases, key=lambda c: str(c.get("nodeid", ""))):
-        nodeid = str(case.get("nodeid", ""))
+    for nodeid, case in sorted(cases, key=lambda pair: pair[0]):
         outcome = outcomes.get(nodeid, "unknown")
         score = case.get("score")
         if outcome != "passed":  # failed on its own (the judgments' failures do not fail a gated test), skipped
@@ -102,8 +106,9 @@ def _decide(group: str, cases: list[CaseRecord], outcomes: Mapping[str, str], no
         else:
             status = PASSED if case.get("passed") else FAILED
         failures = tuple(str(t) for t in case.get("failures") or ()) if status == FAILED else ()
-        rows.append(CaseRow(nodeid, status, float(score) if isinstance(score, (int, float)) else None, failures))
-    gate = dict(cases[0].get("gate") or {})
+        shown = str(case.get("nodeid", nodeid))
+        rows.append(CaseRow(shown, status, float(score) if isinstance(score, (int, float)) else None, failures))
+    gate = dict(cases[0][1].get("gate") or {})
     counted = [row for row in rows if row.status in (PASSED, FAILED)]
     n, k = len(counted), sum(row.status == PASSED for row in counted)
     confidence = gate.get("confidence")

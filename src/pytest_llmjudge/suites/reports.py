@@ -45,7 +45,7 @@ def log_gates(session: pytest.Session, results: Sequence[GateResult]) -> None:
 
 def log_gate(config: pytest.Config, result: GateResult) -> None:
     """Report the gate's decision as a test's setup, call and teardown reports."""
-    from ..redact import redact
+    from ..redact import redact, redact_value
     from ..reporting.suites import gate_failure, gate_properties
 
     nodeid = gate_nodeid(result.group)
@@ -62,7 +62,7 @@ def log_gate(config: pytest.Config, result: GateResult) -> None:
             "failed" if failed and when == "call" else "passed",
             redact(gate_failure(result)) if failed and when == "call" else None,
             when,
-            user_properties=gate_properties(result) if when == "teardown" else None,
+            user_properties=redact_value(gate_properties(result)) if when == "teardown" else None,
         )
         setattr(report, GATE_ATTRIBUTE, True)
         hook.pytest_runtest_logreport(report=report)
