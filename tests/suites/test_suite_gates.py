@@ -161,8 +161,8 @@ def test_a_mean_score_gate(fake, gate, ret, line):
 
 
 def test_the_json_and_html_reports_carry_each_group_with_its_cases(fake):
-    fake.makepyfile(
-        test_report="""
+    fake.makepyfile(  # a module name no test module of this suite has (an in-process run imports it)
+        test_gated_report="""
         import pytest
         from pytest_llmjudge import assert_judged
 
@@ -172,20 +172,22 @@ def test_the_json_and_html_reports_carry_each_group_with_its_cases(fake):
             assert_judged(f"An answer. SCORE={score}", "Is right", threshold=0.7)
         """
     )
-    fake.runpytest("--judge-mode=auto", "--judge-report=report.json", "--judge-html=report.html")
+    fake.runpytest("--judge-mode=auto", "--judge-report=report.json", "--judge-html=report.html").assert_outcomes(
+        passed=2, failed=1
+    )
     report = json.loads((fake.path / "report.json").read_text())
     (gate,) = report["gates"]
-    assert gate["group"] == "test_report.py::test_case" and gate["decision"] == "failed"
+    assert gate["group"] == "test_gated_report.py::test_case" and gate["decision"] == "failed"
     assert gate["gate"] == {"pass_rate": 0.9} and (gate["passed_cases"], gate["judged_cases"]) == (1, 2)
     assert gate["rate"]["method"] == "wilson" and gate["rate"]["estimate"] == 0.5
     assert [(c["nodeid"], c["status"]) for c in gate["cases"]] == [
-        ("test_report.py::test_case[0.2]", "failed"),
-        ("test_report.py::test_case[0.9]", "passed"),
+        ("test_gated_report.py::test_case[0.2]", "failed"),
+        ("test_gated_report.py::test_case[0.9]", "passed"),
     ]
     assert "judged 0.20 < threshold 0.70" in gate["cases"][0]["failures"][0]
-    assert {j["group"] for j in report["judgments"]} == {"test_report.py::test_case"}
+    assert {j["group"] for j in report["judgments"]} == {"test_gated_report.py::test_case"}
     html = (fake.path / "report.html").read_text()
-    assert "Gate test_report.py::test_case: failed" in html and "test_case[0.2]" in html
+    assert "Gate test_gated_report.py::test_case: failed" in html and "test_case[0.2]" in html
 
 
 def test_a_repeated_case_in_a_gated_group_is_decided_by_its_runs(fake):
