@@ -10,8 +10,8 @@ with this interpreter (run it with the project's venv).  Judges are the local Op
 server in tests/helpers/openai_server.py (real HTTP on 127.0.0.1, real LiteLLM) or, where only the store
 matters, a callable judge; nothing leaves the machine.
 
-  startup  `pytest --collect-only -q` on 200 tests that never judge: plugin on vs `-p no:llmjudge`; with
-           --against DIR, DIR's plugin too, in the same rounds
+  startup  `pytest --collect-only -q` on 200 tests that never judge: plugin on vs `-p no:llmjudge` (with
+           --against DIR, also DIR's src/ on PYTHONPATH, in the same rounds)
   replay   1000 judged assertions replayed from the verdict file vs the same tests with plain asserts, run in
            turn: the median of the pairs' differences (--replay-pairs N, default 5).  Each judgment's
            reply differs (its score is 0.9000 to 0.9999), as a real suite's do: identical replies
@@ -19,6 +19,8 @@ matters, a callable judge; nothing leaves the machine.
            checks LiteLLM was never imported.  With --against DIR (another checkout of the project;
            repeatable), each pair also replays the same verdict files with DIR's src/ on PYTHONPATH:
            every side measured in one run, under the same load
+  suites   1000 judgments replayed in one pass-rate gate, and as runs=5 of 200 tests, against the same 1000
+           ungated, in interleaved rounds; and the live calls each records (a gate adds none)
   live     100 judgments against a server answering in 200 ms: sequential, `score_many`, `-n 4`,
            each against the ideal (100 x 0.2 s / concurrency)
   memory   peak RSS of a replay run over 10,000 stored verdicts (and of the same suite, plain)
@@ -116,17 +118,19 @@ def bench_startup(tmp: Path, quick: bool, against: Sequence[Path] = ()) -> dict[
         write(suite, {f"test_s{f}.py": "\n".join(f"def test_{i}():\n    assert {i} + 1 > {i}\n" for i in range(20))})
     reps = 5 if quick else 15
     on, off = [], []
-    # Another checkout's package first on the path, its plugin on: timed in the same rounds.
-    others = [(d, child_env(PYTHONPATH=str(d / "src")), []) for d in against]
+    # Another checkout's package comes first on the path (with --against), measured in the same rounds.
+    others: list[tuple[dict[str, str], list[float], list[float]]] = [
+        (child_env(PYTHONPATH=str(d / "src")), [], []) for d in against
+    ]
     run(pytest_cmd("--collect-only", "-q"), suite)  # warm the file system and bytecode caches
     run(pytest_cmd("--collect-only", "-q", "-p", "no:llmjudge"), suite)
-    for _, env, _ in others:
-        run(pytest_cmd("--collect-only", "-q"), suite, env)
+    for other_env, _, _ in others:
+        run(pytest_cmd("--collect-only", "-q"), suite, other_env)  # its bytecode, written once
     for _ in range(reps):  # interleaved, so drift in machine load hits both alike
         on.append(run(pytest_cmd("--collect-only", "-q"), suite)["seconds"])
         off.append(run(pytest_cmd("--collect-only", "-q", "-p", "no:llmjudge"), suite)["seconds"])
-        for _, env, times in others:
-            times.append(run(pytest_cmd("--collect-only", "-q"), suite, env)["seconds"])
+        for other_env, other_on, _ in others:
+            other_on.append(run(pytest_cmd("--collect-only", "-q"), suite, other_env)["seconds"])
     check = run(
         [
             PY,
@@ -139,12 +143,11 @@ def bench_startup(tmp: Path, quick: bool, against: Sequence[Path] = ()) -> dict[
         ],
         suite,
     )
-    plugin_imports = []
-    for _ in range(reps):  # one import takes a few ms: the median of several runs, not one noisy sample
-        importtime = run(
-            [PY, "-X", "importtime", "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"], suite
-        )
-        plugin_imports.append(
+    importtime_cmd = [PY, "-X", "importtime", "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"]
+
+    def plugin_import_s(env: dict[str, str] | None = None) -> float:
+        importtime = run(importtime_cmd, suite, env)
+        return (
             sum(
                 int(line.split("|")[0].split(":")[1])
                 for line in importtime["out"].splitlines()
@@ -152,9 +155,23 @@ def bench_startup(tmp: Path, quick: bool, against: Sequence[Path] = ()) -> dict[
             )
             / 1e6
         )
-    plugin_import_s = median(plugin_imports)
+
+    plugin_imports = []
+    for _ in range(reps):  # one import takes a few ms: the median of several runs, not one noisy sample
+        plugin_imports.append(plugin_import_s())
+        for other_env, _, other_imports in others:
+            other_imports.append(plugin_import_s(other_env))
     imported = "LITELLM_IMPORTED True" in check["out"]
     opened = "DISKCACHE_IMPORTED True" in check["out"]
+    other = [
+        {
+            "checkout": str(d),
+            "with_plugin_s": round(median(other_on), 4),
+            "ratio": round(median(other_on) / median(off), 4),
+            "plugin_modules_import_s": round(median(other_imports), 4),
+        }
+        for d, (_, other_on, other_imports) in zip(against, others, strict=True)
+    ]
     return {
         "tests": 200,
         "repeats": reps,
@@ -165,25 +182,11 @@ def bench_startup(tmp: Path, quick: bool, against: Sequence[Path] = ()) -> dict[
         "best_with_s": round(min(on), 4),
         "best_without_s": round(min(off), 4),
         "best_ratio": round(min(on) / min(off), 4),
-        "plugin_modules_import_s": round(plugin_import_s, 4),
+        "plugin_modules_import_s": round(median(plugin_imports), 4),
         "plugin_modules_import_range_s": [round(min(plugin_imports), 4), round(max(plugin_imports), 4)],
         "litellm_imported": imported,
         "diskcache_imported": opened,
-        **(
-            {
-                "against": [
-                    {
-                        "checkout": str(d),
-                        "with_plugin_s": round(median(times), 4),
-                        "ratio": round(median(times) / median(off), 4),
-                        "this_over_it": round(median(on) / median(times), 4),
-                    }
-                    for d, _, times in others
-                ]
-            }
-            if others
-            else {}
-        ),
+        **({"against": other} if other else {}),
     }
 
 
@@ -316,6 +319,80 @@ def bench_replay(
         ),
         "litellm_imported_in_replay": "litellm=True" in modules,
         **({"against": other} if other else {}),
+    }
+
+
+# -- suites ---------------------------------------------------------------------------------------
+
+SUITE_TESTS = {
+    "ungated": """
+        import pytest
+        from pytest_llmjudge import assert_judged
+
+        @pytest.mark.parametrize("i", range({n}))
+        def test_answer(i):
+            assert_judged(f"Answer {{i}}: returns within 30 days. SCORE=0.9{{i:03d}}", "Says 30 days", threshold=0.7)
+    """,
+    "gated": """
+        import pytest
+        from pytest_llmjudge import assert_judged
+
+        @pytest.mark.judge(pass_rate=0.9)
+        @pytest.mark.parametrize("i", range({n}))
+        def test_answer(i):
+            assert_judged(f"Answer {{i}}: returns within 30 days. SCORE=0.9{{i:03d}}", "Says 30 days", threshold=0.7)
+    """,
+    # Each run's output differs (a counter the replay sees in the same order), as a flaky app's would.
+    "repeated": """
+        import itertools
+        import pytest
+        from pytest_llmjudge import assert_judged
+
+        DRAWS = itertools.count()
+
+        @pytest.mark.judge(runs=5)
+        @pytest.mark.parametrize("i", range({tests}))
+        def test_answer(i):
+            draw = next(DRAWS)
+            assert_judged(f"Answer {{draw}}: returns within 30 days. SCORE=0.9{{draw:03d}}", "Says 30 days", threshold=0.7)
+    """,
+}
+
+
+def bench_suites(tmp: Path, quick: bool, server: Any) -> dict[str, Any]:
+    """Replay of the same number of judgments ungated, in one gated group, and as 5 runs of a fifth as many
+    tests, in interleaved rounds; and the live calls each records (a gate adds none, runs multiply them)."""
+    n = 1000
+    live = [f"--judge-model={MODEL}", f"--judge-api-base={server.base_url}", "--judge-retries=0"]
+    suites = {
+        name: write(tmp / "suites" / name, {f"test_{name}.py": text.format(n=n, tests=n // 5)})
+        for name, text in SUITE_TESTS.items()
+    }
+    calls: dict[str, int] = {}
+    for name, folder in suites.items():
+        before = server.request_count
+        run(pytest_cmd("-q", "--judge-mode=auto", *live), folder)  # recorded sequentially: the runs in order
+        calls[name] = server.request_count - before
+    reps = 3 if quick else 5
+    times: dict[str, list[float]] = {name: [] for name in suites}
+    for _ in range(reps):
+        for name, folder in suites.items():
+            result = run(pytest_cmd("-q", "--judge-mode=replay", *live), folder)
+            assert f"{n} judged, {n} replayed, 0 live" in result["out"], result["out"][-500:]
+            times[name].append(result["seconds"])
+
+    def per_judgment(name: str) -> float:
+        return round(median([t - u for t, u in zip(times[name], times["ungated"], strict=True)]) / n * 1000, 3)
+
+    return {
+        "judgments": n,
+        "repeats": reps,
+        "ungated_s": round(median(times["ungated"]), 3),
+        "gated_s": round(median(times["gated"]), 3),
+        "repeated_s": round(median(times["repeated"]), 3),
+        "gated_ms_per_judgment": per_judgment("gated"),
+        "repeated_ms_per_judgment": per_judgment("repeated"),
+        "calls": calls,
     }
 
 
@@ -577,8 +654,8 @@ def report(results: dict[str, Any]) -> None:
         )
         for o in s.get("against", ()):
             line(
-                f"           {o['checkout']}, in the same rounds: {o['with_plugin_s']:.3f} s with its plugin, ratio "
-                f"{o['ratio']:.3f} to no plugin; this checkout's time over its: x{o['this_over_it']:.3f}"
+                f"           {o['checkout']}, in the same rounds: {o['with_plugin_s']:.3f} s with the plugin (ratio "
+                f"{o['ratio']:.3f}); its modules import in {o['plugin_modules_import_s'] * 1000:.1f} ms (median)"
             )
     r = results.get("replay")
     if r:
@@ -593,6 +670,15 @@ def report(results: dict[str, Any]) -> None:
                 f"           {o['checkout']}, in the same pairs: {o['overhead_ms_per_judgment']:.3f} ms overhead per "
                 f"judgment (inside the test body {o['in_test_ms_per_judgment']:.3f} ms; CPU time {o['cpu_overhead_ms_per_judgment']:.3f} ms)"
             )
+    u = results.get("suites")
+    if u:
+        line(
+            f"suites     {u['judgments']} judgments replayed, median of {u['repeats']} rounds: in a gated group "
+            f"{u['gated_ms_per_judgment']:+.3f} ms per judgment, as runs=5 of 200 tests {u['repeated_ms_per_judgment']:+.3f} ms "
+            f"per judgment, against the same judgments ungated ({u['ungated_s']:.2f} s); live calls to record: "
+            f"{u['calls']['ungated']} ungated, {u['calls']['gated']} gated, {u['calls']['repeated']} repeated; "
+            f"every replay 0"
+        )
     v = results.get("live")
     if v:
         for name in ("sequential", "score_many", "xdist_n4"):
@@ -640,7 +726,7 @@ def report(results: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
-    parser.add_argument("--only", help="comma-separated: startup,replay,live,memory,parser,peer")
+    parser.add_argument("--only", help="comma-separated: startup,replay,suites,live,memory,parser,peer")
     parser.add_argument("--json", metavar="PATH", help="also write every figure to this JSON file")
     parser.add_argument("--keep", action="store_true", help="keep the generated suites (printed path)")
     parser.add_argument(
@@ -659,17 +745,18 @@ def main(argv: list[str] | None = None) -> int:
     for d in against:
         if not (d / "src" / "pytest_llmjudge").is_dir():
             parser.error(f"--against: {d} holds no src/pytest_llmjudge")
-    chosen = set((args.only or "startup,replay,live,memory,parser,peer").split(","))
+    chosen = set((args.only or "startup,replay,suites,live,memory,parser,peer").split(","))
     tmp = Path(tempfile.mkdtemp(prefix="llmjudge-bench-"))
     results: dict[str, Any] = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "quick": args.quick}
     started = time.perf_counter()
     steps: list[tuple[str, Callable[[], dict[str, Any]]]] = []
     server_mod = _server_module()
-    server = server_mod.OpenAIServer().start() if "replay" in chosen else None
+    server = server_mod.OpenAIServer().start() if chosen & {"replay", "suites"} else None
     try:
         steps = [
             ("startup", lambda: bench_startup(tmp, args.quick, against)),
             ("replay", lambda: bench_replay(tmp, args.quick, server.base_url, args.replay_pairs, against)),  # type: ignore[union-attr]
+            ("suites", lambda: bench_suites(tmp, args.quick, server)),
             ("live", lambda: bench_live(tmp, args.quick)),
             ("memory", lambda: bench_memory(tmp, args.quick)),
             ("parser", lambda: bench_parser(tmp, args.quick)),

@@ -42,7 +42,9 @@ FOOTER = """
 Besides these, `pytest --judge-doctor` runs no tests: it checks the configured judge (see
 [the CLI](../cli.md#llmjudge-doctor)). The plugin's entry point is named `llmjudge`, so
 `-p no:llmjudge` disables it. The marker also takes `rubric=` and, with `samples`, `aggregate=` and
-`band=` (see [Rubrics](../rubrics.md)).
+`band=` (see [Rubrics](../rubrics.md)); and, for one test, class or module only (not `assert_judged`),
+`min_passes=` or `min_pass_rate=` beside `runs=`, and the gate of a group: `pass_rate=`, `mean_score=`,
+`confidence=` (see [Suites and flaky apps](../suites.md)).
 """
 
 
@@ -61,13 +63,14 @@ def _default(value: Any, flag: bool) -> str:
 
 def render() -> str:
     """The page, from the option table as the installed package has it."""
-    from pytest_llmjudge.options import OPTIONS
+    from pytest_llmjudge.options import OPTIONS, SUITE_KEYS
 
     rows = []
     for option in OPTIONS:
         usage = f"`{option.cli}`" if option.flag else f"`{option.cli}={option.metavar}`"
+        marker = option.marker or option.name in SUITE_KEYS  # a suite's: the marker's alone (see the footer)
         rows.append(
-            f"| {usage} | `{option.ini}` | `{option.env}` | {'`' + option.name + '=`' if option.marker else ''} "
+            f"| {usage} | `{option.ini}` | `{option.env}` | {'`' + option.name + '=`' if marker else ''} "
             f"| {option.keyed or ''} | {_default(option.default, option.flag)} | {_cell(option.help)} |"
         )
     return HEADER + "\n".join(rows) + "\n" + FOOTER

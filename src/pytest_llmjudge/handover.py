@@ -44,10 +44,12 @@ def test_environment(runtime: JudgeRuntime, context: TestContext, used_file: str
     part = kept[1]
     # Every test of the session pays for this (it cannot know whether the test starts a child that
     # judges): the test's few strings are quoted directly rather than through json.dumps.
+    # A repeated test's run: the child's judgments and generations are keyed as the test's are.
+    run = f'"run": {context.run}, "runs": {context.runs}, ' if context.runs > 1 else ""
     return (
         f'{{"nodeid": {quoted(context.nodeid)}, "test_name": {quoted(context.test_name)}, '
         f'"module": {quoted(str(context.module_path))}, "marker": {json.dumps(marker) if marker else "{}"}, '
-        f'"used": {quoted(os.fspath(used_file))}, {part[1:]}'
+        f'"used": {quoted(os.fspath(used_file))}, {run}{part[1:]}'
     )
 
 

@@ -269,6 +269,14 @@ OPTIONS: tuple[Option, ...] = (
         "PATH",
         ("text",),
     ),
+    Option(
+        "runs",
+        "run each judged test N times, each run recorded under its own keys (run 0 keeps the test's usual ones); "
+        "it passes when every run does (the marker's runs= and min_passes= say otherwise; default 1)",
+        "N",
+        ("whole", 1),
+        1,
+    ),
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
@@ -276,6 +284,9 @@ OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
 # judges, which no session-wide option sets.
 MARKER_ONLY = ("rubric", "aggregate", "band")
 MARKER_KEYS = (*(o.name for o in OPTIONS if o.marker), *MARKER_ONLY)
+# What the marker alone takes besides: how a test is repeated (runs=, min_passes= or min_pass_rate=) and the
+# pass-rate gate of the group where it is placed (pass_rate=, mean_score=, confidence=); see `suites`.
+SUITE_KEYS = ("runs", "min_passes", "min_pass_rate", "pass_rate", "mean_score", "confidence")
 # The settings a test's subprocess (LLMJUDGE_TEST) judges with, as the test would.
 INHERITED = tuple(o.name for o in OPTIONS if o.inherited)
 

@@ -106,6 +106,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[RUNTIME_KEY] = runtime
     config.pluginmanager.register(RunRecorder(config, runtime), "llmjudge-recorder")
+    config.pluginmanager.register(SuiteProtocol(), "llmjudge-suites")
     activate(runtime)
 
 
@@ -175,6 +176,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         _request_fixture(item)
     item.stash[CONTEXT_KEY] = context
     runtime.current = context
+    _read_marker(item, context, runtime)
     # A subprocess the test starts judges as the test would, into the test's verdict file.
     previous = os.environ.get(TEST_ENV)
     context.used_file = _used_file()
@@ -253,41 +255,88 @@ def _used_file() -> str:
     return os.path.join(tempfile.gettempdir(), f"llmjudge-used-{os.getpid()}-{next(_USED_FILES)}")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    context = item.stash.get(CONTEXT_KEY, None)
-    if context is None or item.get_closest_marker("judge") is None:
+def _read_marker(item: pytest.Item, context: TestContext, runtime: JudgeRuntime) -> None:
+    """The test's `judge` marker arguments (the closest of each) and, where it is repeated (`runs=`,
+    --judge-runs) or gated (`pass_rate=`, `mean_score=`), its suite; a bad argument fails its setup."""
+    # --judge-runs (a session that set no option repeats nothing: its settings need not be resolved here)
+    runs = runtime.settings.runs if runtime.configured else 1
+    if runs == 1 and item.get_closest_marker("judge") is None:
         return
-    from .options import MARKER_KEYS
+    from .options import MARKER_KEYS, SUITE_KEYS
 
     kwargs: dict[str, Any] = {}
     for marker in reversed(list(item.iter_markers("judge"))):  # the closest (function, class, module) wins
         if marker.args:
-            pytest.fail(
-                f"{item.nodeid}: @pytest.mark.judge takes keyword arguments only, got {marker.args!r}", pytrace=False
-            )
+            context.setup_error = f"{item.nodeid}: @pytest.mark.judge takes keyword arguments only, got {marker.args!r}"
+            return
         kwargs.update(marker.kwargs)
-    unknown = sorted(set(kwargs) - set(MARKER_KEYS))
+    unknown = sorted(set(kwargs) - set(MARKER_KEYS) - set(SUITE_KEYS))
     if unknown:
-        pytest.fail(
-            f"@pytest.mark.judge got unknown argument(s) {', '.join(unknown)}; it takes {', '.join(MARKER_KEYS)}",
-            pytrace=False,
+        context.setup_error = (
+            f"@pytest.mark.judge got unknown argument(s) {', '.join(unknown)}; it takes "
+            f"{', '.join((*MARKER_KEYS, *SUITE_KEYS))}"
         )
+        return
     context.marker = kwargs
+    if runs > 1 or not kwargs.keys().isdisjoint(SUITE_KEYS):
+        from .errors import JudgeError
+        from .suites.marker import suite_of
+
+        try:
+            suite = suite_of(item, kwargs, runs)
+        except JudgeError as exc:
+            context.setup_error = f"{item.nodeid}: {exc}"
+            return
+        if suite is not None:  # its protocol is run by `SuiteProtocol`
+            from .suites.repeat import start
+
+            start(context, suite)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test whose `judge` marker is wrong fails at its setup, saying what is wrong."""
+    context = item.stash.get(CONTEXT_KEY, None)
+    if context is not None and context.setup_error is not None:
+        pytest.fail(context.setup_error, pytrace=False)
+
+
+class SuiteProtocol:
+    """Runs the protocol of a repeated or gated test (see `suites.repeat`); any other test's is pytest's."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        context = item.stash.get(CONTEXT_KEY, None)
+        if context is None or context.suite is None:
+            return None
+        from .suites.repeat import run_protocol
+
+        return run_protocol(item, nextitem, context, item.config.stash[RUNTIME_KEY])
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """The call report gets the judgments' report sections; the teardown report carries one attempt's
-    judgments to the controller (and, with --junitxml, as JUnit properties): a rerun
-    (pytest-rerunfailures) starts a new attempt, so nothing is sent twice."""
+    """See `finish_report`; a run of a repeated or gated test is noted, its reports are finished once its
+    runs are decided (see `suites.repeat`)."""
     report = yield
     context = item.stash.get(CONTEXT_KEY, None)
     if context is None:
         return report
-    if call.when == "call":
+    suite = context.suite
+    if suite is not None and suite.running:
+        suite.note(call, report)
+        return report
+    finish_report(item, context, report)
+    return report
+
+
+def finish_report(item: pytest.Item, context: TestContext, report: pytest.TestReport) -> None:
+    """The call report gets the judgments' report sections; the teardown report carries one attempt's
+    judgments to the controller (and, with --junitxml, as JUnit properties): a rerun
+    (pytest-rerunfailures) starts a new attempt, so nothing is sent twice."""
+    if report.when == "call":
         sections = list(context.sections)
         # Shown by -rA / -rP and with failures: cost and latency per judgment (a passing test's
         # section is built only when the run shows passes).
@@ -301,7 +350,7 @@ def pytest_runtest_makereport(
             from .redact import redact_value
 
             report.sections.extend((title, text) for title, text in redact_value(sections))
-    elif call.when == "teardown":
+    elif report.when == "teardown":
         from .handover import read_used_file
         from .session import PAYLOAD_ATTRIBUTE, item_payload
 
@@ -317,13 +366,18 @@ def pytest_runtest_makereport(
 
             for entry in context.records:
                 report.user_properties.extend(user_properties(record_of(entry, "full")))
+            suite = context.suite
+            if suite is not None and suite.suite.repeated:
+                from .redact import redact_value
+                from .reporting.suites import runs_properties
+
+                report.user_properties.extend(redact_value(runs_properties(suite.runs_record(context.nodeid))))
         # A run that only counts its judgments hands over brief records (nothing built, nothing redacted).
         payload = item_payload(context, full=context.whole_records)
         if payload:  # plain data on the report crosses the xdist wire to the controller's RunRecorder
             setattr(report, PAYLOAD_ATTRIBUTE, payload)
         if runtime is not None:
             runtime.finish_attempt(context)
-    return report
 
 
 def _shows_passes(config: pytest.Config) -> bool:

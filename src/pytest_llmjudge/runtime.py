@@ -64,6 +64,23 @@ class TestContext:
         self.whole_records = True  # False: the run only counts this test's judgments (see JudgeRuntime.whole_records)
         # How many judgments of each (criteria, rubric) the attempt made: a judgment's position (pipeline.record)
         self.positions: dict[tuple[str, str], int] = {}
+        # A repeated test (`runs=`, --judge-runs): the run under way, 0 to runs - 1.  One more field of the
+        # test: the keys of a run's judgments and generations hold it when it is not 0.
+        self.run = 0
+        self.runs = 1
+        self.group: str | None = None  # the node id of the pass-rate gate's group this test is a case of
+        self.suite: Any = None  # how a repeated or gated test is run and decided (`suites.repeat.SuiteRun`)
+        self.setup_error: str | None = None  # what is wrong with its `judge` marker: its setup fails saying so
+
+    def forget_fixtures(self) -> None:
+        """The test's fixtures were torn down (its attempt ended, or a repeated test's run did): what was
+        bound from them is resolved again from the next ones."""
+        self.request = None
+        self.backend = _UNSET
+
+    def run_text(self) -> str | None:
+        """How a message names the run under way (`2 of runs 0 to 4`); None where the test is not repeated."""
+        return f"{self.run} of runs 0 to {self.runs - 1}" if self.runs > 1 else None
 
     def judge_backend(self) -> Any:
         """The `judge_backend` fixture's value for this test (None: use LiteLLM)."""
@@ -164,8 +181,8 @@ class JudgeRuntime:
         context.drift = []
         context.sections = []
         context.attempt += 1
-        context.request = None  # a rerun's fixture binds its own; a finished test keeps no fixtures alive
-        context.backend = _UNSET
+        context.run, context.runs, context.group, context.suite = 0, 1, None, None  # set again at the next setup
+        context.forget_fixtures()  # a rerun's fixture binds its own; a finished test keeps no fixtures alive
         verdict_file = context.verdict_file
         if verdict_file is not None:
             context.verdict_file = None
@@ -338,6 +355,9 @@ def from_test_environment(value: str) -> JudgeRuntime | None:
 
     redact_variables(settings.redact_env)
     context = TestContext(nodeid, module, test_name, marker=dict(payload.get("marker") or {}))
+    run, runs = payload.get("run", 0), payload.get("runs", 1)
+    if isinstance(run, int) and isinstance(runs, int) and 0 <= run < runs:  # a repeated test's run: keyed as its
+        context.run, context.runs = run, runs
     runtime.current = context
     used_file = payload.get("used")
 

@@ -10,6 +10,7 @@ Report modules load only when there is something to show.
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:  # the payload shapes are types only: nothing here costs a sta
 
     from .reporting.terminal import Tally
     from .runtime import JudgeRuntime, TestContext
+    from .suites.gates import GateResult
+    from .suites.repeat import CaseRecord, RunsRecord
     from .verdict import DriftRecord, JudgmentRecord
 
     class UsedKeys(TypedDict):
@@ -35,6 +38,8 @@ if TYPE_CHECKING:  # the payload shapes are types only: nothing here costs a sta
         drift: list[DriftRecord]  # refresh mode: verdicts that moved against what was stored
         calibrations: list[dict[str, Any]]  # assert_judge_agrees' figures
         used: UsedKeys
+        runs: RunsRecord  # a repeated test: what its runs came to
+        case: CaseRecord  # a gated test: its outcome as its group's gate counts it
 
     class WorkerPayload(TypedDict, total=False):
         """What one xdist worker hands the controller when it finishes."""
@@ -76,6 +81,15 @@ def item_payload(context: TestContext, *, full: bool = True) -> ItemPayload:
     verdict_file = context.verdict_file  # None unless this test judged something
     if verdict_file is not None and verdict_file.used:
         payload["used"] = {"verdict_file": verdict_file.location, "keys": sorted(verdict_file.used)}
+    suite = context.suite  # a repeated or gated test (`suites.repeat.SuiteRun`)
+    if suite is not None and suite.done:
+        if suite.suite.repeated:
+            from .redact import redact_value
+
+            payload["runs"] = redact_value(suite.runs_record(context.nodeid))
+        case = suite.case_record(context.nodeid, context.records)
+        if case is not None:
+            payload["case"] = case
     return payload
 
 
@@ -114,6 +128,9 @@ class RunRecorder:
         self.mode_said = False  # the header said the mode (else the summary does, where anything was judged)
         # Where the Markdown job summary goes, and whether it was asked for (else GITHUB_STEP_SUMMARY names it)
         self.job_summary: tuple[Path, bool] | None = None if self.worker else _job_summary_target(config, runtime)
+        self.runs: dict[str, RunsRecord] = {}  # repeated tests, by node id: what their (last attempt's) runs came to
+        self.cases: dict[str, CaseRecord] = {}  # gated tests, by node id: their outcome as their gate counts it
+        self.gates: list[GateResult] = []  # each group's decision, once every case reported
 
     # -- gathering -------------------------------------------------------------------------
 
@@ -139,6 +156,8 @@ class RunRecorder:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if getattr(report, "llmjudge_gate", False):  # a gate's own report (`suites.reports`): no test's
+            return
         outcome: str = report.outcome  # pytest-rerunfailures adds "rerun" to pytest's three
         if outcome == "rerun":  # this attempt will run again
             self.rerun.add(report.nodeid)
@@ -166,6 +185,11 @@ class RunRecorder:
             return
         delattr(report, PAYLOAD_ATTRIBUTE)  # the report stays in pytest's stats all run: the records need not
         records = payload.get("records", ())
+        runs, case = payload.get("runs"), payload.get("case")
+        if runs is not None:
+            self.runs[report.nodeid] = runs
+        if case is not None:
+            self.cases[report.nodeid] = case
         if records and self.tally is None:
             from .reporting.terminal import Tally
 
@@ -178,7 +202,8 @@ class RunRecorder:
             if rerun and "attempt" not in record:
                 record = _in_attempt(record, 1)
             assert self.tally is not None
-            self.tally.add(record, self.outcomes.get(report.nodeid))
+            # A repeated or gated test decides on its judgments' failures itself: none is expected by it
+            self.tally.add(record, self.outcomes.get(report.nodeid), decided=runs is not None or case is not None)
             if self.keep_records:
                 self.records.append((record.get("nodeid", ""), len(self.records), record))
         self.drift.extend(payload.get("drift", ()))
@@ -186,6 +211,20 @@ class RunRecorder:
         used = payload.get("used")
         if used:
             self.used.setdefault(report.nodeid, set()).update(used["keys"])
+
+    # The outermost wrapper: the terminal has written the tests' progress before the gates report.
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Once every test has reported (every xdist worker's too), decide each gated group, and report each
+        gate as a test of its own (see `suites.reports`): a failed gate fails the run."""
+        result = yield
+        if not self.worker and self.cases:
+            from .suites.gates import decide
+            from .suites.reports import log_gates
+
+            self.gates = decide(self.cases, self.outcomes, self.not_run)
+            log_gates(session, self.gates)
+        return result
 
     def pytest_report_collectionfinish(self, config: pytest.Config, items: list[pytest.Item]) -> str | None:
         """Say which mode the run judges in, and why, when anything here is configured to judge, or a test
@@ -231,7 +270,7 @@ class RunRecorder:
                 payload["notices"] = list(runtime.notices)
             workeroutput[PAYLOAD_KEY] = payload
             return
-        if not (runtime.configured or self.tally or self.used or self.drift):
+        if not (runtime.configured or self.tally or self.used or self.drift or self.gates):
             return  # no option set and nothing judged: no report, manifest or prune to write
         settings = runtime.settings
         if settings.report or settings.html:
@@ -243,6 +282,8 @@ class RunRecorder:
                 settings=settings,
                 exitstatus=self.exitstatus,
                 calibrations=self.calibrations,
+                gates=self.gates,
+                runs=self.runs.values(),
             )
             if settings.report:
                 path = _output_path(self.config, settings.report, settings.sources.get("report"))
@@ -374,6 +415,15 @@ class RunRecorder:
                     say(notice, yellow=True)
             for line in terminal.drift_lines(self.drift):
                 say(line)
+        if self.runs or self.gates:
+            from .reporting.suites import gate_lines, runs_lines
+
+            verbose = self.config.get_verbosity() >= 1
+            for line in runs_lines(self.runs.values(), every=verbose):
+                say(line, red=" FAILED: " in line)
+            for gate in self.gates:
+                for line in gate_lines([gate], every_case=verbose):
+                    say(line, red=not gate.passed, green=gate.passed and line.startswith("llmjudge gate"))
         for written in self.written:
             say(f"llmjudge: wrote {written}")
         for failure in self.unwritten:

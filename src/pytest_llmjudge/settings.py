@@ -283,6 +283,7 @@ class Settings(NamedTuple):
     max_items: int  # items one judgment may rule on (claims, passages, turns): calls are checked against it
     redact_env: tuple[str, ...]  # variables redacted besides the credential-like ones
     summary: str | None  # where the run's Markdown summary is appended (else GITHUB_STEP_SUMMARY's file)
+    runs: int  # runs of each judged test (--judge-runs); a marker's runs= wins (see `suites`)
     mode_reason: str = "default"
     sources: Mapping[str, str] = {}  # option name -> "cli", "env", "ini" or "default"; never mutated
     overridden: frozenset[str] = frozenset()  # options a marker or `assert_judged` argument set

@@ -38,6 +38,9 @@ def turn_miss(miss: ReplayMiss, persona: str, taken: int, plan: GenerationPlan) 
         f"  test:    {test}",
         f"  persona: {_one_line(persona)}",
     ]
+    run = plan.context.run_text() if plan.context is not None else None
+    if run is not None:  # a repeated test's run: each run's conversation is recorded as its own
+        lines.append(f"  run:     {run}")
     if not same:
         lines.append("  no conversation with this persona is recorded for this test (was the persona changed?)")
     else:

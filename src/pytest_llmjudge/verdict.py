@@ -173,6 +173,9 @@ class JudgmentRecord(TypedDict, total=False):
     completion_tokens: int
     sent: dict[str, dict[str, Any]]  # live calls: per judge model, the request parameters actually sent
     dropped: dict[str, dict[str, str]]  # live calls: per judge model, parameters configured but not sent, and why
+    # a suite's (see `suites`): absent where the test is not repeated or not gated
+    run: int  # which run of a repeated test (runs=, --judge-runs) judged it; absent for run 0
+    group: str  # the node id of the pass-rate gate's group (where the marker is placed) its test is a case of
     # an error
     error: str  # the exception's class name, as shown to people
     error_kind: str  # what reports count it as: `JudgeError.kind` ("unparseable", "missing", ...)
@@ -196,6 +199,8 @@ def verdict_record(
     named: bool = True,
     clean: Callable[[str], str] | None = None,
     live_span: tuple[float, float] | None = None,
+    run: int = 0,
+    group: str | None = None,
 ) -> JudgmentRecord:
     """The report record of a verdict: JSON-safe, redacted.  Without `threshold_given` (a `score` no
     threshold was given for) its `threshold` is None: the test decides with the score, and reports
@@ -205,7 +210,8 @@ def verdict_record(
     the summary and the judgment lines read.  Every text a person reads is redacted here, the
     criteria and the node id (a parametrize id) included: every report and line is made from this.
     Without `named`, it lacks the node id and the criteria too: what the summary counts of a judgment
-    it does not name.  `clean`: the judgment's redactor (see `redactor`), else the environment is read now."""
+    it does not name.  `clean`: the judgment's redactor (see `redactor`), else the environment is read now.
+    `run` and `group`: the repeated test's run and the gated group, recorded where there are any."""
     clean = clean or redactor()
     record: JudgmentRecord = {"nodeid": clean(nodeid), "criteria": clean(verdict.criteria)} if named else {}
     record |= {
@@ -255,7 +261,17 @@ def verdict_record(
         dropped = {model: dict(why) for model, (_, why) in requests.items() if why}
         if dropped:
             record["dropped"] = dropped
+    _in_suite(record, run, group, clean if named else None)
     return record
+
+
+def _in_suite(record: JudgmentRecord, run: int, group: str | None, clean: Callable[[str], str] | None) -> None:
+    """Mark a record with its repeated test's run and its gated group, where it has them (`clean`: the
+    group's node id is a text a person reads, redacted as the record's own node id; None: not named)."""
+    if run:
+        record["run"] = run
+    if group is not None and clean is not None:
+        record["group"] = clean(group)
 
 
 @dataclass(slots=True)
@@ -282,6 +298,8 @@ class PendingRecord:
     whole: InitVar[bool] = True
     clean: Callable[[str], str] | None = None
     live_span: tuple[float, float] | None = None
+    run: int = 0
+    group: str | None = None
     _full: JudgmentRecord | None = field(default=None, init=False)
     _brief: JudgmentRecord | None = field(default=None, init=False)
 
@@ -327,6 +345,8 @@ class PendingRecord:
             named=named,
             clean=self.clean,
             live_span=self.live_span,
+            run=self.run,
+            group=self.group,
         )
 
 
@@ -353,11 +373,13 @@ def error_record(
     threshold: float | None,
     output: str,
     live_calls: int = 0,
+    run: int = 0,
+    group: str | None = None,
 ) -> JudgmentRecord:
     """The report record of a judgment that erred: the error's class, its kind (what reports count), the
-    message; its texts redacted as a verdict's are."""
+    message; its texts redacted as a verdict's are; its run and group as a verdict's."""
     clean = redactor()
-    return {
+    record: JudgmentRecord = {
         "nodeid": clean(nodeid),
         "criteria": clean(criteria),
         "rubric": rubric,
@@ -369,3 +391,5 @@ def error_record(
         "output": clean(output)[:4000],
         "live_calls": live_calls,
     }
+    _in_suite(record, run, group, clean)
+    return record

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from helpers.runtime import own_runtime
-from pytest_llmjudge.options import INHERITED, MARKER_KEYS, OPTIONS
+from pytest_llmjudge.options import INHERITED, MARKER_KEYS, OPTIONS, SUITE_KEYS
 from pytest_llmjudge.settings import Settings, resolve
 
 # A value of every option as a user types it, none of them its default.  A new option needs one
@@ -43,6 +43,7 @@ GIVEN = {
     "max_items": "8",
     "redact_env": "MY_SERVICE_URL",
     "summary": "judge-summary.md",
+    "runs": "3",
 }
 
 
@@ -160,7 +161,7 @@ def test_every_option_reaches_its_setting_in_each_spelling(pytester, monkeypatch
 
 def test_the_marker_takes_exactly_the_marker_keys(pytester):
     """Given every marker key on a test, it runs; given an option the marker may not set, the test
-    errors at setup with a one-line message naming every key it takes."""
+    errors at setup with a one-line message naming every key it takes (a suite's keys too)."""
     pytester.makepyfile(
         textwrap.dedent(
             f"""
@@ -179,7 +180,7 @@ def test_the_marker_takes_exactly_the_marker_keys(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "--judge-mode=replay")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(
-        [f"*@pytest.mark.judge got unknown argument(s) timeout; it takes {', '.join(MARKER_KEYS)}"]
+        [f"*@pytest.mark.judge got unknown argument(s) timeout; it takes {', '.join((*MARKER_KEYS, *SUITE_KEYS))}"]
     )
     assert "Traceback" not in result.stdout.str()
     assert MARKER_KEYS[-3:] == ("rubric", "aggregate", "band")

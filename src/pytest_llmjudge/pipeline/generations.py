@@ -9,6 +9,7 @@ parsed.  Its entries go in the verdict file's own "generations" section.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,11 +32,21 @@ SEVERAL_MODELS = (
 )
 
 
-def generation_key(model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any], index: int) -> str:
-    """The sha256 hex naming one generation: the model, the messages, the parameters sent, the batch index."""
-    return judgment_key(
-        {"kind": "generation", "model": model, "messages": list(messages), "params": dict(params), "index": index}
-    )
+def generation_key(
+    model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any], index: int, run: int = 0
+) -> str:
+    """The sha256 hex naming one generation: the model, the messages, the parameters sent, the batch index,
+    and the run of a repeated test (only when it is not 0: a key made without it never changes)."""
+    fields: dict[str, Any] = {
+        "kind": "generation",
+        "model": model,
+        "messages": list(messages),
+        "params": dict(params),
+        "index": index,
+    }
+    if run:
+        fields["run"] = run
+    return judgment_key(fields)
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,14 @@ class Generation:
     # The generation whose conversation this one continues (a simulated user's earlier turn): its key, and how
     # many of these messages were its own.  Stored as what it adds (see `verdict_file`); never keyed.
     follows: tuple[str, int] | None = None
+    run: int = 0  # which run of a repeated test asked (see `suites`): part of the key when not 0
+
+    def in_run(self, run: int) -> Generation:
+        """This generation as run `run` of a repeated test asks it: its own key, its own recorded reply."""
+        if run == self.run:
+            return self
+        key = generation_key(self.model_id, self.messages, self.params, self.index, run)
+        return dataclasses.replace(self, key=key, run=run)
 
     @property
     def sample(self) -> int:
@@ -75,6 +94,8 @@ class Generation:
         if self.follows is not None:
             key, earlier = self.follows
             record |= {"follows": key, "added": messages[earlier:]}
+        if self.run:
+            record["run"] = self.run
         return record
 
 
@@ -131,6 +152,9 @@ def plan_generations(
     model under test unless `target` says otherwise), else (a replay) the model they were recorded with."""
     target = target or model_under_test(runtime)
     settings = runtime.settings
+    run = context.run if context is not None else 0
+    if run:  # a repeated test's run other than the first asks (and records) its own generations
+        make = _in_run(make, run)
     verdict_file = runtime.verdict_file_for(context)
     base = target.api_base
     if model is not None and (not isinstance(model, str) or not model.strip()):
@@ -154,6 +178,13 @@ def plan_generations(
         context=context,
         target=target,
     )
+
+
+def _in_run(
+    make: Callable[[str, str | None], list[Generation]], run: int
+) -> Callable[[str, str | None], list[Generation]]:
+    """`make`, its generations keyed for run `run` of a repeated test."""
+    return lambda model, api_base: [generation.in_run(run) for generation in make(model, api_base)]
 
 
 def failed(exc: BackendError, model: str, target: Target) -> BackendError:

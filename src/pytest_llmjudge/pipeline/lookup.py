@@ -165,4 +165,5 @@ def _replay_miss(plan: Planned[Any], call: Call | Generation) -> JudgeError:
         verdict_file_path=verdict_file.path if verdict_file is not None else None,
         settings=plan.settings,
         what=plan.what,
+        run=plan.context.run_text() if plan.context is not None else None,
     )

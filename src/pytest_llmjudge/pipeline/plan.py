@@ -66,6 +66,7 @@ class Call(NamedTuple):
     send_model: str  # the model sent ("" where a custom backend has none: its id is sent)
     setup: Setup
     step: int = 1  # which of a rubric's steps (see Rubric.next_prompts); its messages, not this, join the key
+    run: int = 0  # which run of a repeated test (see `suites`): joins the key when not 0
 
     @property
     def request(self) -> CallRequest:
@@ -114,29 +115,31 @@ class Setup:
         if self.wanted is not None:
             self.params["response_format"] = self.wanted
         self.api_base = settings.api_base if isinstance(self.backend, LiteLLMBackend) else None
-        self.templates: dict[tuple[str, int], KeyTemplate] | None = {} if reused else None
+        self.templates: dict[tuple[str, int, int], KeyTemplate] | None = {} if reused else None
 
-    def calls(self, ids: Sequence[tuple[str, str]], prompts: Sequence[Prompt]) -> tuple[Call, ...]:
-        """Every call of a judgment: each judge (id in the key, model sent), each sample, each prompt."""
+    def calls(self, ids: Sequence[tuple[str, str]], prompts: Sequence[Prompt], run: int = 0) -> tuple[Call, ...]:
+        """Every call of a judgment: each judge (id in the key, model sent), each sample, each prompt;
+        `run`: the repeated test's run they belong to."""
         return tuple(
-            self.call(model_id, send_model, sample, prompt)
+            self.call(model_id, send_model, sample, prompt, run=run)
             for model_id, send_model in ids
             for sample in range(self.settings.samples)
             for prompt in prompts
         )
 
-    def call(self, model_id: str, send_model: str, sample: int, prompt: Prompt, step: int = 1) -> Call:
-        """One call, keyed: who judges and what it is asked; how the call travels (api base, proxy, key)
-        stays out of its key."""
+    def call(self, model_id: str, send_model: str, sample: int, prompt: Prompt, step: int = 1, *, run: int = 0) -> Call:
+        """One call, keyed: who judges and what it is asked, and which run of a repeated test asks; how the
+        call travels (api base, proxy, key) stays out of its key."""
         if not prompt.params and prompt.schema is None and self.templates is not None:
             # A prompt without parameters of its own asks for `params`: its keys differ only in the messages.
-            template = self.templates.get((model_id, sample))
+            template = self.templates.get((model_id, sample, run))
             if template is None:
-                template = self.templates[(model_id, sample)] = KeyTemplate(self._fields(model_id, sample, self.params))
+                fields = self._fields(model_id, sample, self.params, run)
+                template = self.templates[(model_id, sample, run)] = KeyTemplate(fields)
         else:
-            template = KeyTemplate(self._fields(model_id, sample, self.params_for(prompt)))
+            template = KeyTemplate(self._fields(model_id, sample, self.params_for(prompt), run))
         key, messages_sha256 = template.keyed(prompt.messages)
-        return Call(model_id, sample, prompt, key, messages_sha256, send_model, self, step)
+        return Call(model_id, sample, prompt, key, messages_sha256, send_model, self, step, run)
 
     def asked(self, prompt: Prompt) -> dict[str, Any]:
         """The parameters a call of `prompt` asks for beside the temperature: the prompt's own, and the
@@ -155,15 +158,18 @@ class Setup:
             return self.params
         return {"temperature": self.params["temperature"], **self.asked(prompt)}
 
-    def _fields(self, model_id: str, sample: int, params: Mapping[str, Any]) -> dict[str, Any]:
-        # The request options join the key only when set, so a key made without them never changes.
-        return {
+    def _fields(self, model_id: str, sample: int, params: Mapping[str, Any], run: int = 0) -> dict[str, Any]:
+        # The request options and the run join the key only when set, so a key made without them never changes.
+        fields: dict[str, Any] = {
             "model": model_id,
             "params": params,
             "sample": sample,
             "rubric": self.described,
             **requested(self.settings),
         }
+        if run:
+            fields["run"] = run
+        return fields
 
     def request(self, call: Call) -> CallRequest:
         """What `call` sends, as configured."""
@@ -287,7 +293,8 @@ def plan(
 
     # The judge the run names (a model, or a backend of its own); none: whichever recorded the judgment.
     names_judge = bool(settings.model) or not isinstance(setup.backend, LiteLLMBackend)
-    calls = setup.calls(judge_ids(settings, setup.backend), prompts) if names_judge or verdict_file is None else ()
+    run = context.run if context is not None else 0  # a repeated test's run: its calls are its own
+    calls = setup.calls(judge_ids(settings, setup.backend), prompts, run) if names_judge or verdict_file is None else ()
     if settings.mode in ("replay", "auto") and verdict_file is not None:
         # Not all stored in the test's file as the run asks (none asked: no judge named), nor elsewhere in the
         # store (a renamed test): as recorded where the run leaves the judge's side unset (a clone's plain
@@ -301,7 +308,7 @@ def plan(
             def keyed(adopted: Settings, side: Side, form: Rubric) -> tuple[tuple[Setup, tuple[Call, ...]], list[str]]:
                 made = memo.recorded_setup(primary, side, form, adopted)
                 asked = prompts if form is rubric else capped(form.prompts(case), adopted, form)
-                found_calls = made.calls(judge_ids(adopted, made.backend), asked)
+                found_calls = made.calls(judge_ids(adopted, made.backend), asked, run)
                 return (made, found_calls), [call.key for call in found_calls]
 
             judges = {model_id for model_id, _ in judge_ids(settings, setup.backend)} if names_judge else None
@@ -311,7 +318,7 @@ def plan(
             if found is not None:
                 settings, rubric, (setup, calls) = found.settings, found.rubric, found.keyed
             elif not names_judge:  # a miss, and no judge to judge it: diagnosed as a replay's
-                settings, calls = _unjudged(settings, setup, verdict_file, prompts)
+                settings, calls = _unjudged(settings, setup, verdict_file, prompts, run)
     given = (
         asserts
         or options.threshold is not None
@@ -335,7 +342,7 @@ def plan(
 
 
 def _unjudged(
-    settings: Settings, setup: Setup, verdict_file: VerdictFile, prompts: Sequence[Prompt]
+    settings: Settings, setup: Setup, verdict_file: VerdictFile, prompts: Sequence[Prompt], run: int
 ) -> tuple[Settings, tuple[Call, ...]]:
     """A judgment nothing stored stands for, with no judge to judge it live: planned as a replay, so its miss
     is diagnosed (and counted) as one, against the one judge this test recorded with where it has one."""
@@ -349,7 +356,7 @@ def _unjudged(
         settings, setup = adopted, Setup(adopted, setup.rubric, setup.backend)
     if settings.mode == "auto":
         settings = settings._replace(mode="replay", mode_reason=NO_JUDGE_TO_RECORD)
-    return settings, setup.calls([(model, model)], prompts)
+    return settings, setup.calls([(model, model)], prompts, run)
 
 
 # Why a judgment that nothing stored stands for is not judged, where the run names no judge model.
@@ -637,6 +644,8 @@ def stored_fields(
     }
     if call.step > 1 or plan.rubric.steps:
         fields["step"] = step_name(plan.rubric, call.step)
+    if call.run:  # a repeated test's run other than the first (its key holds it too)
+        fields["run"] = call.run
     if result is not None and result.sent is not None:
         fields["sent"] = dict(result.sent)
         if result.dropped:

@@ -29,6 +29,8 @@ def note_verdict(plan: Plan, verdict: Verdict) -> tuple[PendingRecord, int] | No
             whole=context.whole_records,
             clean=plan.clean,
             live_span=plan.live_span(),
+            run=context.run,
+            group=context.group,
         )
         context.records.append(pending)
         return pending, position(plan)
@@ -70,6 +72,8 @@ def note_error(plan: Plan, exc: BaseException) -> None:
         threshold=plan.threshold if plan.threshold_given else None,
         output=plan.case.output,
         live_calls=plan.live_calls[0],
+        run=context.run,
+        group=context.group,
     )
     if plan.live_calls[0] or isinstance(exc, BackendError):
         # Time spent on the judge counts in the run's judging time, whether or not a verdict came of it.

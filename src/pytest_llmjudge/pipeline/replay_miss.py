@@ -93,6 +93,7 @@ MATCHERS: tuple[Matcher, ...] = (
     _differs("rubric"),
     _differs("step"),  # another step of a rubric that asks in steps
     _differs("sample"),  # more samples asked for than were recorded
+    _differs("run", 0),  # more runs of a repeated test asked for than were recorded
     params,
     _differs("max_tokens"),
     _differs("reasoning_effort"),
@@ -102,7 +103,8 @@ MATCHERS: tuple[Matcher, ...] = (
     _differs("key_version", 1),  # an entry without one predates version 2
 )
 
-GENERATION_MATCHERS: tuple[Matcher, ...] = (MODEL, prompt, system, params, _differs("index", 0))  # index: a batch's
+# index: a batch's; run: a repeated test's
+GENERATION_MATCHERS: tuple[Matcher, ...] = (MODEL, prompt, system, params, _differs("index", 0), _differs("run", 0))
 
 # How a field is named in the miss's message, where its name alone would not say it.
 DESCRIBED = {
@@ -110,6 +112,7 @@ DESCRIBED = {
     "max_tokens": "max tokens (--judge-max-tokens)",
     "reasoning_effort": "reasoning effort (--judge-reasoning-effort)",
     "instructions_in_user": "where the instructions go (--judge-instructions-in-user)",
+    "run": "run (a repeated test's)",
     "key_version": "key scheme (recorded by an earlier version of the plugin, whose keys also held the api base: "
     "record it again)",
 }
@@ -148,7 +151,7 @@ KINDS = {
         GENERATION_MATCHERS,
         (generation_messages,),
         "key scheme (record it again)",
-        {"params": "parameters (temperature, ...)", "index": "batch index"},
+        {"params": "parameters (temperature, ...)", "index": "batch index", "run": "run (a repeated test's)"},
         "no stored generation for this call of generate() (mode replay: {reason})",
         "generations",
         "model",
@@ -195,12 +198,14 @@ def replay_miss(
     verdict_file_path: Path | None,
     settings: Settings,
     what: Literal["verdict", "generation"] = "verdict",
+    run: str | None = None,
 ) -> ReplayMiss:
     """The error a replay miss raises: what is missing, the nearest stored entry, how to record it; for
     a verdict, or (`what`) a generation.  Redacted.
 
     `wanted` is the entry as it would be stored (before redaction); `stored` the test's stored entries
-    of that kind (None outside a pytest test, where nothing is stored).
+    of that kind (None outside a pytest test, where nothing is stored); `run`: which run of a repeated
+    test missed, as the message names it.
     """
     kind = KINDS[what]
     if what == "generation":
@@ -215,6 +220,8 @@ def replay_miss(
         # A later step's miss says which step: its messages carry what the earlier steps replied.
         facts = [("step", str(wanted["step"]))] if wanted.get("step") else []
     test = test or "(outside a test)"
+    if run is not None:
+        facts.append(("run", run))
     labelled = [("test", test), *facts, ("key", key[:12])]
     width = max(len(label) for label, _ in labelled) + 1  # the values line up
     headline = kind.headline.format(reason=settings.mode_reason)

@@ -115,7 +115,7 @@ def next_calls(plan: Plan, answers: Mapping[str, Answer]) -> tuple[Call, ...]:
         last = calls[-1]
         if last.step >= MAX_STEPS:
             raise JudgeError(f"rubric {rubric!r} asked for more than {MAX_STEPS} steps; its next_prompts must end")
-        new += [last.setup.call(model_id, last.send_model, sample, p, last.step + 1) for p in prompts]
+        new += [last.setup.call(model_id, last.send_model, sample, p, last.step + 1, run=last.run) for p in prompts]
     plan.calls += tuple(new)
     return tuple(new)
 

@@ -210,6 +210,8 @@ def _card(j: Mapping[str, Any]) -> str:
         ("cost", _num(j.get("cost_usd"), format_usd, "unknown" if j.get("live_calls") else "none")),
         ("latency", _num(j.get("latency_s"), "{:.2f} s".format, "replayed") if status != "error" else None),
         ("tokens", tokens_text(j)),
+        ("run", j.get("run")),
+        ("group", j.get("group")),
         ("test", j.get("test_outcome")),
         ("key", str(j.get("key") or "")[:12]),
     ]
@@ -273,6 +275,58 @@ def _calibration_panels(runs: list[Mapping[str, Any]]) -> str:
     return "".join(panels)
 
 
+def _suite_panels(gates: list[Mapping[str, Any]], repeats: list[Mapping[str, Any]]) -> str:
+    """A panel per gated group (its decision, figures and cases) and one for the repeated tests' runs."""
+    dash = partial(_num, missing="-")
+    percent = partial(_num, fmt="{:.1%}".format, missing="-")
+    panels = []
+    for gate in gates:
+        rate, mean = gate.get("rate") or {}, gate.get("mean_score") or None
+        level = percent(rate.get("confidence"), fmt="{:.0%}".format)
+        figures = (
+            f"{_e(gate.get('passed_cases'))} of {_e(gate.get('judged_cases'))} cases passed · rate "
+            f"{percent(rate.get('estimate'))} ({level} Wilson interval "
+            f"{percent(rate.get('low'))} to {percent(rate.get('high'))})"
+        )
+        if mean:
+            figures += (
+                f" · mean score {dash(mean.get('estimate'))} (Student-t interval {dash(mean.get('low'))} to "
+                f"{dash(mean.get('high'))})"
+            )
+        asked = ", ".join(f"{name}={value}" for name, value in (gate.get("gate") or {}).items())
+        if gate.get("partial"):
+            figures += " · part of the group did not run here"
+        rows = "".join(
+            f'<tr><td class="mono">{_e(c.get("nodeid"))}</td><td>{_e(c.get("status"))}</td>'
+            f"<td>{dash(c.get('score'))}</td><td>{_e(' / '.join(c.get('failures') or []))}</td></tr>"
+            for c in gate.get("cases") or []
+        )
+        decision = "passed" if gate.get("decision") == "passed" else "failed"
+        panels.append(
+            f'<section class="panel gate"><h2>Gate {_e(gate.get("group"))}: {decision} '
+            f'<span class="sub">({_e(asked)})</span></h2><div class="sub">{figures}</div>'
+            "<table><tr><th>case</th><th>status</th><th>score</th><th>why it failed</th></tr>"
+            f"{rows}</table></section>"
+        )
+    if repeats:
+        rows = "".join(
+            f'<tr><td class="mono">{_e(r.get("nodeid"))}</td><td>{_e(r.get("passed"))} of {_e(r.get("done"))}</td>'
+            f"<td>{_e(r.get('min_passes'))}</td><td>{_e(r.get('decided'))}</td>"
+            f"<td>{_e(' / '.join(_failed_run(f) for f in r.get('failed') or []))}</td></tr>"
+            for r in repeats
+        )
+        panels.append(
+            f'<section class="panel"><h2>Repeated tests ({len(repeats)})</h2>'
+            "<table><tr><th>test</th><th>runs passed</th><th>needed</th><th>decided</th><th>failed runs</th></tr>"
+            f"{rows}</table></section>"
+        )
+    return "".join(panels)
+
+
+def _failed_run(failure: Mapping[str, Any]) -> str:
+    return f"run {failure.get('run')}: {failure.get('message')}"
+
+
 def _cards(totals: Mapping[str, Any], judged: int) -> str:
     """The figures at the top: counts, where verdicts came from, cost and judge time."""
     sources = "".join(f"{int(totals.get(name) or 0)}<small>{name}</small>" for name in ("replayed", "cached", "live"))
@@ -323,6 +377,7 @@ def render_html(document: Mapping[str, Any]) -> str:
         f"judge {_e(models)} · pytest exit status {_e(document.get('exitstatus'))}",
         cards=_cards(totals, len(judgments)),
         histogram=_histogram(judgments),
+        suites=_suite_panels(list(document.get("gates") or []), list(document.get("repeats") or [])),
         drift=_drift_table(list(document.get("drift") or [])),
         calibrations=_calibration_panels(document.get("calibrations") or []),
         judgments="".join(_card(j) for j in judgments),

@@ -19,6 +19,8 @@ from .terminal import Tally, is_scored_only, live_calls
 
 if TYPE_CHECKING:
     from ..settings import Settings
+    from ..suites.gates import GateResult
+    from ..suites.repeat import RunsRecord
 
 REPORT_FORMAT = 1
 NEAR_THRESHOLD = 0.1  # a passing score this close to its threshold is "near": shown early in the HTML
@@ -48,6 +50,8 @@ JUDGMENT_FIELDS = (
     "prompt_tokens",
     "completion_tokens",
     "live_calls",
+    "run",
+    "group",
     "drift",
     "output",
     "error",
@@ -84,9 +88,12 @@ def build_report(
     settings: Settings | None = None,
     exitstatus: int | None = None,
     calibrations: Iterable[Mapping[str, Any]] = (),
+    gates: Iterable[GateResult] = (),
+    runs: Iterable[RunsRecord] = (),
 ) -> dict[str, Any]:
-    """The report document: format, when, settings, totals, judgments (sorted by nodeid), drift, and
-    the calibration runs (`assert_judge_agrees`) with their figures, confusion matrix and disagreements."""
+    """The report document: format, when, settings, totals, judgments (sorted by nodeid), drift, the
+    calibration runs (`assert_judge_agrees`) with their figures, confusion matrix and disagreements, each
+    gated group with its decision and cases (`gates`), and what each repeated test's runs came to (`runs`)."""
     records = list(records)
     judgments = [_judgment(r) for r in records]
     drifted = [dict(d) for d in drift]
@@ -126,9 +133,19 @@ def build_report(
         "judgments": judgments,
         "drift": sorted(drifted, key=lambda d: (str(d.get("test", "")), str(d.get("key", "")))),
     }
-    runs = sorted((dict(c) for c in calibrations), key=lambda c: (str(c.get("nodeid", "")), str(c.get("source", ""))))
-    if runs:
-        document["calibrations"] = runs
+    calibrated = sorted(
+        (dict(c) for c in calibrations), key=lambda c: (str(c.get("nodeid", "")), str(c.get("source", "")))
+    )
+    if calibrated:
+        document["calibrations"] = calibrated
+    decided = list(gates)
+    if decided:
+        from .suites import gate_json
+
+        document["gates"] = [gate_json(gate) for gate in decided]
+    repeated = sorted((dict(r) for r in runs), key=lambda r: str(r.get("nodeid", "")))
+    if repeated:
+        document["repeats"] = repeated
     return document
 
 

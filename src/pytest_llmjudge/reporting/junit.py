@@ -17,6 +17,10 @@ def user_properties(record: JudgmentRecord) -> list[tuple[str, str]]:
         fields: dict[str, object] = dict(record)
         props = [(f"llmjudge.{name}", _text(fields.get(name))) for name in PROPERTY_FIELDS]
     props.append(("llmjudge.key", key))
+    if "run" in record:  # a repeated test's run (absent: run 0, or not repeated)
+        props.append(("llmjudge.run", str(record["run"])))
+    if "group" in record:  # the gated group its test is a case of
+        props.append(("llmjudge.group", record["group"]))
     clean = redactor()
     return [(name, clean(value)) for name, value in props]
 

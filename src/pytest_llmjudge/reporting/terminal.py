@@ -89,6 +89,7 @@ class Tally:
         self.slowest: tuple[float, str] | None = None
         self.structured: list[str] = []  # each live judgment's response_format used ("off": it asked for no schema)
         self.expected_below = 0  # judgments below threshold in tests that passed (or xfailed): the test expected them
+        self.decided_below = 0  # judgments below threshold in repeated tests and gated groups, which decide on them
         self.cached_calls = 0  # calls answered from the local cache: earlier runs' replies no verdict file held
 
     @classmethod
@@ -98,8 +99,9 @@ class Tally:
             tally.add(record)
         return tally
 
-    def add(self, record: JudgmentRecord, outcome: str | None = None) -> None:
-        """Count one judgment; `outcome`: its test's (passed, failed, xfailed, ...), where known."""
+    def add(self, record: JudgmentRecord, outcome: str | None = None, *, decided: bool = False) -> None:
+        """Count one judgment; `outcome`: its test's (passed, failed, xfailed, ...), where known; `decided`: its
+        test is repeated or gated, and decides on its judgments' failures by its runs or its group's gate."""
         self.judged += 1
         calls = live_calls(record)
         used = record.get("structured")
@@ -133,7 +135,10 @@ class Tally:
         scored = is_scored_only(record)
         below = not scored and not record.get("passed")  # below its threshold: a passing test may hold one
         self.below += below
-        self.expected_below += below and outcome in ("passed", "xfailed")
+        if decided:
+            self.decided_below += below
+        else:
+            self.expected_below += below and outcome in ("passed", "xfailed")
         self.scored += scored
 
     def judging_s(self) -> float:
@@ -160,10 +165,12 @@ class Tally:
         if by_source["cached"]:
             parts.append(f"{by_source['cached']} cached")
         parts.append(f"{by_source['live']} live")
-        expected = (
-            f" ({self.expected_below} in tests that passed or xfailed: they expect it)" if self.expected_below else ""
-        )
-        parts.append(f"{self.below} below threshold{expected}")
+        why = []
+        if self.decided_below:
+            why.append(f"{self.decided_below} in repeated tests or gated groups, which decide on them")
+        if self.expected_below:
+            why.append(f"{self.expected_below} in tests that passed or xfailed: they expect it")
+        parts.append(f"{self.below} below threshold" + (f" ({'; '.join(why)})" if why else ""))
         if self.scored:
             parts.append(f"{self.scored} scored without a threshold")
         parts.append(f"{kinds.get('unparseable', 0)} unparseable")
