@@ -119,10 +119,11 @@ def asked_of(case: dict[str, Any]) -> Asked | None:
     )
 
 
-def declared(asked: dict[str, Any]) -> Answer | None:
-    """The answer words the case's template declares (``asked.answer``), when it declares any."""
+def declared(asked: dict[str, Any], answer: type[Any] = Answer) -> Any:
+    """The answer words the case's template declares (``asked.answer``), when it declares any, as `answer`
+    (the `Answer` class of the parser that reads it: ours, or the baseline's)."""
     words = asked.get("answer")
-    return Answer(words) if isinstance(words, dict) else None
+    return answer(words) if isinstance(words, dict) else None
 
 
 def read(case: dict[str, Any]) -> Any:
@@ -214,12 +215,14 @@ class Baseline:
         self.Asked = funnel.Asked
         self.parse_preference = importlib.import_module(self.NAME + ".parsing.preference").parse_preference
         self.takes_answer = "answer" in getattr(self.Asked, "__slots__", ())
+        # A baseline that reads declarations takes them as its own class (its Asked checks the type).
+        self.Answer = importlib.import_module(self.NAME + ".parsing.answers").Answer if self.takes_answer else None
 
     def asked(self, case: dict[str, Any]) -> Any:
         asked = case.get("asked")
         if not isinstance(asked, dict):
             return None
-        extra = {"answer": declared(asked)} if self.takes_answer else {}
+        extra = {"answer": declared(asked, self.Answer)} if self.takes_answer else {}
         return self.Asked(
             asked.get("prompt") or (), verdict=asked.get("verdict"), fields=asked.get("fields") or (), **extra
         )

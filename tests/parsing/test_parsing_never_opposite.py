@@ -357,3 +357,23 @@ def test_json_winners_that_disagree_fail_closed_unless_one_is_final() -> None:
 
 def test_unmarked_objects_keep_the_first_as_the_shared_corpus_says() -> None:
     assert parse_verdict('{"score": 1.0}\n{"score": 0.1}').score == 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{"verdict": "Yes"}\n```\n```json\n{"verdict": "No"}\n```',  # evalscope's own test raises on it
+        '{"reasoning": "cites the policy", "passed": true}\n\nOn reflection:\n{"reasoning": "misreads it", "passed": false}',
+        'Verdict object: {"verdict": "fail", "reason": "wrong date"} and then {"verdict": "pass", "reason": "ok"}',
+    ],
+)
+def test_unmarked_verdict_objects_that_disagree_fail_closed(text: str) -> None:
+    # Scores of unmarked objects keep the first (the shared corpus's source-defined policy); a pass and a
+    # fail of the judge's own with nothing marking the answer could be read as the opposite of it.
+    with pytest.raises(VerdictParseError, match="disagree"):
+        parse_verdict(text, asked=VERDICT)
+
+
+def test_unmarked_verdict_objects_that_agree_still_read() -> None:
+    reply = parse_verdict('{"verdict": "pass", "score": 0.9}\n{"verdict": "pass", "score": 0.8}', asked=VERDICT)
+    assert reply.verdict == "pass"

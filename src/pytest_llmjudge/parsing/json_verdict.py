@@ -179,7 +179,8 @@ class Candidate:
 def _choose(cands: list[Candidate], scale: tuple[float, float], low: str = "") -> Candidate | None:
     """Which JSON candidate is the judge's own verdict.
 
-    All agree: the first own one (else the first).  Otherwise the first own candidate
+    All agree: the first own one (else the first).  One marked final wins over drafts; own verdicts that
+    disagree (pass and fail) with none marked final are an error.  Otherwise the first own candidate
     (neither quoted nor attributed) wins over everything after it; a candidate before
     it that disagrees must be attributed and bare (no reasoning) while the own one has
     reasoning, else the reply is an error.
@@ -199,6 +200,13 @@ def _choose(cands: list[Candidate], scale: tuple[float, float], low: str = "") -
             raise VerdictParseError(
                 "the reply holds JSON verdicts that disagree, marked as drafts or revisions, and none is marked final"
             )
+    if len({c.found.verdict for c in cands if c.own and c.found.verdict is not None}) > 1:
+        # Two verdicts of the judge's own that say pass and fail: no order makes one of them the answer
+        # (a correction would be marked final); reading the first could be the opposite of what it meant.
+        raise VerdictParseError(
+            "the reply holds several JSON verdicts of the judge's own that disagree (pass and fail), and none is"
+            " marked final; cannot tell which is its answer"
+        )
     if own is None:
         raise VerdictParseError(
             "the reply holds several JSON verdicts with different scores, all of them quoted"
