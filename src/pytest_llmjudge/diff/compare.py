@@ -184,7 +184,7 @@ def compare(before: Side, after: Side, *, base: str, base_commit: str) -> DiffRe
     """Pair every test's judgments of the two sides, and compute the rates (see the module docstring)."""
     result = DiffResult(base, base_commit)
     for old, new in pair_tests(before, after):
-        test = (new or old).test  # type: ignore[union-attr]  # one side at least
+        test = _newer((old, new)).test
         judged = pair(old.judgments if old else [], new.judgments if new else [])
         changes = [Change(test, b, a) for b, a in judged]
         result.changes.extend(changes)
@@ -210,7 +210,14 @@ def pair_tests(before: Side, after: Side) -> list[tuple[StoredTest | None, Store
     right = [stored for path, stored in after.items() if path not in before]
     left, right = _pair_unique(left, right, lambda stored: stored.test, pairs)
     pairs += [(stored, None) for stored in left] + [(None, stored) for stored in right]
-    return sorted(pairs, key=lambda p: ((p[1] or p[0]).test, (p[1] or p[0]).path))  # type: ignore[union-attr]
+    return sorted(pairs, key=lambda p: (_newer(p).test, _newer(p).path))
+
+
+def _newer(files: tuple[StoredTest | None, StoredTest | None]) -> StoredTest:
+    """The side of a pair of verdict files that names the test: after, else before."""
+    found = files[1] or files[0]
+    assert found is not None
+    return found
 
 
 def pair(before: Sequence[Judgment], after: Sequence[Judgment]) -> list[tuple[Judgment | None, Judgment | None]]:

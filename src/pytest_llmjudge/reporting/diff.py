@@ -81,9 +81,7 @@ def headline(result: DiffResult) -> str:
     tests = len({c.test for c in changed})
     other = result.count("changed")
     judgments = f"{len(changed)} judgment{'s' if len(changed) != 1 else ''}"
-    recorded = (
-        result.now_recorded
-    )  # files of the base written before outcomes: why they changed, though no judgment did
+    recorded = result.now_recorded  # why files changed where no judgment did: their outcomes were written
     return (
         f"{judgments} changed in {tests} test{'s' if tests != 1 else ''}: "
         f"{result.count('regressed')} regressed (pass to fail), {result.count('improved')} improved (fail to pass), "
