@@ -62,8 +62,9 @@ class TestContext:
         self.attempt = 1  # a rerun (pytest-rerunfailures) is attempt 2, 3, ...
         self.used_file: str | None = None  # where the test's subprocesses list the verdict keys they used
         self.whole_records = True  # False: the run only counts this test's judgments (see JudgeRuntime.whole_records)
-        # How many judgments of each (criteria, rubric) the attempt made: a judgment's position (pipeline.record)
-        self.positions: dict[tuple[str, str], int] = {}
+        # How many judgments of each (criteria, rubric) each run of the attempt made: a judgment's position
+        # (pipeline.record), by criteria, rubric and run
+        self.positions: dict[tuple[str, str, int], int] = {}
         # A repeated test (`runs=`, --judge-runs): the run under way, 0 to runs - 1.  One more field of the
         # test: the keys of a run's judgments and generations hold it when it is not 0.
         self.run = 0

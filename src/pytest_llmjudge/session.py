@@ -299,7 +299,7 @@ class RunRecorder:
 
     def _write_job_summary(self, path: Path, asked: bool) -> None:
         """Append the run's Markdown summary to `path`: where asked, always; GitHub's, when anything was judged."""
-        if not asked and self.tally is None and not self.drift:
+        if not asked and self.tally is None and not self.drift and not self.gates:
             return
         from .pipeline.replay_miss import judge_flags
         from .reporting.job_summary import render_job_summary
@@ -312,7 +312,7 @@ class RunRecorder:
             self.drift,
             mode=f"mode {settings.mode} ({settings.mode_reason})",
             flags=judge_flags(settings),
-            gates=self.gates_lines(),
+            gates=self.gates,
         )
         try:
             with open(path, "a", encoding="utf-8") as summary:
@@ -322,11 +322,6 @@ class RunRecorder:
         else:
             if asked:
                 self.written.append(f"job summary {path}")
-
-    def gates_lines(self) -> list[str]:
-        """The job summary's gates section, Markdown lines: each gated group's pass rate and decision, made from
-        the session's records by the suites work where a run gates anything (none until then)."""
-        return []
 
     def _note_written(self, failure: str | None, written: str) -> None:
         if failure is None:

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import MODEL
 from helpers.git_repo import GitRepo
+from helpers.openai_server import OpenAIServer, score_from_prompt
+from helpers.rag_judge import rag_judge
 from pytest_llmjudge.cli import main
 
 BOT = """
@@ -305,3 +308,111 @@ def test_unchanged_verdicts_diff_to_nothing(repo, monkeypatch, capsys):
     assert out[1] == "0 judgments changed in 0 tests: 0 regressed (pass to fail), 0 improved (fail to pass), " \
         "0 other changes, 0 added, 0 removed; 3 unchanged"  # fmt: skip
     assert os.environ.get("CI") is None  # nothing here depends on a CI variable of the caller's
+
+
+UPGRADED = """
+from pytest_llmjudge import Faithfulness, assert_judged
+
+POLICY = ["Returns are accepted within 30 days of delivery.", "Refunds go back to the original payment method."]
+
+def test_grounded():
+    assert_judged("Returns are accepted within 30 days. Refunds are paid in cash at any store.",
+                  "Answers from the return policy", context=POLICY, rubric=Faithfulness(), threshold=0.9)
+
+def test_sampled():
+    assert_judged("Kind words. SCORE=0.8", "Is kind", threshold=0.7, samples=3)
+
+def test_rude():
+    assert_judged("Whatever. SCORE=0.3", "Is polite", threshold=0.7)
+"""
+# What `rag_judge` answers a call that is no step of a RAG kind: those are scored by the SCORE=x they show.
+NOT_RAG = json.dumps({"reasoning": "a plain judgment of the criteria", "score": 1.0})
+
+
+def rag_or_score(request: dict) -> str:
+    reply = rag_judge(request)
+    return score_from_prompt(request) if reply == NOT_RAG else reply
+
+
+def as_written_before_outcomes(root: Path) -> None:
+    """Every verdict file as an earlier version wrote it: no "outcomes", and each entry with its case whole."""
+    for path in (root / "judge_verdicts").rglob("*.json"):
+        document = json.loads(path.read_text())
+        del document["outcomes"]
+        cases = document.pop("cases", {})
+        for key, entry in document["verdicts"].items():
+            named = entry.pop("case", None)
+            document["verdicts"][key] = {**cases.get(named, {}), **entry}
+        path.write_text(json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def test_outcomes_added_to_files_written_before_them_change_no_judgment(pytester, monkeypatch, capsys):
+    """Given verdict files as written before outcomes were kept (a claims-based RAG judgment of two steps, a
+    judgment of three samples, a plain one), committed, and an auto run that replays them all and adds their
+    outcomes, the diff finds no judgment changed: each one's calls, keys and replies, are the same."""
+    repo = GitRepo(pytester.path)
+    (pytester.path / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n")
+    pytester.makepyfile(test_upgraded=UPGRADED)
+    with OpenAIServer(rag_or_score) as server:
+        args = [f"--judge-model={MODEL}", f"--judge-api-base={server.base_url}", "--judge-retries=0"]
+        pytester.runpytest("--judge-mode=auto", "-p", "no:cacheprovider", *args).assert_outcomes(passed=1, failed=2)
+        as_written_before_outcomes(pytester.path)
+        old = repo.commit("as written before outcomes")
+        calls = server.request_count
+        pytester.runpytest("--judge-mode=auto", "-p", "no:cacheprovider", *args).assert_outcomes(passed=1, failed=2)
+        assert server.request_count == calls, "nothing was judged again"
+    changed = repo.git("diff", "--stat", old).splitlines()
+    assert len(changed) == 4, changed  # the three files gained their outcomes
+    capsys.readouterr()  # what the runs printed
+    monkeypatch.chdir(repo.path)
+    assert main(["diff", old, "--format", "json", "--fail-on", "regression"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["counts"] == {
+        "regressed": 0, "improved": 0, "changed": 0, "added": 0, "removed": 0, "unchanged": 3,
+    }  # fmt: skip
+    assert document["judgments"] == [] and document["decisions_now_recorded"] == 3
+    main(["diff", old])
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "0 judgments changed in 0 tests: 0 regressed (pass to fail), 0 improved (fail to pass), 0 other changes, "
+        "0 added, 0 removed; 3 unchanged (3 with their decision recorded only now)"
+    )
+
+
+def test_a_verdict_file_whose_recorded_test_id_changed_pairs_by_its_path(pytester, live_args, monkeypatch, capsys):
+    """Given verdicts recorded from the repository's top (ids `app/test_bot.py::...`), then app/ made a rootdir
+    of its own (ids `test_bot.py::...`) and one answer recorded again there, the diff pairs each test by its
+    verdict file's path: one regression, the rest unchanged, nothing added or removed."""
+    repo = GitRepo(pytester.path)
+    (pytester.path / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n")
+    app = pytester.mkdir("app")
+    (app / "test_bot.py").write_text(BOT.format(refund=PASSING_REFUND, tone=RUDE))
+    pytester.runpytest("app", "--judge-mode=auto", "-p", "no:cacheprovider", *live_args).assert_outcomes(
+        passed=2, failed=1
+    )
+    refund = app / "judge_verdicts" / "test_bot" / "test_refund.json"
+    assert json.loads(refund.read_text())["test"] == "app/test_bot.py::test_refund"
+    repo.commit("recorded from the top")
+    (app / "pytest.ini").write_text("[pytest]\n")
+    (app / "test_bot.py").write_text(BOT.format(refund=FAILING_REFUND, tone=RUDE))
+    monkeypatch.chdir(app)
+    pytester.runpytest("--judge-mode=auto", "-p", "no:cacheprovider", *live_args).assert_outcomes(passed=1, failed=2)
+    assert json.loads(refund.read_text())["test"] == "test_bot.py::test_refund"  # the same file, another id
+    capsys.readouterr()
+    monkeypatch.chdir(repo.path)
+    assert main(["diff", "HEAD", "--format", "json", "--fail-on", "regression"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["counts"] == {
+        "regressed": 1, "improved": 0, "changed": 0, "added": 0, "removed": 0, "unchanged": 2,
+    }  # fmt: skip
+    assert [(j["test"], j["status"]) for j in document["judgments"]] == [("test_bot.py::test_refund", "regressed")]
+
+
+def test_a_verdict_file_moved_elsewhere_pairs_by_its_test_id(repo, monkeypatch, capsys):
+    """Given a verdict file moved to another folder (its test id unchanged), its judgment pairs by the id."""
+    moved = repo.path / "verdicts" / "test_tone.json"
+    moved.parent.mkdir()
+    (repo.path / "judge_verdicts" / "test_bot" / "test_tone.json").rename(moved)
+    capsys.readouterr()
+    monkeypatch.chdir(repo.path)
+    assert main(["diff", "HEAD", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["counts"]["unchanged"] == 3

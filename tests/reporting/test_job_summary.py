@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import CANARY_KEY
+from helpers import CANARY_KEY, FAKE_CONFTEST
 from helpers.openai_server import OpenAIServer, reply_json
 
 BOT = f"""
@@ -89,3 +89,89 @@ def test_under_xdist_the_controller_writes_it_once(pytester, server, monkeypatch
     text = summary.read_text()
     assert text.count("## LLM judge (pytest-llmjudge)") == 1
     assert "The answer says 14 days, not 30 ([redacted])." in text
+
+
+GATED = f"""
+import pytest
+from pytest_llmjudge import assert_judged
+
+@pytest.mark.judge(pass_rate=0.9)
+@pytest.mark.parametrize("n", range(10))
+def test_answer(n):
+    score = 0.2 if n in (3, 7) else 0.9
+    assert_judged(f"Answer {{n}}. SCORE={{score}}", "Is right and never says {CANARY_KEY}", threshold=0.7)
+
+@pytest.mark.judge(pass_rate=0.5, confidence=0.95)
+class TestTone:
+    @pytest.mark.parametrize("n", range(4))
+    def test_polite(self, n):
+        assert_judged(f"Polite {{n}}. SCORE=0.9", "Is polite", threshold=0.7)
+"""
+
+
+def gates_section(text: str) -> list[str]:
+    """The summary's gates section, up to the next section."""
+    lines = text.splitlines()
+    start = lines.index("### Gates (1 failed of 2)")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("### ")), len(lines))
+    return lines[start:end]
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["sequential", "xdist"])
+def test_the_gates_are_in_the_summary_with_their_rates_and_failed_cases(pytester, workers):
+    """Given a gated group of 10 cases of which 8 pass (pass_rate=0.9: it fails) and a class gated at 0.5
+    with confidence 0.95 (it passes), the summary's gates section names each group with its rate and
+    interval, its gate and its decision, and the failed cases with the judge's reasoning, redacted; the
+    same under -n 2."""
+    pytester.makeconftest(FAKE_CONFTEST)
+    pytester.makepyfile(test_gated=GATED)
+    path = pytester.path / "summary.md"
+    result = pytester.runpytest_subprocess(
+        *workers, "--judge-mode=auto", "-p", "no:cacheprovider", "-p", "no:randomly", f"--judge-summary={path}"
+    )
+    assert result.ret == 1, result.stdout.str()
+    section = gates_section(path.read_text())
+    assert section[:6] == [
+        "### Gates (1 failed of 2)",
+        "",
+        "| Group | Decision | Cases | Gate |",
+        "|---|---|---|---|",
+        "| `test_gated.py::TestTone` | passed | 4 of 4 cases passed: 100.0% (95% Wilson interval 51.0% to 100.0%) | "
+        "pass\\_rate=0.5, confidence=0.95: Wilson lower bound 51.0% &gt;= 50.0% |",
+        "| `test_gated.py::test_answer` | **failed** | 8 of 10 cases passed: 80.0% (95% Wilson interval 49.0% to "
+        "94.3%) | pass\\_rate=0.9: rate 80.0% &lt; 90.0% |",
+    ]
+    text = "\n".join(section)
+    assert "<summary>Failed cases of test_gated.py::test_answer (2)</summary>" in text
+    for case in ("test_gated.py::test_answer[3]", "test_gated.py::test_answer[7]"):
+        assert f"{case}`:" in text
+    assert text.count("reasoning: fake judge gave 0.2") == 2
+    assert "criteria:  Is right and never says [redacted]" in text
+    assert CANARY_KEY not in path.read_text()
+
+
+def test_a_gate_with_nothing_judged_still_reaches_githubs_summary(pytester, monkeypatch):
+    """Given a gated group whose cases judge nothing (the gate fails: no judged case), GitHub's summary gets
+    the gate's row, though no judgment was made."""
+    summary = pytester.path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester.makepyfile(
+        test_empty="""
+        import pytest
+
+        @pytest.mark.judge(pass_rate=0.9)
+        @pytest.mark.parametrize("n", range(2))
+        def test_case(n):
+            pass
+        """
+    )
+    pytester.runpytest("-p", "no:cacheprovider", "--judge-mode=replay").assert_outcomes(passed=2, failed=1)
+    text = summary.read_text()
+    assert "### Gates (1 failed of 1)" in text
+    assert (
+        "| `test_empty.py::test_case` | **failed** | 0 of 0 cases passed | pass\\_rate=0.9: no judged case to decide on |"
+        in text
+    )
+    assert (
+        "- `test_empty.py::test_case`: not counted: test\\_empty.py::test\\_case\\[0\\] (it made no judgment)" in text
+    )

@@ -147,3 +147,20 @@ def test_the_merge_driver_keeps_the_outcomes(pytester, recorded, tmp_path):
     theirs.write_bytes(recorded.read_bytes())
     assert merge_verdict_files(base, ours, theirs).clean
     assert json.loads(ours.read_text())["outcomes"] == json.loads(recorded.read_text())["outcomes"]
+
+
+def test_a_repeated_tests_judgments_count_their_positions_within_their_run(pytester):
+    """Given the same test body recorded plainly and then with runs=3, every run's outcomes are the plain
+    test's (the same positions, 0 and 1 for the two judgments of one criteria), each later run's naming
+    its run: a judgment pairs with the same one of the next recording, run for run."""
+    pytester.makeconftest(FAKE_CONFTEST)
+    write(pytester, ["Hello. SCORE=0.9", "Hi. SCORE=0.8"])
+    run(pytester, "auto").assert_outcomes(passed=1)
+    plain = sorted(json.loads(the_file(pytester.path).read_text())["outcomes"].values(), key=json.dumps)
+    the_file(pytester.path).unlink()
+    pytester.runpytest("--judge-mode=auto", "-p", "no:cacheprovider", "--judge-runs=3").assert_outcomes(passed=1)
+    outcomes = json.loads(the_file(pytester.path).read_text())["outcomes"].values()
+    assert len(outcomes) == 3 * len(plain)
+    for each in range(3):
+        in_run = [{k: v for k, v in o.items() if k != "run"} for o in outcomes if o.get("run", 0) == each]
+        assert sorted(in_run, key=json.dumps) == plain, f"run {each}"

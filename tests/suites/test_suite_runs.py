@@ -329,3 +329,57 @@ def test_a_simulated_users_turns_are_recorded_per_run_and_a_miss_names_the_run(p
     changed = pytester.runpytest()
     changed.assert_outcomes(failed=1)
     changed.stdout.fnmatch_lines(["*no recorded user turn 2 for this conversation*", "*run:     0 of runs 0 to 1"])
+
+
+THREE_RUNS = """
+import pytest
+from pytest_llmjudge import assert_judged, simulate
+
+@pytest.mark.judge(runs=3)
+def test_chat():
+    chat = simulate(lambda messages: "Print the label and post the parcel. SCORE=0.9", "A shopper", turns=3)
+    assert [m["role"] for m in chat] == ["user", "assistant"] * 3
+    assert_judged(chat[-1]["content"], "Tells the shopper how to return the shoes", threshold=0.7)
+"""
+
+
+def test_each_runs_simulated_turns_continue_that_runs_own_conversation(pytester, monkeypatch):
+    """Given runs=3 of a test whose app talks three turns with a simulated user and says the same in every run
+    (so every run's conversation is the same), each run's later turns are stored as continuations of that
+    run's own earlier turn, never run 0's; the file reads back whole, and replays under CI=true with the
+    server stopped."""
+    from pytest_llmjudge.store.verdict_file import VerdictDocument
+
+    lines = ["My shoes are too small.", "How do I send them back?", "When do I get my money?"]
+
+    def respond(request: dict) -> str:
+        if request["messages"][0]["content"].startswith("You are role-playing a user"):
+            return lines[sum(1 for m in request["messages"] if m["role"] == "assistant")]
+        return score_from_prompt(request)
+
+    pytester.makepyfile(test_chat=THREE_RUNS)
+    with OpenAIServer(respond) as server:
+        args = [f"--judge-model={MODEL}", f"--judge-api-base={server.base_url}", "--judge-retries=0"]
+        pytester.runpytest(*args, "--judge-mode=auto", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+        assert server.request_count == 12, "three user turns and a verdict, in each of three runs"
+    path = pytester.path / "judge_verdicts" / "test_chat" / "test_chat.json"
+    stored = json.loads(path.read_text())["generations"]
+    assert sorted(entry.get("run", 0) for entry in stored.values()) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    for run in range(3):
+        turns = {key: entry for key, entry in stored.items() if entry.get("run", 0) == run}
+        followed = [turns[entry["follows"]].get("run", 0) if entry["follows"] in turns else "another run's"
+                    for entry in turns.values() if "follows" in entry]  # fmt: skip
+        assert followed == [run, run], f"run {run}'s later turns continue its own earlier turns"
+        assert sum("messages" in entry for entry in turns.values()) == 1  # the later ones: what they add
+    read = VerdictDocument.read(path).generations
+    by_run = {run: sorted((e for e in read.values() if e.get("run", 0) == run), key=lambda e: len(e["messages"]))
+              for run in range(3)}  # fmt: skip
+    assert [len(e["messages"]) for e in by_run[1]] == [2, 4, 6]
+    assert (
+        [e["messages"] for e in by_run[1]] == [e["messages"] for e in by_run[0]] == [e["messages"] for e in by_run[2]]
+    )
+
+    monkeypatch.setenv("CI", "true")  # the server is stopped: every run's turns and verdict come from the file
+    replayed = pytester.runpytest("-p", "no:cacheprovider")
+    replayed.assert_outcomes(passed=1)
+    assert "3 judged, 3 replayed, 0 live" in replayed.stdout.str()

@@ -1,9 +1,14 @@
 """What changed between two sides: each judgment paired with its other side, and pass rates per test and group.
 
-Pairing, per test (a changed output changes a judgment's key, so the key alone cannot pair it):
+Tests pair by their verdict file: the same path on both sides (the test id decides the path, so a file
+whose recorded id changed, as when the rootdir moved, still pairs); of the rest, the same recorded test
+id, where exactly one file on each side has it (a file moved elsewhere).  What is left is a test added or
+removed whole.
+
+Judgments pair, per test (a changed output changes a judgment's key, so the key alone cannot pair it):
 
 1. the same key on both sides is the same judgment (its output, criteria and judge unchanged);
-2. of the rest, judgments of the same criteria, rubric, run and position (the order the test made its
+2. of the rest, judgments of the same criteria, rubric, run and position (the order the run made its
    judgments of that criteria and rubric in) pair, where exactly one on each side has them;
 3. of the rest, judgments of the same criteria, rubric and run pair where exactly one is left on each side
    (a file written before outcomes were kept knows no position).
@@ -11,7 +16,8 @@ Pairing, per test (a changed output changes a judgment's key, so the key alone c
 What is left is added (after only) or removed (before only).  A paired judgment went from pass to fail
 ("regressed") or back ("improved") where both sides have a threshold; else it "changed" (another output,
 score, threshold or verdict; where a side was read from entries alone, another output or score) or is
-"unchanged".
+"unchanged".  Where a side was read from entries alone, a judgment whose calls (keys and replies) are
+the same on both sides is unchanged: nothing was judged again, only its decision recorded (or dropped).
 
 Pass rates, per test and per gated group (the `group` of a judgment's outcome): passed / judgments with a
 threshold on each side, each with its Wilson interval, and the exact McNemar test on the paired flips
@@ -26,10 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from ..stats import Interval, McNemar, mcnemar_exact, wilson
-from .sides import Judgment, Side
+from .sides import Judgment, Side, StoredTest
 
 __all__ = ["ALPHA", "Change", "DiffResult", "Rate", "compare"]
 
@@ -57,6 +63,9 @@ class Change:
             return "removed"
         if before.passed is not None and after.passed is not None and before.passed != after.passed:
             return "improved" if after.passed else "regressed"
+        entries_only = before.position is None or after.position is None  # a side knows its entries only
+        if entries_only and before.calls and before.calls == after.calls:  # the same calls, the same replies
+            return "unchanged"
         same = bool(before.keys & after.keys) and _same_number(before.score, after.score)
         if before.position is not None and after.position is not None:  # both sides know what was decided
             same = same and (
@@ -65,6 +74,18 @@ class Change:
                 and before.verdict == after.verdict
             )
         return "unchanged" if same else "changed"
+
+    @property
+    def now_recorded(self) -> bool:
+        """Unchanged, and its decision recorded only after (the base's file was written before outcomes were)."""
+        before, after = self.before, self.after
+        return (
+            before is not None
+            and after is not None
+            and before.position is None
+            and after.position is not None
+            and self.status == "unchanged"
+        )
 
     @property
     def judgment(self) -> Judgment:
@@ -129,6 +150,11 @@ class DiffResult:
         return sum(c.status == status for c in self.changes)
 
     @property
+    def now_recorded(self) -> int:
+        """Unchanged judgments whose decision the base did not record (see `Change.now_recorded`)."""
+        return sum(c.now_recorded for c in self.changes)
+
+    @property
     def changed(self) -> list[Change]:
         """Every change but the unchanged, in the order a reviewer reads them."""
         moved = [c for c in self.changes if c.status != "unchanged"]
@@ -157,8 +183,10 @@ def _order(judgment: Judgment) -> tuple[str, str, int, int]:
 def compare(before: Side, after: Side, *, base: str, base_commit: str) -> DiffResult:
     """Pair every test's judgments of the two sides, and compute the rates (see the module docstring)."""
     result = DiffResult(base, base_commit)
-    for test in sorted({*before, *after}):
-        changes = [Change(test, b, a) for b, a in pair(before.get(test, []), after.get(test, []))]
+    for old, new in pair_tests(before, after):
+        test = _newer((old, new)).test
+        judged = pair(old.judgments if old else [], new.judgments if new else [])
+        changes = [Change(test, b, a) for b, a in judged]
         result.changes.extend(changes)
         if any(c.status != "unchanged" for c in changes):
             result.tests.append(_rate(test, changes))
@@ -171,6 +199,25 @@ def compare(before: Side, after: Side, *, base: str, base_commit: str) -> DiffRe
                     grouped[side.group].append(change)
     result.groups = [_rate(name, changes) for name, changes in sorted(grouped.items())]
     return result
+
+
+def pair_tests(before: Side, after: Side) -> list[tuple[StoredTest | None, StoredTest | None]]:
+    """Each verdict file of one side with its other side's (see the module docstring), by test id and path."""
+    pairs: list[tuple[StoredTest | None, StoredTest | None]] = [
+        (stored, after[path]) for path, stored in before.items() if path in after
+    ]
+    left = [stored for path, stored in before.items() if path not in after]
+    right = [stored for path, stored in after.items() if path not in before]
+    left, right = _pair_unique(left, right, lambda stored: stored.test, pairs)
+    pairs += [(stored, None) for stored in left] + [(None, stored) for stored in right]
+    return sorted(pairs, key=lambda p: (_newer(p).test, _newer(p).path))
+
+
+def _newer(files: tuple[StoredTest | None, StoredTest | None]) -> StoredTest:
+    """The side of a pair of verdict files that names the test: after, else before."""
+    found = files[1] or files[0]
+    assert found is not None
+    return found
 
 
 def pair(before: Sequence[Judgment], after: Sequence[Judgment]) -> list[tuple[Judgment | None, Judgment | None]]:
@@ -204,15 +251,18 @@ def _equals(judgment: Judgment) -> Hashable:
     return (judgment.criteria, judgment.rubric, judgment.run)
 
 
+Paired = TypeVar("Paired", Judgment, StoredTest)
+
+
 def _pair_unique(
-    left: list[Judgment],
-    right: list[Judgment],
-    by: Callable[[Judgment], Hashable],
-    pairs: list[tuple[Judgment | None, Judgment | None]],
-) -> tuple[list[Judgment], list[Judgment]]:
+    left: list[Paired],
+    right: list[Paired],
+    by: Callable[[Paired], Hashable],
+    pairs: list[tuple[Paired | None, Paired | None]],
+) -> tuple[list[Paired], list[Paired]]:
     """Pair what `by` names alike where exactly one on each side has it; return what is left on each side."""
-    lefts: dict[Hashable, list[Judgment]] = {}
-    rights: dict[Hashable, list[Judgment]] = {}
+    lefts: dict[Hashable, list[Paired]] = {}
+    rights: dict[Hashable, list[Paired]] = {}
     for judgment in left:
         lefts.setdefault(by(judgment), []).append(judgment)
     for judgment in right:

@@ -1,29 +1,35 @@
 """The two sides of a diff: every judgment stored at a git revision, and every one in the working tree.
 
 Both sides are read through the store's one reader (`VerdictDocument.parse`), so a file at a revision is
-checked exactly as a file on disk: bounded, parsed as JSON, never executed.  A side is the judgments
-of each test, by the test's node id (the verdict file's path where it names none).
+checked exactly as a file on disk: bounded, parsed as JSON, never executed.  A side is its verdict files,
+by their paths in the repository, each with the test id it records (its path where it names none) and
+its judgments.
 
-A judgment is what the verdict file's "outcomes" say it decided (see `store.outcomes`).  A file
-written before outcomes were kept has only its entries: each judgment is then the entries that share
-a case (several calls of one judgment) or one entry, its score the mean of their stored scores, with
-no threshold (so no pass or fail): what its entries say, and no more.
+A judgment's calls are the entries of its file that share its case (the output, criteria, input, expected
+and context), rubric and run: the calls of one judgment (samples, steps, both orders, a panel's judges),
+whether the file stores the case once (`"cases"`) or whole in every entry, as files written before did.
+
+A judgment is what the verdict file's "outcomes" say it decided (see `store.outcomes`), with the calls it
+shares a case with (where two outcomes share one, each has its own call only).  A file written before
+outcomes were kept has only its entries: each judgment is then its calls, its score the mean of their
+stored scores, with no threshold (so no pass or fail): what its entries say, and no more.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 from ..errors import StoreError
 from ..store.finder import VERDICTS_DIR, find_verdict_files, skipped_path, starts_like_verdict_file
-from ..store.verdict_file import MAX_FILE_BYTES, VerdictDocument
+from ..store.verdict_file import CASE_FIELDS, MAX_FILE_BYTES, VerdictDocument, case_id
 from .git import GitError, Repository
 
-__all__ = ["Judgment", "Side", "judgments_of", "revision_side", "worktree_side"]
+__all__ = ["Judgment", "Side", "StoredTest", "judgments_of", "revision_side", "worktree_side"]
 
 
 @dataclass(frozen=True)
@@ -44,9 +50,19 @@ class Judgment:
     position: int | None = None  # None: read from a file with no outcomes
     output: str | None = None
     reasoning: str | None = None
+    calls: frozenset[tuple[str, str]] = frozenset()  # (key, reply) of each of its calls: what was asked and said
 
 
-Side = dict[str, list[Judgment]]  # test -> its judgments
+@dataclass(frozen=True)
+class StoredTest:
+    """One verdict file of a side: where it is, the test it records, and that test's judgments."""
+
+    path: str  # in the repository, as git names it
+    test: str  # the test id the file records (its path where it names none)
+    judgments: list[Judgment] = field(default_factory=list)
+
+
+Side = dict[str, StoredTest]  # by the verdict file's path
 
 
 def _text(value: Any) -> str | None:
@@ -64,14 +80,46 @@ def _number(value: Any) -> float | None:
     return float(value) if ok else None
 
 
+def _whole(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+Calls = dict[str, Mapping[str, Any]]  # key -> entry
+
+
+def _by_judgment(entries: Mapping[str, Mapping[str, Any]]) -> list[Calls]:
+    """The entries grouped into the calls of each judgment: those that share a case, a rubric and a run."""
+    groups: dict[tuple[str, int, str], Calls] = {}
+    # A file that stores a case once gives its entries the case's very objects: each case is hashed once.
+    hashed: dict[tuple[tuple[str, int], ...], str] = {}
+    for key, entry in sorted(entries.items()):
+        case = {name: entry[name] for name in CASE_FIELDS if name in entry}
+        same = tuple((name, id(value)) for name, value in case.items())
+        if same not in hashed:
+            hashed[same] = case_id(case)
+        rubric = str(entry.get("rubric") or "score")
+        groups.setdefault((rubric, _whole(entry.get("run")), hashed[same]), {})[key] = entry
+    return list(groups.values())
+
+
+def _calls(group: Mapping[str, Mapping[str, Any]]) -> frozenset[tuple[str, str]]:
+    return frozenset((key, str(entry.get("reply", ""))) for key, entry in group.items())
+
+
 def judgments_of(document: VerdictDocument, test: str) -> list[Judgment]:
     """The judgments one verdict file holds (see the module docstring)."""
     entries = document.entries
     outcomes = document.outcomes
+    groups = _by_judgment(entries)
     if outcomes:
+        group_of = {key: index for index, group in enumerate(groups) for key in group}
+        decided = Counter(group_of[key] for key in outcomes if key in group_of)
         found = []
         for key, outcome in sorted(outcomes.items()):
             entry = entries.get(key, {})
+            index = group_of.get(key)
+            shared = index is not None and decided[index] == 1
+            calls = groups[index] if index is not None and shared else {key: entry} if entry else {}
             found.append(
                 Judgment(
                     test=test,
@@ -88,31 +136,29 @@ def judgments_of(document: VerdictDocument, test: str) -> list[Judgment]:
                     position=int(outcome.get("position") or 0),
                     output=_text(entry.get("output")),
                     reasoning=_text(entry.get("reasoning")),
+                    calls=_calls(calls),
                 )
             )
         return found
-    calls: dict[tuple[str, str], list[tuple[str, Mapping[str, Any]]]] = {}
-    for key, entry in sorted(entries.items()):
-        case = entry.get("case")
-        rubric = str(entry.get("rubric") or "score")
-        calls.setdefault((case if isinstance(case, str) else key, rubric), []).append((key, entry))
     found = []
-    for (_, rubric), judged in calls.items():
+    for judged in groups:
         key, first = min(
-            judged, key=lambda call: (_number(call[1].get("sample")) or 0, str(call[1].get("step")), call[0])
+            judged.items(), key=lambda call: (_number(call[1].get("sample")) or 0, str(call[1].get("step")), call[0])
         )
-        scores = [score for score in (_number(entry.get("score")) for _, entry in judged) if score is not None]
+        scores = [score for score in (_number(entry.get("score")) for entry in judged.values()) if score is not None]
         found.append(
             Judgment(
                 test=test,
                 key=key,
-                keys=frozenset(k for k, _ in judged),
+                keys=frozenset(judged),
                 criteria=str(first.get("criteria", "")),
-                rubric=rubric,
+                rubric=str(first.get("rubric") or "score"),
                 score=math.fsum(scores) / len(scores) if scores else None,
                 verdict=first.get("verdict") if len(judged) == 1 else None,
+                run=_whole(first.get("run")),
                 output=_text(first.get("output")),
                 reasoning=_text(first.get("reasoning")),
+                calls=_calls(judged),
             )
         )
     return found
@@ -120,7 +166,7 @@ def judgments_of(document: VerdictDocument, test: str) -> list[Judgment]:
 
 def _add(side: Side, document: VerdictDocument, where: str) -> None:
     test = document.test or where
-    side.setdefault(test, []).extend(judgments_of(document, test))
+    side[where] = StoredTest(where, test, judgments_of(document, test))
 
 
 def worktree_side(repo: Repository, paths: Sequence[str]) -> Side:

@@ -38,13 +38,14 @@ def note_verdict(plan: Plan, verdict: Verdict) -> tuple[PendingRecord, int] | No
 
 
 def position(plan: Plan) -> int:
-    """Which of its test's judgments of the same criteria and rubric this one is (0 for the first), counted in
+    """Which of its run's judgments of the same criteria and rubric this one is (0 for the first), counted in
     the order the test made them, errors included: what pairs a judgment whose output (so key) changed with
-    the one it replaces (see `store.outcomes`)."""
+    the one it replaces (see `store.outcomes`).  Counted within the run of a repeated test, so each run's
+    judgments hold the places a test that is not repeated gives them (the run is paired apart)."""
     context = plan.context
     if context is None:
         return 0
-    equals = (plan.case.criteria, plan.rubric.name)
+    equals = (plan.case.criteria, plan.rubric.name, context.run)
     taken = context.positions.get(equals, 0)
     context.positions[equals] = taken + 1
     return taken

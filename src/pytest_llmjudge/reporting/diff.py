@@ -81,11 +81,13 @@ def headline(result: DiffResult) -> str:
     tests = len({c.test for c in changed})
     other = result.count("changed")
     judgments = f"{len(changed)} judgment{'s' if len(changed) != 1 else ''}"
+    recorded = result.now_recorded  # why files changed where no judgment did: their outcomes were written
     return (
         f"{judgments} changed in {tests} test{'s' if tests != 1 else ''}: "
         f"{result.count('regressed')} regressed (pass to fail), {result.count('improved')} improved (fail to pass), "
         f"{other} other change{'s' if other != 1 else ''}, {result.count('added')} added, "
         f"{result.count('removed')} removed; {result.count('unchanged')} unchanged"
+        + (f" ({recorded} with their decision recorded only now)" if recorded else "")
     )
 
 
@@ -262,6 +264,7 @@ def render_json(result: DiffResult) -> str:
         "test": "exact McNemar on the paired flips",
         "alpha": ALPHA,
         "counts": {status: result.count(status) for status in STATUS_ORDER},
+        "decisions_now_recorded": result.now_recorded,  # of the unchanged: see `Change.now_recorded`
         "judgments": [_change(c) for c in result.changed],
         "tests": [_rate(r) for r in result.tests],
         "groups": [_rate(r) for r in result.groups],

@@ -1,20 +1,25 @@
 """The run's Markdown summary, for where CI shows one (GitHub's job summary, `--judge-summary=PATH`).
 
-Counts and cost, the failed judgments with their criteria and reasoning, the gates (fed by the session
-from its records, where the run has any), the replay misses with the command that records them, other
-errors, and drift.  Built on the controller from the records every test report carried; every quoted
+Counts and cost, the failed judgments with their criteria and reasoning, the gates (the session's decision
+on each gated group: its rate with its interval, its gate, passed or failed, and its failed cases with the
+judge's reasoning), the replay misses with the command that records them, other errors, and drift.  Built
+on the controller from the records every test report carried (and the gates decided there); every quoted
 text escaped (`markdown`) and the whole redacted on its way out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..redact import redact
 from ..verdict import DriftRecord, JudgmentRecord
 from . import markdown as md
 from .json_report import judgment_status
 from .terminal import Tally, error_kind
+
+if TYPE_CHECKING:
+    from ..suites.gates import GateResult
 
 __all__ = ["render_job_summary"]
 
@@ -45,15 +50,54 @@ def _failed(records: Sequence[JudgmentRecord]) -> list[str]:
     if reasoned:
         lines += ["", "<details><summary>What the judge said</summary>"]
         for record in reasoned:
-            reasoning = str(record.get("reasoning"))
-            if len(reasoning) > REASONING_WIDTH:
-                reasoning = reasoning[: REASONING_WIDTH - 1] + "…"
+            reasoning = _clipped(str(record.get("reasoning")))
             lines += [
                 "",
                 f"{md.code(record.get('nodeid', '?'))}: {md.text(record.get('criteria', ''))}",
                 "",
                 md.fenced(reasoning),
             ]
+        lines += ["", "</details>"]
+    return lines
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= REASONING_WIDTH else text[: REASONING_WIDTH - 1] + "…"
+
+
+def _gates(gates: Sequence[GateResult]) -> list[str]:
+    """Each gated group's decision: a table row (its rate with its interval, its gate, passed or failed), what
+    it did not count, and its failed cases with their whole failure text (the judge's reasoning), folded."""
+    if not gates:
+        return []
+    from .suites import gate_text, mean_text, rate_text, uncounted_lines
+
+    failed = sum(not gate.passed for gate in gates)
+    lines = [
+        "",
+        f"### Gates ({failed} failed of {len(gates)})",
+        "",
+        "| Group | Decision | Cases | Gate |",
+        "|---|---|---|---|",
+    ]
+    for gate in gates:
+        figures = ", ".join(text for text in (rate_text(gate), mean_text(gate)) if text)
+        decision = "passed" if gate.passed else "**failed**"
+        lines.append(f"| {md.code(gate.group)} | {decision} | {md.cell(figures)} | {md.cell(gate_text(gate))} |")
+    notes = [(gate, line.strip()) for gate in gates for line in uncounted_lines(gate)]
+    if notes:
+        lines.append("")
+        lines += [f"- {md.code(gate.group)}: {md.text(note)}" for gate, note in notes]
+    for gate in gates:
+        rows = gate.with_status("failed")
+        if not rows:
+            continue
+        lines += ["", f"<details><summary>Failed cases of {md.html_text(gate.group)} ({len(rows)})</summary>"]
+        for row in rows[:SHOWN]:
+            lines += ["", f"{md.code(row.nodeid)}:"]
+            lines += ["", md.fenced(_clipped("\n".join(row.failures) or "(no judgment failure recorded)"))]
+        if len(rows) > SHOWN:
+            lines += ["", f"... and {len(rows) - SHOWN} more"]
         lines += ["", "</details>"]
     return lines
 
@@ -121,19 +165,18 @@ def render_job_summary(
     *,
     mode: str,
     flags: str = "",
-    gates: Sequence[str] = (),
+    gates: Sequence[GateResult] = (),
 ) -> str:
     """The summary's Markdown: `tally` counts the run, `records` are every judgment's (whole: with reasoning),
     `mode` says how it judged, `flags` what a recording command adds (see `replay_miss.judge_flags`), `gates`
-    the gates section's Markdown lines (the session's, where the run gates anything)."""
+    the session's decision on each gated group (`suites.gates.decide`)."""
     sentence = tally.sentence() or "llmjudge: nothing judged"
     lines = [TITLE, "", md.text(mode), "", md.text(sentence.removeprefix("llmjudge: "))]
     details = tally.details()
     if details:
         lines += ["", md.text(details.removeprefix("llmjudge: "))]
     lines += _failed(records)
-    if gates:
-        lines += ["", "### Gates", "", *gates]
+    lines += _gates(gates)
     lines += _misses(records, flags)
     lines += _errors(records)
     lines += _drift(drift)

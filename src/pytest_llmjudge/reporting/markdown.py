@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["cell", "code", "fenced", "text"]
+__all__ = ["cell", "code", "fenced", "html_text", "text"]
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 _TICKS = re.compile(r"`+")
@@ -20,6 +20,11 @@ def text(value: str) -> str:
     """`value` as literal Markdown text on one line: HTML and Markdown characters escaped, @mentions broken."""
     flat = " ".join(value.split())
     return _SPECIAL.sub(r"\\\1", html.escape(flat, quote=False)).replace("@", "@\u200b")
+
+
+def html_text(value: str) -> str:
+    """`value` as literal text on one line inside an HTML element (a `<summary>`, where Markdown is not read)."""
+    return html.escape(" ".join(value.split()), quote=False).replace("@", "@\u200b")
 
 
 def cell(value: str, width: int = 160) -> str:

@@ -134,11 +134,12 @@ def gate_lines(results: Iterable[GateResult], *, every_case: bool = False) -> li
         lines.append(gate_headline(result))
         if every_case or not result.passed:
             lines.extend(f"  failed case {row.nodeid}: {brief(row.failures)}" for row in result.with_status("failed"))
-        lines.extend(_uncounted_lines(result))
+        lines.extend(uncounted_lines(result))
     return lines
 
 
-def _uncounted_lines(result: GateResult) -> list[str]:
+def uncounted_lines(result: GateResult) -> list[str]:
+    """The cases a gate did not count, and whether it saw part of its group, a line each (indented)."""
     lines = []
     for row in result.not_counted:
         outcome = row.status.removesuffix(" (not counted)")
@@ -156,7 +157,7 @@ def gate_failure(result: GateResult) -> str:
         lines.append(f"failed case {row.nodeid}:")
         for text in row.failures or ("(no judgment failure recorded)",):
             lines.append("    " + text.strip().replace("\n", "\n    "))
-    lines.extend(line.strip() for line in _uncounted_lines(result))
+    lines.extend(line.strip() for line in uncounted_lines(result))
     return "\n".join(lines)
 
 

@@ -5,7 +5,8 @@ outcome per judgment, under the key of its first call (the `Verdict.key`), holdi
 its report record (`verdict.JudgmentRecord`): `criteria`, `rubric`, `score`, `threshold` (absent when
 none was given), `passed` (absent without a threshold), `verdict` (when the judge gave one), `run` and
 `group` (when the record carries them), and `position`: which of the test's judgments of the same
-criteria and rubric it is, in the order the test made them (absent for the first).
+criteria and rubric it is, in the order the test made them, counted within its run of a repeated test
+(absent for the first).
 
 A test's outcomes describe its latest recording: a judgment that takes the place of another (the same
 criteria, rubric, run and position: its output changed, so its key did) drops the other's outcome,
