@@ -244,8 +244,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "max_items",
-        "most items (claims, passages, turns, questions) one judgment rules on, each a judge call or part of "
-        "one; more is an error before the first call that would rule on them (default 32)",
+        "most items (claims, passages, turns, questions, constraints, dimensions) one judgment rules on, counted "
+        "over its judges, samples and nested rubrics, each a judge call or part of one; more is an error before "
+        "the first call that would rule on them (default 32)",
         "N",
         ("whole", 1),
         32,
