@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from ..errors import ReplayMiss
+from ..options import OPTIONS, OPTIONS_BY_NAME, Option
 from ..redact import redact
 from ..settings import Settings
+from . import judge_settings
 
 Entry = Mapping[str, Any]
 Matcher = Callable[[Entry, Entry], "str | None"]
@@ -30,29 +32,31 @@ def _differs(field: str, default: Any = None) -> Matcher:
     return lambda stored, wanted: field if stored.get(field, default) != wanted.get(field, default) else None
 
 
+def _setting(option: Option) -> Matcher:
+    """The matcher of a judge setting, as its row says an entry holds it (see `judge_settings`)."""
+    return lambda stored, wanted: judge_settings.differs(option, stored, wanted)
+
+
 def params(stored: Entry, wanted: Entry) -> str | None:
-    """The sampling parameters sent (temperature, log-probabilities) changed; older entries lack them."""
+    """The parameters the call asked for changed; older entries lack them."""
     if "params" not in stored or "params" not in wanted:
         return None
     return "params" if stored.get("params") != wanted["params"] else None
 
 
-def extra_params(stored: Entry, wanted: Entry) -> str | None:
-    """Other further request parameters (--judge-params); the message names the ones that differ."""
-    old, new = stored.get("extra_params") or {}, wanted.get("extra_params") or {}
-    if old == new:
+def rubric_params(stored: Entry, wanted: Entry) -> str | None:
+    """The parameters a judge call asked for beside those of a judge setting that differs (the rubric's
+    own: log-probabilities, its reply schema); older entries lack them."""
+    if "params" not in stored or "params" not in wanted:
         return None
-    names = sorted(n for n in {*old, *new} if old.get(n, _ABSENT) != new.get(n, _ABSENT))
-    return "extra_params:" + ",".join(names)
+    named = {judge_settings.in_params(o) for o in _SETTINGS if judge_settings.differs(o, stored, wanted)}
+    old = {k: v for k, v in (stored.get("params") or {}).items() if k not in named}
+    new = {k: v for k, v in (wanted.get("params") or {}).items() if k not in named}
+    return "rubric_params" if old != new else None
 
 
-def instructions_in_user(stored: Entry, wanted: Entry) -> str | None:
-    """The instructions moved into (or out of) the user message (--judge-instructions-in-user)."""
-    moved = bool(stored.get("instructions_in_user")) != bool(wanted.get("instructions_in_user"))
-    return "instructions_in_user" if moved else None
-
-
-_ABSENT = object()
+# The judge's settings besides its model, each compared as its row says (the model comes first, below).
+_SETTINGS = judge_settings.JUDGE_SETTINGS
 
 
 # -- a generation's fields (its model and parameters are compared as a verdict's) ------------------
@@ -80,11 +84,9 @@ def generation_messages(stored: Entry, wanted: Entry) -> str | None:
     return "messages" if stored.get("messages") != wanted.get("messages") else "key scheme (record it again)"
 
 
-MODEL = _differs("model")  # another judge model (or custom backend name), or model under test
-
 # In the order a miss names them; an absent step, context or request option: the judgment had none.
 MATCHERS: tuple[Matcher, ...] = (
-    MODEL,
+    _setting(OPTIONS_BY_NAME["model"]),  # another judge model (or custom backend name)
     _differs("criteria"),
     _differs("output"),  # the usual cause: the application answers differently
     _differs("input"),  # what was given to the application
@@ -93,32 +95,29 @@ MATCHERS: tuple[Matcher, ...] = (
     _differs("rubric"),
     _differs("step"),  # another step of a rubric that asks in steps
     _differs("sample"),  # more samples asked for than were recorded
-    params,
-    _differs("max_tokens"),
-    _differs("reasoning_effort"),
-    extra_params,
-    instructions_in_user,
+    *(_setting(option) for option in _SETTINGS),  # the judge's settings, from the option table's rows
+    rubric_params,
     _differs("messages_sha256"),  # the prompt template, when every field above matches
     _differs("key_version", 1),  # an entry without one predates version 2
 )
 
-GENERATION_MATCHERS: tuple[Matcher, ...] = (MODEL, prompt, system, params, _differs("index", 0))  # index: a batch's
+GENERATION_MATCHERS: tuple[Matcher, ...] = (_differs("model"), prompt, system, params, _differs("index", 0))
 
-# How a field is named in the miss's message, where its name alone would not say it.
+# How a field is named in the miss's message, where its name alone would not say it (a judge setting's
+# field, `name` or `name:what`, is named by its row: its words and its flag).
 DESCRIBED = {
-    "params": "sampling parameters",
-    "max_tokens": "max tokens (--judge-max-tokens)",
-    "reasoning_effort": "reasoning effort (--judge-reasoning-effort)",
-    "instructions_in_user": "where the instructions go (--judge-instructions-in-user)",
+    "rubric_params": "request parameters the rubric sets",
     "key_version": "key scheme (recorded by an earlier version of the plugin, whose keys also held the api base: "
     "record it again)",
 }
+JUDGE_ROWS: Mapping[str, Option] = {option.name: option for option in OPTIONS if option.keyed == "judge"}
 
 
-def describe(field: str, described: Mapping[str, str] = DESCRIBED) -> str:
-    """How the miss's message names a differing field."""
-    if field.startswith("extra_params:"):
-        return f"request parameters {field.partition(':')[2]} (--judge-params)"
+def describe(field: str, described: Mapping[str, str] = DESCRIBED, rows: Mapping[str, Option] = JUDGE_ROWS) -> str:
+    """How the miss's message names a differing field: a setting by its row in `rows`, else as `described`."""
+    name, _, what = field.partition(":")
+    if name in rows:
+        return judge_settings.described(rows[name], what)
     return described.get(field, field)
 
 
@@ -129,6 +128,7 @@ class Kind(NamedTuple):
     otherwise: tuple[Matcher, ...]  # asked only when none of `matchers` names a field
     unnamed: str  # what differs when no field does
     described: Mapping[str, str]  # how a field is named, where its name alone would not say it
+    rows: Mapping[str, Option]  # the option rows that name its fields of settings
     headline: str  # with the mode's reason in place of {reason}
     nouns: str
     recorder: str
@@ -140,6 +140,7 @@ KINDS = {
         (),
         "the prompt template",
         DESCRIBED,
+        JUDGE_ROWS,
         "no stored verdict for this judgment (mode replay: {reason})",
         "verdicts",
         "judge",
@@ -149,6 +150,7 @@ KINDS = {
         (generation_messages,),
         "key scheme (record it again)",
         {"params": "parameters (temperature, ...)", "index": "batch index"},
+        {},
         "no stored generation for this call of generate() (mode replay: {reason})",
         "generations",
         "model",
@@ -213,7 +215,7 @@ def replay_miss(
         lines.append(f"  no {kind.nouns} are stored for this test (looked in {verdict_file_path})")
     else:
         best_key, fields = nearest(stored, wanted, kind)
-        differs = ", ".join(describe(field, kind.described) for field in fields) or kind.unnamed
+        differs = ", ".join(describe(field, kind.described, kind.rows) for field in fields) or kind.unnamed
         lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
     command = f"pytest '{test}' --judge-mode=auto{flags}"
     lines.append(f"  record it with a reachable {kind.recorder}: {command}  (then commit the verdict file)")
