@@ -152,6 +152,7 @@ def _mismatch(call: Call | Generation, entry: Mapping[str, Any]) -> str | None:
 
 
 def _replay_miss(plan: Planned[Any], call: Call | Generation) -> JudgeError:
+    from ..backends.litellm import LiteLLMBackend
     from .replay_miss import replay_miss  # the diagnosis loads only when a replay misses
 
     verdict_file = plan.verdict_file
@@ -165,4 +166,5 @@ def _replay_miss(plan: Planned[Any], call: Call | Generation) -> JudgeError:
         verdict_file_path=verdict_file.path if verdict_file is not None else None,
         settings=plan.settings,
         what=plan.what,
+        litellm=isinstance(plan.backend, LiteLLMBackend),
     )

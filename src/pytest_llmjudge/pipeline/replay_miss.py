@@ -11,7 +11,7 @@ a transport change never misses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -181,12 +181,14 @@ def replay_miss(
     verdict_file_path: Path | None,
     settings: Settings,
     what: Literal["verdict", "generation"] = "verdict",
+    litellm: bool = True,
 ) -> ReplayMiss:
     """The error a replay miss raises: what is missing, the nearest stored entry, how to record it; for
     a verdict, or (`what`) a generation.  Redacted.
 
     `wanted` is the entry as it would be stored (before redaction); `stored` the test's stored entries
-    of that kind (None outside a pytest test, where nothing is stored).
+    of that kind (None outside a pytest test, where nothing is stored).  `litellm`: the call goes
+    through LiteLLM, not a backend of the test's own (the command then names the model and api base).
     """
     kind = KINDS[what]
     if what == "generation":
@@ -195,20 +197,20 @@ def replay_miss(
 
         wanted = redact_entry(wanted)  # stored entries are redacted: compare like with like
         facts = [("model", str(wanted["model"]))]
-        flags = " --generate-model=MODEL" if wanted["model"] == NO_MODEL else ""
+        configured: tuple[str, ...] = (settings.generate_model,) if settings.generate_model else ()
+        model_option, api_base_option = "generate_model", "generate_api_base"
     else:
-        flags = ""
-        if not settings.model:
-            flags = " --judge-model=MODEL"
-        elif settings.sources.get("model") in ("cli", "default"):
-            flags = f" --judge-model={','.join(settings.model)}"
+        from .plan import NO_MODEL
+
         # A later step's miss says which step: its messages carry what the earlier steps replied.
         facts = [("step", str(wanted["step"]))] if wanted.get("step") else []
+        configured, model_option, api_base_option = settings.model or (), "model", "api_base"
     test = test or "(outside a test)"
     labelled = [("test", test), *facts, ("key", key[:12])]
     width = max(len(label) for label, _ in labelled) + 1  # the values line up
     headline = kind.headline.format(reason=settings.mode_reason)
     lines = [headline, *(f"  {label + ':':<{width}} {value}" for label, value in labelled)]
+    model = wanted["model"] if wanted.get("model") != NO_MODEL else None  # the recorded model, where known
     if stored is None:
         lines.append("  nothing is stored outside a pytest test")
     elif not stored:
@@ -217,6 +219,66 @@ def replay_miss(
         best_key, fields = nearest(stored, wanted, kind)
         differs = ", ".join(describe(field, kind.described, kind.rows) for field in fields) or kind.unnamed
         lines.append(f"  nearest stored: key {best_key[:12]}, which differs in {differs}")
-    command = f"pytest '{test}' --judge-mode=auto{flags}"
+        model = model or stored[best_key].get("model")
+    models = tuple(configured) or ((str(model),) if model else ())
+    command, note = record_command(
+        test,
+        settings,
+        models if litellm else tuple(configured) or None,
+        model_option=model_option,
+        api_base_option=api_base_option if litellm else None,
+        recorder=kind.recorder,
+    )
     lines.append(f"  record it with a reachable {kind.recorder}: {command}  (then commit the verdict file)")
+    if note:
+        lines.append(f"  ({note})")
     return ReplayMiss(redact("\n".join(lines)), key=key)
+
+
+def record_command(
+    test: str,
+    settings: Settings,
+    models: Sequence[str] | None,
+    *,
+    model_option: str = "model",
+    api_base_option: str | None = "api_base",
+    recorder: str = "judge",
+) -> tuple[str, str | None]:
+    """The command that records a missed call as the recording was made, for a POSIX shell; and a note
+    where it cannot say all (the api base is never recorded).
+
+    It names `models` (None: none is needed, a backend of the test's own judges; empty: none is known),
+    the api base where the run has one (`api_base_option` None: not asked through LiteLLM), each
+    setting that joins the key with the value the missed call was keyed with (where the run adopted
+    it from the recording, or set it but in the ini file or the environment, which the command
+    inherits), and what the run was given on the command line that decides how a test judges.
+    """
+    from ..settings import spelled
+
+    words = ["pytest", "'" + test.replace("'", "'\"'\"'") + "'", "--judge-mode=auto"]
+    model = OPTIONS_BY_NAME[model_option]
+    if models is not None:  # the judge's option takes a panel; the model under test's, one
+        named = spelled(model, tuple(models) if model.kind[0] == "models" else models[0]) if models else None
+        words.append(named or f"{model.cli}=MODEL")
+    note = None
+    if api_base_option is not None:
+        option = OPTIONS_BY_NAME[api_base_option]
+        api_base = spelled(option, getattr(settings, api_base_option))
+        if api_base is not None:
+            words.append(api_base)
+        else:
+            note = (
+                f"verdict files do not record the api base: add {option.cli}=URL if the {recorder} is served at a "
+                "URL of its own"
+            )
+    for option in OPTIONS:
+        if option.name in ("mode", model_option, api_base_option):
+            continue
+        value, source = getattr(settings, option.name), settings.sources.get(option.name, "default")
+        keyed = option.keyed is not None and value != option.default and source not in ("env", "ini")
+        # What a test judges with (a subprocess inherits it), and where its verdicts are stored.
+        given = source == "cli" and (option.inherited or option.name == "store")
+        argument = spelled(option, value) if keyed or given else None
+        if argument is not None:
+            words.append(argument)
+    return " ".join(words), note
