@@ -111,7 +111,12 @@ class ClaimRubric(Rulings):
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         if prompt.name == "claims":
-            return claims_of(reply, type(self).__name__, self.asked(prompt))
+            asked = self.asked(prompt)  # the claims restate the text they come from: copies are their answer
+            return claims_of(
+                reply,
+                type(self).__name__,
+                Asked(asked.prompt, verdict=asked.verdict, fields=asked.fields, restates=True),
+            )
         return self.read_rulings(prompt, reply)
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
