@@ -84,7 +84,9 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
             while at != -1:
                 spans.append((at, at + len(body)))
                 at = text.find(body, at + len(body))
-            if len(words) >= _MIN_LINE_WORDS and _may_copy(words, distinct, ascii_lower(body), _MIN_LINE_WORDS):
+            # A conversation's turns, or one labelled turn (a plain output is matched whole, above).
+            several = "\n" in body or _LABEL.match(body) is not None
+            if several and _may_copy(words, distinct, ascii_lower(body), _MIN_LINE_WORDS):
                 _short_lines(body, lines)
         size = DATA_GRAM if blocks else TEXT_GRAM
         if len(words) < size:
@@ -141,10 +143,10 @@ def mostly_copied(text: str, spans: list[tuple[int, int]]) -> bool:
     with fewer than `OWN_WORDS` words of the judge's own beside them?  Numbers, letters alone (`[[A]]`),
     JSON field names and one-word answers of the reply's format (`"verdict": "pass"`) are no words of its own."""
     marker = ECHO_PLACEHOLDER.strip()
+    if not spans and marker not in text:  # most replies: no copy at all
+        return False
     outside = blank_spans(text, spans)
     echoed = outside.count(marker)
-    if not spans and not echoed:
-        return False
     own = 0
     for word in _WORD.finditer(_JSON_KEY.sub(" ", outside.replace(marker, " "))):
         if len(word[0]) > 1 and not word[0].isdigit():
