@@ -33,9 +33,14 @@ class LargeCallWarning(Redacted, UserWarning):
     """A judge call sends more text than most judges read."""
 
 
+def judges(settings: Settings) -> int:
+    """How many judges a judgment asks: its panel's models (one: a model, or a backend of the test's own)."""
+    return max(1, len(settings.model or ()))
+
+
 def chains(settings: Settings) -> int:
     """How many times a judgment asks each of its prompts: once per judge of the panel and per sample."""
-    return max(1, len(settings.model or ())) * settings.samples
+    return judges(settings) * settings.samples
 
 
 def capped(
@@ -95,9 +100,7 @@ def _spread(settings: Settings, per: int | None, *, several: bool, before: int) 
     """How a judgment's items spread over its judges and samples (`per`: each one's, where alike; `several`:
     each its own), and its earlier steps, for the cap's error."""
     over = " x ".join(
-        f"{n} {noun}"
-        for n, noun in ((max(1, len(settings.model or ())), "judges"), (settings.samples, "samples"))
-        if n > 1
+        f"{n} {noun}" for n, noun in ((judges(settings), "judges"), (settings.samples, "samples")) if n > 1
     )
     parts = []
     if over and per is not None:
