@@ -85,7 +85,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
                 spans.append((at, at + len(body)))
                 at = text.find(body, at + len(body))
             # A conversation's turns, or one labelled turn (a plain output is matched whole, above).
-            several = "\n" in body or _LABEL.match(body) is not None
+            several = "\n" in body or (": " in body and _LABEL.match(body) is not None)
             if several and _may_copy(words, distinct, ascii_lower(body), _MIN_LINE_WORDS):
                 _short_lines(body, lines)
         size = DATA_GRAM if blocks else TEXT_GRAM

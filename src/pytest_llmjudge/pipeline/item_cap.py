@@ -11,7 +11,7 @@ prompts for every judge and sample, with what the earlier steps asked.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..errors import JudgeError, Redacted
 
@@ -51,7 +51,7 @@ def capped(
     *,
     alike: bool = False,
     before: int = 0,
-) -> list[tuple[Prompt, ...]]:
+) -> list[Sequence[Prompt]]:
     """The prompts of one step, taken from `per_chain` (each judge's and sample's: one iterable for them
     all where `alike`), their items counted with `before` (what the judgment's earlier steps asked)
     against --judge-max-items; a `JudgeError` naming the count before any of them is sent.
@@ -60,17 +60,24 @@ def capped(
     a bounded look-ahead that counts what lies past it), not for itself."""
     cap = settings.max_items
     repeat = chains(settings) if alike else 1
-    if all(isinstance(prompts, Sequence) for prompts in per_chain):
-        lists = [tuple(prompts) for prompts in per_chain]
-        items = sum(p.items for prompts in lists for p in prompts)
+    # Lists say how many they hold (every built-in kind's but PerTurn's): counted whole, no copy made.
+    listed = True
+    for chain in per_chain:  # a plain loop: this runs for every judgment, replayed or not
+        listed = listed and type(chain) in (list, tuple)
+    if listed:
+        lists = cast("list[Sequence[Prompt]]", per_chain)
+        items = 0
+        for prompts in lists:
+            for prompt in prompts:
+                items += prompt.items
         if before + repeat * items > cap:
             detail = _spread(settings, items if alike else None, several=len(lists) > 1, before=before)
             raise _too_many(rubric, settings, str(before + repeat * items), detail)
     else:
         lists, counted = [], before
-        for prompts in per_chain:
+        for chain in per_chain:
             taken: list[Prompt] = []
-            coming = iter(prompts)
+            coming = iter(chain)
             for prompt in coming:
                 counted += repeat * prompt.items
                 if counted > cap:
