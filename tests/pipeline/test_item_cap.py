@@ -105,6 +105,11 @@ def test_within_the_cap_every_sample_is_judged(calls):
     assert_judged(TEN_TURNS, "Answers each question", rubric=PerTurn())
     assert len(calls) == 30
 
+def test_a_call_of_over_a_million_characters_is_sent_with_a_warning(calls):
+    with pytest.warns(UserWarning, match=r"Score sends the judge 1,00\d,\d{3} characters in one call"):
+        assert_judged("x" * 1_000_001, "Is fine")
+    assert len(calls) == 1
+
 @pytest.mark.judge(max_items=40)
 def test_the_marker_raises_it(calls):
     assert_judged("Within 30 days.", "Ranks well", input="Returns?", context=PASSAGES, rubric=ContextPrecision(batch=1))
@@ -120,7 +125,7 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def test_every_kind_that_asks_per_item_stops_at_the_cap_before_its_calls(suite):
-    suite.runpytest("-p", "no:cacheprovider", "--judge-mode=live").assert_outcomes(passed=13)
+    suite.runpytest("-p", "no:cacheprovider", "--judge-mode=live").assert_outcomes(passed=14)
 
 
 def test_the_option_raises_the_cap_for_the_run(suite):

@@ -72,7 +72,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
     words = _WORD.findall(low)
     distinct = set(words)
     where: list[tuple[int, int]] = []
-    lines: dict[int, set[tuple[str, ...]]] = {}  # the short lines of data blocks, by their number of words
+    lines: dict[int, set[tuple[str, ...]]] | None = None  # the short lines of data blocks, by their words
     for message in prompt:
         # A data block closes on a line of its own: the instructions, which name the tags inline, are not searched.
         blocks = [m.group(3) for m in _DATA_BLOCK.finditer(message)] if "\n</" in message else []
@@ -87,6 +87,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
             # A conversation's turns, or one labelled turn (a plain output is matched whole, above).
             several = "\n" in body or (": " in body and _LABEL.match(body) is not None)
             if several and _may_copy(words, distinct, ascii_lower(body), _MIN_LINE_WORDS):
+                lines = {} if lines is None else lines
                 _short_lines(body, lines)
         size = DATA_GRAM if blocks else TEXT_GRAM
         if len(words) < size:
@@ -107,7 +108,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
             prev = i
         if hits:
             spans.append((where[first][0], where[prev + size - 1][1]))
-    for size, known_lines in lines.items():  # a whole short line of a data block, copied
+    for size, known_lines in (lines or {}).items():  # a whole short line of a data block, copied
         hits = [i for i, run in enumerate(_word_runs(words, size)) if run in known_lines]
         if hits and not where:
             where = [m.span() for m in _WORD.finditer(low)]

@@ -103,6 +103,7 @@ def own_text(text: str, asked: Asked | None) -> str:
 # A reply longer than this that is mostly a copy is not a criterion restated in a sentence (the echo rule's
 # second count, which sets the criteria's copies aside, is for replies of a sentence or two).
 _RESTATED = 600
+_ECHOED = ECHO_PLACEHOLDER.strip()
 
 
 def copies(text: str, asked: Asked | None) -> list[tuple[int, int]]:
@@ -115,7 +116,8 @@ def copies(text: str, asked: Asked | None) -> list[tuple[int, int]]:
     # Counted first against every copy (most replies stop here), then, for a short copy, without the copies
     # of the criteria a judge restates in judging them; one with nothing of its own is `_check_own`'s to name.
     if (
-        not asked.restates
+        (spans or _ECHOED in text)  # most replies copy nothing: no count
+        and not asked.restates
         and mostly_copied(text, spans)
         and (len(text) > _RESTATED or mostly_copied(text, copied_spans(text, as_instructions(asked.prompt))))
         and any(c.isalnum() for c in blank_spans(text, spans, ECHO_PLACEHOLDER).replace(ECHO_PLACEHOLDER.strip(), ""))

@@ -131,14 +131,21 @@ def _too_many(rubric: Rubric, settings: Settings, count: str, detail: str) -> Ju
 
 
 def _warn_large(rubric: Rubric, lists: Sequence[Sequence[Prompt]]) -> None:
-    sizes = [sum(len(m.get("content") or "") for m in prompt.messages) for prompts in lists for prompt in prompts]
-    if sizes and max(sizes) > LARGE_CALL:
+    largest = 0
+    for prompts in lists:  # plain loops: this runs for every judgment, replayed or not
+        for prompt in prompts:
+            size = 0
+            for message in prompt.messages:
+                size += len(message.get("content") or "")
+            if size > largest:
+                largest = size
+    if largest > LARGE_CALL:
         from ..caller import warn_at_caller
 
         warn_at_caller(
             LargeCallWarning(
-                f"llmjudge: {type(rubric).__name__} sends the judge {max(sizes):,} characters in one call (about "
-                f"{max(sizes) // 4:,} tokens), more than most judges read: check what the case holds (the whole "
+                f"llmjudge: {type(rubric).__name__} sends the judge {largest:,} characters in one call (about "
+                f"{largest // 4:,} tokens), more than most judges read: check what the case holds (the whole "
                 "corpus as the context?), and --judge-budget-tokens to bound what it may cost"
             )
         )
