@@ -108,11 +108,12 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
             prev = i
         if hits:
             spans.append((where[first][0], where[prev + size - 1][1]))
-    for size, known_lines in (lines or {}).items():  # a whole short line of a data block, copied
-        hits = [i for i, run in enumerate(_word_runs(words, size)) if run in known_lines]
-        if hits and not where:
-            where = [m.span() for m in _WORD.finditer(low)]
-        spans.extend((where[i][0], where[i + size - 1][1]) for i in hits)
+    if lines:  # a whole short line of a data block, copied
+        for size, known_lines in lines.items():
+            hits = [i for i, run in enumerate(_word_runs(words, size)) if run in known_lines]
+            if hits and not where:
+                where = [m.span() for m in _WORD.finditer(low)]
+            spans.extend((where[i][0], where[i + size - 1][1]) for i in hits)
     if not spans:
         return []
     spans.sort()

@@ -11,7 +11,7 @@ prompts for every judge and sample, with what the earlier steps asked.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from ..errors import JudgeError, Redacted
 
@@ -40,7 +40,8 @@ def judges(settings: Settings) -> int:
 
 def chains(settings: Settings) -> int:
     """How many times a judgment asks each of its prompts: once per judge of the panel and per sample."""
-    return judges(settings) * settings.samples
+    models = settings.model
+    return (len(models) if models else 1) * settings.samples  # judges(), inline: every judgment asks
 
 
 def capped(
@@ -61,11 +62,13 @@ def capped(
     cap = settings.max_items
     repeat = chains(settings) if alike else 1
     # Lists say how many they hold (every built-in kind's but PerTurn's): counted whole, no copy made.
-    listed = True
-    for chain in per_chain:  # a plain loop: this runs for every judgment, replayed or not
-        listed = listed and type(chain) in (list, tuple)
-    if listed:
-        lists = cast("list[Sequence[Prompt]]", per_chain)
+    # (Plain loops: this runs for every judgment, replayed or not.)
+    lists: list[Sequence[Prompt]] = []
+    for chain in per_chain:
+        if type(chain) not in (list, tuple):
+            break
+        lists.append(chain)  # type: ignore[arg-type]
+    else:
         items = 0
         for prompts in lists:
             for prompt in prompts:
@@ -73,22 +76,23 @@ def capped(
         if before + repeat * items > cap:
             detail = _spread(settings, items if alike else None, several=len(lists) > 1, before=before)
             raise _too_many(rubric, settings, str(before + repeat * items), detail)
-    else:
-        lists, counted = [], before
-        for chain in per_chain:
-            taken: list[Prompt] = []
-            coming = iter(chain)
-            for prompt in coming:
-                counted += repeat * prompt.items
-                if counted > cap:
-                    total = _counted_on(coming, counted, repeat)
-                    per = (total - before) // repeat if total is not None and alike else None
-                    detail = _spread(settings, per, several=not alike, before=before)
-                    where = f"it passes the cap at {rubric.item_name(case, prompt)}"
-                    count = str(total) if total is not None else f"more than {counted}"
-                    raise _too_many(rubric, settings, count, "; ".join(filter(None, (detail, where))))
-                taken.append(prompt)
-            lists.append(tuple(taken))
+        _warn_large(rubric, lists)
+        return lists
+    lists, counted = [], before  # the yielded prompts, taken one by one
+    for chain in per_chain:
+        taken: list[Prompt] = []
+        coming = iter(chain)
+        for prompt in coming:
+            counted += repeat * prompt.items
+            if counted > cap:
+                total = _counted_on(coming, counted, repeat)
+                per = (total - before) // repeat if total is not None and alike else None
+                detail = _spread(settings, per, several=not alike, before=before)
+                where = f"it passes the cap at {rubric.item_name(case, prompt)}"
+                count = str(total) if total is not None else f"more than {counted}"
+                raise _too_many(rubric, settings, count, "; ".join(filter(None, (detail, where))))
+            taken.append(prompt)
+        lists.append(tuple(taken))
     _warn_large(rubric, lists)
     return lists
 
@@ -131,14 +135,8 @@ def _too_many(rubric: Rubric, settings: Settings, count: str, detail: str) -> Ju
 
 
 def _warn_large(rubric: Rubric, lists: Sequence[Sequence[Prompt]]) -> None:
-    largest = 0
-    for prompts in lists:  # plain loops: this runs for every judgment, replayed or not
-        for prompt in prompts:
-            size = 0
-            for message in prompt.messages:
-                size += len(message.get("content") or "")
-            if size > largest:
-                largest = size
+    sizes = [sum(len(m.get("content") or "") for m in prompt.messages) for prompts in lists for prompt in prompts]
+    largest = max(sizes) if sizes else 0
     if largest > LARGE_CALL:
         from ..caller import warn_at_caller
 
