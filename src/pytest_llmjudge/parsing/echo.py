@@ -85,7 +85,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
                 spans.append((at, at + len(body)))
                 at = text.find(body, at + len(body))
             # A conversation's turns, or one labelled turn (a plain output is matched whole, above).
-            several = "\n" in body or (": " in body and _LABEL.match(body) is not None)
+            several = "\n" in body or _labelled(body)
             if several and _may_copy(words, distinct, ascii_lower(body), _MIN_LINE_WORDS):
                 lines = {} if lines is None else lines
                 _short_lines(body, lines)
@@ -125,6 +125,13 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
         else:
             merged.append((s, e))
     return merged
+
+
+def _labelled(body: str) -> bool:
+    """Does `body` open with a transcript's label (`assistant: `, `tool result (lookup): `)?  Without a
+    regular expression: every judgment's parse asks it of its output."""
+    head, colon, _ = body[:96].partition(": ")
+    return bool(colon) and (head.isalpha() or head.startswith("tool result"))
 
 
 def _short_lines(body: str, into: dict[int, set[tuple[str, ...]]]) -> None:
