@@ -13,7 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -181,10 +181,11 @@ def _probe(runtime: JudgeRuntime, model: str) -> tuple[list[Check], dict[str, An
     threshold = runtime.settings.threshold
     went_out: dict[str, Any] | None = None
     cut_off = False
-    slowest = 0.0
-    started = time.monotonic()
+    # Each probe judgment's judging time: its judge calls in flight, re-asks included, passed or failed (what
+    # a verdict's latency_s is).  Both lines that speak of the slowest read it here.
+    timed = Timings()
     for family, rubric in (("score", Score), ("pass/fail", PassFail), ("likert", Likert)):
-        scores: list[float] = []
+        scores: list[Verdict] = []
         try:
             for output in (CLEAR_PASS, CLEAR_FAIL):
                 planned = plan(
@@ -196,17 +197,21 @@ def _probe(runtime: JudgeRuntime, model: str) -> tuple[list[Check], dict[str, An
                     backend=None,
                     overrides={"model": model},
                 )
-                began = time.monotonic()
                 try:
                     verdict = judge(planned, runtime)
+                except JudgeError:
+                    timed.failed += 1
+                    raise
                 finally:
-                    slowest = max(slowest, time.monotonic() - began)
+                    timed.calls.append(planned.live_s())
                     if went_out is None and planned.requests:
                         went_out = next(iter(planned.requests.values()))[0]
                 verdicts.append(verdict)
-                scores.append(verdict.score)
+                scores.append(verdict)
         except JudgeError as exc:
             checks.append(Check("FAIL", f"probe {family}", f"{type(exc).__name__}: {first_line(exc)}"))
+            if isinstance(exc, VerdictParseError) and exc.text:
+                checks.append(_replied(exc.text))
             # The live stage refuses a reply cut off at the cap (finish_reason=length) with this error.
             cut_off = cut_off or (isinstance(exc, VerdictParseError) and "finish_reason=length" in str(exc))
             if isinstance(exc, (BackendError, BudgetExceeded)):
@@ -214,17 +219,47 @@ def _probe(runtime: JudgeRuntime, model: str) -> tuple[list[Check], dict[str, An
                 break
             continue
         good, bad = scores
-        text = f"clear pass {good:.2f}, clear fail {bad:.2f} (threshold {threshold:g})"
-        if good >= threshold > bad:
+        text = f"clear pass {good.score:.2f}, clear fail {bad.score:.2f} (threshold {threshold:g})"
+        if good.score >= threshold > bad.score:
             checks.append(Check("ok", f"probe {family}", f"parsed and right: {text}"))
         else:
-            wrong = "the clear pass failed" if good < threshold else "the clear fail passed"
+            wrong = "the clear pass failed" if good.score < threshold else "the clear fail passed"
             checks.append(Check("FAIL", f"probe {family}", f"parsed, but {wrong}: {text}"))
-    checks.append(Check("info", "probe cost", _cost_text(verdicts, time.monotonic() - started, model)))
-    advice = _max_tokens_advice(runtime.settings, cut_off=cut_off, slowest=slowest)
+            checks.append(_replied((good if good.score < threshold else bad).raw))
+    checks.append(Check("info", "probe cost", _cost_text(verdicts, timed, model)))
+    advice = _max_tokens_advice(runtime.settings, cut_off=cut_off, slowest=timed.slowest)
     if advice is not None:
         checks.append(Check("info", "max tokens", advice))
     return checks, went_out
+
+
+@dataclass
+class Timings:
+    """The probe's figures of time: each judgment's judge calls in flight, and the whole probe's wall time."""
+
+    started: float = field(default_factory=time.monotonic)
+    calls: list[float] = field(default_factory=list)  # each judgment's, in the order run
+    failed: int = 0
+
+    @property
+    def slowest(self) -> float:
+        return max(self.calls, default=0.0)
+
+
+# Characters of a judge's reply a failed probe shows: enough to see what the judge does instead.
+REPLY_SHOWN = 300
+
+
+def _replied(reply: str) -> Check:
+    """The judge's raw reply under a failed probe: redacted (before it is cut, so no secret is cut in two and
+    missed), on one line, bounded."""
+    from .redact import redact
+
+    text = redact(reply)
+    shown = repr(text[:REPLY_SHOWN])  # one line: its line breaks shown as \n
+    if len(text) > REPLY_SHOWN:
+        shown += f"... ({len(reply):,} characters)"
+    return Check("info", "  judge replied", shown)
 
 
 # A probe judgment slower than this suggests a judge that writes on and on (or a slow server).
@@ -243,22 +278,26 @@ def _max_tokens_advice(settings: Settings, *, cut_off: bool, slowest: float) -> 
         )
     if slowest >= SLOW_PROBE_S:
         return (
-            f"the slowest probe judgment took {slowest:.1f} s: a judge that writes long replies (small local "
-            f"models run on) is bounded by --judge-max-tokens, e.g. --judge-max-tokens=512 ({now})"
+            f"the slowest probe judgment's calls took {slowest:.2f} s: a judge that writes long replies (small "
+            f"local models run on) is bounded by --judge-max-tokens, e.g. --judge-max-tokens=512 ({now})"
         )
     return None
 
 
-def _cost_text(verdicts: Sequence[Verdict], elapsed: float, model: str) -> str:
+def _cost_text(verdicts: Sequence[Verdict], timed: Timings, model: str) -> str:
+    """What the probe cost: its judgments, the time their judge calls were in flight (the slowest
+    judgment's, failed ones included) beside the probe's wall time, tokens and money."""
     from .reporting.terminal import format_usd
 
-    latencies = [v.latency_s for v in verdicts if v.latency_s is not None]
     costs = [v.cost_usd for v in verdicts if v.cost_usd is not None]
     prompt = sum(v.prompt_tokens or 0 for v in verdicts)
     completion = sum(v.completion_tokens or 0 for v in verdicts)
-    text = f"{len(verdicts)} judged in {elapsed:.2f} s"
-    if latencies:
-        text += f" (slowest {max(latencies):.2f} s)"
+    wall = time.monotonic() - timed.started
+    text = f"{len(verdicts)} judged" + (f", {timed.failed} failed" if timed.failed else "")
+    text += (
+        f": the judge's calls took {sum(timed.calls):.2f} s, the slowest judgment's {timed.slowest:.2f} s "
+        f"({wall:.2f} s in all, with planning and parsing)"
+    )
     if prompt or completion:
         text += f", {prompt + completion:,} tokens ({prompt:,} prompt + {completion:,} completion)"
     if len(costs) == len(verdicts) and verdicts:

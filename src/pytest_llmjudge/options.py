@@ -1,8 +1,27 @@
 """The plugin's options, one row each: everything about an option is declared here and derived from it.
 
 From the rows come the flags of pytest and the `llmjudge` commands, the ini names, the parsing and
-defaults of `settings.Settings`, the marker's keys, what a subprocess inherits, and the options page
-of the docs (docs/gen_options.py).
+defaults of `settings.Settings`, the marker's keys, what a subprocess inherits, how a stored verdict
+holds a judge setting and how a replay miss names it, and the options page of the docs
+(docs/gen_options.py).
+
+A row: `Option(name, help, metavar, kind, default, *, marker=, keyed=, inherited=, stored=, missed=)`.
+
+- `name` is the `Settings` field (and the flag `--judge-<name>`, ini `judge_<name>`, variable
+  `LLMJUDGE_<NAME>`; a name starting `generate_` is spelled `--generate-...`).
+- `kind` names its parser in `settings` and the parser's arguments: `("whole", 1)` is a whole
+  number >= 1, `("choice", "a", "b")` one of the words, `("switch",)` a flag without a value.
+- `marker=True`: `@pytest.mark.judge(<name>=...)`, a `Judge`'s and an assertion's arguments set it.
+- `keyed`: its value joins the verdict key: `"judge"` (who judges and how: a run that leaves it unset
+  adopts the recorded value) or `"test"` (the test's own decision: it must match).
+- `inherited=True`: a test's subprocess (`LLMJUDGE_TEST`) judges with it too.
+- A judge setting (`keyed="judge"`) also says where a verdict file entry holds its value, `stored`,
+  as a reader's name in `pipeline.judge_settings` and its arguments (`("field", "max_tokens")`: the
+  entry's own field; `("param", "temperature")`: a parameter the call asked for), and `missed`: the
+  words a replay miss names it by, before its flag ("max tokens (--judge-max-tokens)").
+
+A new option is a row, its `Settings` field (same name, same place) and the code that uses it; a new
+judge setting adds `stored` and `missed`, and what sends it (`pipeline.plan.requested`).
 
 pytest imports this module at every start-up, judging or not: it holds names, texts and flags only
 and imports nothing of the plugin's.  A row names its parser by kind; the parsers are in `settings`,
@@ -38,6 +57,8 @@ class Option:
         marker: bool = False,
         keyed: str | None = None,
         inherited: bool = False,
+        stored: tuple[str, ...] | None = None,
+        missed: str | None = None,
     ) -> None:
         self.name = name  # the Settings field, e.g. "model"
         self.help = help
@@ -51,6 +72,10 @@ class Option:
         # "test": the test's own decision, which must match.
         self.keyed = keyed
         self.inherited = inherited  # a test's subprocess (LLMJUDGE_TEST) judges with it too; never a path
+        # A judge setting: where a stored entry holds it (a reader in `pipeline.judge_settings` and its
+        # arguments), and the words a replay miss names it by.
+        self.stored = stored
+        self.missed = missed
         own = name.startswith(_OWN_PREFIX)
         self.cli = ("--" if own else "--judge-") + name.replace("_", "-")
         self.ini = name if own else "judge_" + name
@@ -71,6 +96,8 @@ OPTIONS: tuple[Option, ...] = (
         ("models",),
         marker=True,
         keyed="judge",
+        stored=("field", "model"),
+        missed="model",
         inherited=True,
     ),
     Option(
@@ -107,6 +134,8 @@ OPTIONS: tuple[Option, ...] = (
         0.0,
         marker=True,
         keyed="judge",
+        stored=("param", "temperature"),
+        missed="temperature",
         inherited=True,
     ),
     Option(
@@ -165,6 +194,8 @@ OPTIONS: tuple[Option, ...] = (
         "auto",
         marker=True,
         keyed="judge",
+        stored=("asks", "response_format", "auto", "off"),
+        missed="structured output",
         inherited=True,
     ),
     Option(
@@ -212,6 +243,8 @@ OPTIONS: tuple[Option, ...] = (
         ("whole", 1),
         marker=True,
         keyed="judge",
+        stored=("field", "max_tokens"),
+        missed="max tokens",
         inherited=True,
     ),
     Option(
@@ -221,6 +254,8 @@ OPTIONS: tuple[Option, ...] = (
         ("choice", "minimal", "low", "medium", "high"),
         marker=True,
         keyed="judge",
+        stored=("field", "reasoning_effort"),
+        missed="reasoning effort",
         inherited=True,
     ),
     Option(
@@ -230,6 +265,8 @@ OPTIONS: tuple[Option, ...] = (
         ("params",),
         marker=True,
         keyed="judge",
+        stored=("object", "extra_params"),
+        missed="request parameters",
         inherited=True,
     ),
     Option(
@@ -240,12 +277,15 @@ OPTIONS: tuple[Option, ...] = (
         False,
         marker=True,
         keyed="judge",
+        stored=("flag", "instructions_in_user"),
+        missed="where the instructions go",
         inherited=True,
     ),
     Option(
         "max_items",
-        "most items (claims, passages, turns, questions) one judgment rules on, each a judge call or part of "
-        "one; more is an error before the first call that would rule on them (default 32)",
+        "most items (claims, passages, turns, questions, constraints, dimensions) one judgment rules on, counted "
+        "over its judges, samples and nested rubrics, each a judge call or part of one; more is an error before "
+        "the first call that would rule on them (default 32)",
         "N",
         ("whole", 1),
         32,

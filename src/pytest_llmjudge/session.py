@@ -301,7 +301,7 @@ class RunRecorder:
         """Append the run's Markdown summary to `path`: where asked, always; GitHub's, when anything was judged."""
         if not asked and self.tally is None and not self.drift and not self.gates:
             return
-        from .pipeline.replay_miss import judge_flags
+        from .pipeline.replay_miss import record_command
         from .reporting.job_summary import render_job_summary
         from .reporting.terminal import Tally
 
@@ -311,7 +311,7 @@ class RunRecorder:
             self._ordered_records(),
             self.drift,
             mode=f"mode {settings.mode} ({settings.mode_reason})",
-            flags=judge_flags(settings),
+            record=lambda tests: record_command(tests, settings, settings.model or ())[0],
             gates=self.gates,
         )
         try:

@@ -245,6 +245,27 @@ def read(option: Option, raw: Any, where: str | None = None) -> Any:
     return _READERS[kind](raw, where or option.cli, *arguments)
 
 
+def spelled(option: Option, value: Any) -> str | None:
+    """The command-line argument that sets `option` to `value`, as `read` reads it back, quoted for a
+    POSIX shell; None for a switch that is off (or a value that is unset)."""
+    import shlex  # a replay miss's hint needs it, no run's start-up
+
+    kind = option.kind[0]
+    if value is None or (kind == "switch" and not value):
+        return None
+    if kind == "switch":
+        return option.cli
+    if kind in ("models", "names"):
+        text = ",".join(value)
+    elif kind == "params":
+        text = json.dumps(dict(value), ensure_ascii=False)
+    elif kind == "price":
+        text = f"input={value.input!r},output={value.output!r}"
+    else:
+        text = str(value)
+    return shlex.quote(f"{option.cli}={text}")
+
+
 class Settings(NamedTuple):
     """Every option's resolved value, plus where the mode came from (for the header).
 

@@ -28,7 +28,8 @@ def turn_miss(miss: ReplayMiss, persona: str, taken: int, plan: GenerationPlan) 
     (generation,) = plan.calls
     wanted = redact_entry(generation.record())["messages"]  # stored entries are redacted too
     stored = plan.verdict_file.entries("generation").values() if plan.verdict_file is not None else ()
-    same = [e["messages"] for e in stored if isinstance(e.get("messages"), list) and e["messages"][:2] == wanted[:2]]
+    alike = [e for e in stored if isinstance(e.get("messages"), list) and e["messages"][:2] == wanted[:2]]
+    same = [e["messages"] for e in alike]
     now = _unflipped(wanted[2:])
     test = plan.context.nodeid if plan.context is not None else "(outside a test)"
     persona = persona if len(persona) <= EXCERPT else persona[: EXCERPT - 3] + "..."
@@ -61,10 +62,31 @@ def turn_miss(miss: ReplayMiss, persona: str, taken: int, plan: GenerationPlan) 
                 f"    recorded: {_excerpt(recorded, index)}",
                 f"    now:      {_excerpt(now, index)}",
             ]
-    lines.append(
-        f"  record it with a reachable judge: pytest '{test}' --judge-mode=auto  (then commit the verdict file)"
-    )
+    command, note = _record_command(plan, test, [str(e.get("model")) for e in alike])
+    lines.append(f"  record it with a reachable judge: {command}  (then commit the verdict file)")
+    if note:
+        lines.append(f"  ({note})")
     return ReplayMiss(redact("\n".join(lines)), key=miss.key)
+
+
+def _record_command(plan: GenerationPlan, test: str, recorded: Sequence[str]) -> tuple[str, str | None]:
+    """The command that records the user's turns as they were recorded: the user runs on the judge's
+    model (the one its recorded turns name, where the run configures none) at the judge's api base; a
+    model named by `simulate(model=...)`, or a backend of the test's own, needs no flag."""
+    from .backends.litellm import LiteLLMBackend
+    from .pipeline.generations import NO_MODEL
+    from .pipeline.replay_miss import record_command
+
+    settings = plan.settings
+    (generation,) = plan.calls
+    if not isinstance(plan.target.backend, LiteLLMBackend):
+        models: tuple[str, ...] | None = None
+    elif generation.model_id == NO_MODEL:  # none configured: the model its recorded turns ran on
+        models = tuple(dict.fromkeys(recorded))[:1]
+    else:
+        models = settings.model if settings.model and generation.model_id == settings.model[0] else None
+    through = "api_base" if isinstance(plan.target.backend, LiteLLMBackend) else None
+    return record_command(test, settings, models, api_base_option=through)
 
 
 def _unflipped(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

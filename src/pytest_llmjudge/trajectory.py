@@ -116,7 +116,8 @@ def assert_trajectory(
     """Assert that the tool calls of `actual` match those of `expected` (the docs' agents page says each mode).
 
     `order`: strict, unordered, subset, superset (of actual relative to expected).  `args`: when two
-    calls of a tool match: exact, ignore, subset (actual's arguments all appear in expected's),
+    calls of a tool match (arguments compare as JSON values: `1` is not `true`, `100` is `100.0`):
+    exact, ignore, subset (actual's arguments all appear in expected's),
     superset (actual's include all of expected's), or a callable (name, actual, expected).
     `args_by_tool`: the rule for the tools it names (a mode, a list of dotted keys to compare, or a
     callable (actual, expected)); `args` stays the rule for the others.
@@ -198,7 +199,7 @@ def _tool_rule(name: str, rule: object) -> ToolArgsMatch:
         return lambda actual, expected: bool(rule(actual, expected))
     if isinstance(rule, (list, tuple)) and rule and all(isinstance(k, str) and k for k in rule):
         keys = [key.split(".") for key in rule]
-        return lambda actual, expected: all(_at(actual, path) == _at(expected, path) for path in keys)
+        return lambda actual, expected: all(json_equal(_at(actual, path), _at(expected, path)) for path in keys)
     raise JudgeError(
         f"assert_trajectory(args_by_tool={{{name!r}: ...}}) must be one of {', '.join(ARGS_MODES)}, a list of the "
         f'argument keys to compare (dotted for nested ones: ["time.start"]), or a callable (actual, expected); '
@@ -215,15 +216,41 @@ def _at(arguments: Any, path: Sequence[str]) -> Any:
     return arguments
 
 
+def json_equal(a: Any, b: Any) -> bool:
+    """Whether two argument values are the same JSON value: the same type, and equal (objects key by key,
+    arrays item by item).  Python's `==` says `1 == True` and `0 == False`; JSON does not, nor does a
+    tool that checks its schema.  Numbers are JSON's one number type: `100` and `100.0` are the same
+    number (as JSON Schema's `const` and every JSON parser that reads both as a double have it)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) or isinstance(b, (int, float)):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b
+    if isinstance(a, Mapping) or isinstance(b, Mapping):
+        return (
+            isinstance(a, Mapping)
+            and isinstance(b, Mapping)
+            and a.keys() == b.keys()
+            and all(json_equal(a[k], b[k]) for k in a)
+        )
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return (
+            isinstance(a, (list, tuple))
+            and isinstance(b, (list, tuple))
+            and len(a) == len(b)
+            and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+        )
+    return bool(a == b)  # strings, None (arguments are plain JSON data: see `conversation._call`)
+
+
 def _within(inner: Any, outer: Any) -> bool:
-    """Every argument of `inner` is among those of `outer`, with the same value (non-objects: equal)."""
+    """Every argument of `inner` is among those of `outer`, with the same JSON value (non-objects: equal)."""
     if isinstance(inner, Mapping) and isinstance(outer, Mapping):
-        return all(k in outer and outer[k] == v for k, v in inner.items())
-    return bool(inner == outer)
+        return all(k in outer and json_equal(outer[k], v) for k, v in inner.items())
+    return json_equal(inner, outer)
 
 
 _MODES: dict[str, ToolArgsMatch] = {
-    "exact": lambda actual, expected: bool(actual == expected),
+    "exact": json_equal,
     "ignore": lambda actual, expected: True,
     "subset": _within,
     "superset": lambda actual, expected: _within(expected, actual),

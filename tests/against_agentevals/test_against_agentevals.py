@@ -106,3 +106,14 @@ def test_agentevals_strict_compares_every_message_ours_the_tool_calls():
     ]
     assert agentevals_score(chattier, run, "strict") is False
     assert our_score(chattier, run, "strict") is True
+
+
+def test_agentevals_compares_arguments_with_python_s_equality_ours_as_json_values():
+    """agentevals' "exact" is Python's ==, under which 1 == True: a call confirming with 1 matches one
+    confirming with true.  Ours compares JSON values, types kept; 100 and 100.0 stay one number in both."""
+    one, true = asks(("confirm", {"confirm": 1})), asks(("confirm", {"confirm": True}))
+    assert agentevals_score(one, true, "strict") is True
+    assert our_score(one, true, "strict") is False
+    hundred, as_float = asks(("refund", {"amount": 100})), asks(("refund", {"amount": 100.0}))
+    assert agentevals_score(hundred, as_float, "strict") is True
+    assert our_score(hundred, as_float, "strict") is True

@@ -139,6 +139,7 @@ def test_refund():
             "request parameters seed (--judge-params)",
         ),
         ([], ["--judge-instructions-in-user"], "where the instructions go (--judge-instructions-in-user)"),
+        (["--judge-temperature=0.2"], ["--judge-temperature=0.4"], "temperature (--judge-temperature)"),
     ],
 )
 def test_a_replay_miss_names_the_option_that_differs(pytester, recorded, replayed, named):

@@ -62,8 +62,9 @@ def test_a_healthy_judge_passes_every_check(capsys, judge_server, tmp_path):
         "ok    probe likert       parsed and right: clear pass 1.00, clear fail 0.00 (threshold 0.5)",
     ]
     assert re.fullmatch(
-        r"info  probe cost         6 judged in \d+\.\d\d s \(slowest \d+\.\d\d s\), 180 tokens \(120 prompt \+ 60 "
-        r"completion\), cost unknown \(LiteLLM has no price for openai/judge-test; --judge-price gives one\)",
+        r"info  probe cost         6 judged: the judge's calls took \d+\.\d\d s, the slowest judgment's \d+\.\d\d s "
+        r"\(\d+\.\d\d s in all, with planning and parsing\), 180 tokens \(120 prompt \+ 60 completion\), cost unknown "
+        r"\(LiteLLM has no price for openai/judge-test; --judge-price gives one\)",
         lines[9],
     ), lines[9]
     assert lines[-1] == "llmjudge doctor: ok"
@@ -101,6 +102,58 @@ def test_a_judge_answering_nonsense_fails_every_probe(capsys, openai_server):
     probes = [line for line in lines if line.startswith("FAIL  probe")]
     assert len(probes) == 3 and all("VerdictParseError: " in line for line in probes), probes
     assert lines[-1] == "llmjudge doctor: 3 checks failed"
+
+
+SECRET = "sk-doctor-9f3c1e0b7a4d2c6e"  # a key in the environment, which the judge's reply repeats
+
+
+def test_a_failed_probe_shows_the_judge_s_raw_reply_bounded_and_redacted(capsys, openai_server, monkeypatch):
+    monkeypatch.setenv("DOCTOR_TEST_API_KEY", SECRET)
+    rambling = "I like turtles. My key is " + SECRET + "\nThey swim.\n" + "Turtles " * 400
+    openai_server.set_responder(lambda request: rambling)
+    code, lines = doctor(capsys, f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}")
+    assert code == 1
+    replies = [line for line in lines if line.startswith("info    judge replied")]
+    assert len(replies) == 3, lines  # one under each failed probe
+    shown = replies[0].split("judge replied", 1)[1].strip()
+    assert shown.startswith("'I like turtles. My key is ") and "\\nThey swim.\\n" in shown
+    assert SECRET not in "\n".join(lines) and "sk-doctor" not in "\n".join(lines)
+    assert shown.endswith(f"... ({len(rambling):,} characters)") and len(shown) < 500
+
+
+def test_a_probe_that_parses_but_is_wrong_shows_the_reply_it_got_wrong(capsys, openai_server):
+    openai_server.set_responder(lambda request: json.dumps({"reasoning": "Looks fine to me.", "score": 0.9}))
+    code, lines = doctor(capsys, f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}")
+    assert code == 1
+    at = lines.index(next(line for line in lines if line.startswith("FAIL  probe score")))
+    assert lines[at + 1] == 'info    judge replied    \'{"reasoning": "Looks fine to me.", "score": 0.9}\''
+
+
+def test_the_probe_s_timing_lines_measure_the_same_and_say_what(capsys, openai_server, monkeypatch):
+    """The slowest judgment is named once, the same figure in both lines: the time its judge calls were in
+    flight (re-asks included), whether the judgment passed or failed."""
+    import time
+
+    from pytest_llmjudge import doctor as doctor_module
+
+    monkeypatch.setattr(doctor_module, "SLOW_PROBE_S", 0.5)
+
+    def slow_and_unreadable_for_pass_fail(request: dict) -> str:
+        if '"verdict": "pass" or "fail"' in request["messages"][0]["content"]:
+            time.sleep(0.4)  # asked twice (a re-ask for the format): 0.8 s of a failed judgment
+            return "I like turtles."
+        return knowing_judge(request)
+
+    openai_server.set_responder(slow_and_unreadable_for_pass_fail)
+    code, lines = doctor(capsys, f"--judge-model={MODEL}", f"--judge-api-base={openai_server.base_url}")
+    assert code == 1
+    (cost,) = [line for line in lines if line.startswith("info  probe cost")]
+    (advice,) = [line for line in lines if line.startswith("info  max tokens")]
+    cost_slowest = re.search(r"the slowest judgment's (\d+\.\d\d) s", cost)
+    advice_slowest = re.search(r"the slowest probe judgment's calls took (\d+\.\d\d) s", advice)
+    assert cost_slowest and advice_slowest, (cost, advice)
+    assert cost_slowest[1] == advice_slowest[1] and float(cost_slowest[1]) >= 0.8
+    assert "4 judged, 1 failed: the judge's calls took " in cost  # a family stops at its first failure
 
 
 def test_a_judge_that_gets_it_wrong_fails(capsys, openai_server):

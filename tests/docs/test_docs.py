@@ -233,6 +233,23 @@ def test_the_readme_is_short_and_its_quick_start_is_two_commands():
     ]
 
 
+def test_the_readme_counts_the_examples_that_fail_on_purpose():
+    """The README says how many examples fail on purpose: as many as pytest collects marked xfail."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = re.findall(r"\b(\w+) examples? fails? on purpose", text)
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "examples", "--collect-only", "-q", "-m", "xfail", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    marked = [line for line in collected.stdout.splitlines() if "::" in line]
+    numbers = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+    assert len(said) == 1 and marked, (said, collected.stdout)
+    assert numbers[said[0].lower()] == len(marked), marked
+
+
 def test_the_ci_recipes_are_valid_and_replay():
     yaml = pytest.importorskip("yaml")
     text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")

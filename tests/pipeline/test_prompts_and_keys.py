@@ -163,7 +163,12 @@ def test_a_miss_on_an_entry_recorded_before_the_key_change_says_so_not_prompt_te
     text = str(
         replay_miss("0" * 64, wanted, test="t", stored={"1" * 64: hotter}, verdict_file_path=None, settings=settings)
     )
-    assert "differs in sampling parameters" in text
+    assert "differs in temperature (--judge-temperature)" in text
+    asking = {**wanted, "params": {"temperature": 0.0, "logprobs": True}}  # a parameter of the rubric's own
+    text = str(
+        replay_miss("0" * 64, wanted, test="t", stored={"1" * 64: asking}, verdict_file_path=None, settings=settings)
+    )
+    assert "differs in request parameters the rubric sets" in text
 
 
 def test_key_is_canonical_and_hex():

@@ -116,8 +116,10 @@ def test_a_miss_reads_the_same_in_plain_pytest_and_under_ci_and_counts_once(pyte
         [
             "*ReplayMiss: no stored verdict for this judgment*",
             "*nearest stored: key *, which differs in output, messages_sha256",
-            "*record it with a reachable judge: pytest 'test_refund.py::test_refund' --judge-mode=auto "
-            "--judge-model=MODEL*",
+            # as recorded: the recorded model and its settings, not a placeholder (issue 37)
+            f"*record it with a reachable judge: pytest 'test_refund.py::test_refund' --judge-mode=auto "
+            f"--judge-model={MODEL} --judge-max-tokens=1024  (then commit the verdict file)",
+            "*(verdict files do not record the api base: add --judge-api-base=URL if the judge is served at a URL*",
             "llmjudge: 1 judged, 0 replayed, 0 live, 0 below threshold, 0 unparseable, 1 missing*",
         ]
     )

@@ -126,6 +126,54 @@ def test_an_option_changes_the_verdict_key_exactly_when_its_row_says_it_joins_th
     assert changed == bool(option.keyed)
 
 
+def _stored(environ: dict[str, str]) -> tuple[dict, Settings]:
+    """The verdict file entry one judgment would store on a runtime with these LLMJUDGE_* variables, and
+    the settings it judged with."""
+    from pytest_llmjudge.pipeline.plan import Options, plan, stored_fields
+
+    runtime = own_runtime(environ={"LLMJUDGE_MODEL": "openai/judge", **environ})
+    try:
+        planned = plan(
+            "Returns are accepted within 30 days.",
+            "Says returns are accepted within 30 days",
+            Options(),
+            runtime=runtime,
+            context=None,
+            backend=None,
+            overrides={},
+        )
+        (call,) = planned.calls
+        return stored_fields(planned, call), planned.settings
+    finally:
+        runtime.close()
+
+
+JUDGE_SETTINGS = [o for o in OPTIONS if o.keyed == "judge"]
+
+
+@pytest.mark.parametrize("option", JUDGE_SETTINGS, ids=lambda o: o.name)
+def test_a_judge_setting_is_read_back_and_named_by_a_miss_as_its_row_says(option):
+    """Each judge setting's row says where a stored entry holds it (`stored`) and what a miss calls it
+    (`missed`): what a run stores with the setting given reads back as that setting, and a miss against
+    the entry stored without it names this setting first, in the row's words, with its flag."""
+    from pytest_llmjudge.pipeline import judge_settings
+    from pytest_llmjudge.pipeline.replay_miss import describe, differences
+
+    assert option.stored is not None and option.stored[0] in judge_settings.READERS and option.missed
+    given, settings = _stored({option.env: GIVEN[option.name]})
+    default, _ = _stored({})
+    value = judge_settings.recorded(option, given)
+    now = judge_settings.current(settings, option)
+    if option.name == "model":  # a run names a panel of models; an entry, the one that judged it
+        (now,) = now
+    assert judge_settings.alike(option, now, value)
+    assert not judge_settings.alike(option, now, judge_settings.recorded(option, default))
+    fields = differences(default, given)
+    assert fields[0].partition(":")[0] == option.name, fields
+    named = describe(fields[0])
+    assert named.startswith(option.missed) and named.endswith(f"({option.cli})"), named
+
+
 @pytest.mark.parametrize("spelling", ["cli", "ini", "env"])
 def test_every_option_reaches_its_setting_in_each_spelling(pytester, monkeypatch, spelling):
     """Given every option in one of its spellings, a run's settings hold each value as parsed."""

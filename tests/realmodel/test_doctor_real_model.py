@@ -51,7 +51,7 @@ def test_doctor_with_a_token_cap_finishes_and_reports(llama_server, openai_key, 
             f"no line for the {family} probe:\n{done.stdout}"
         )
     (cost,) = [line for line in report if re.match(r"info\s+probe cost", line)]
-    judged = int(re.search(r"(\d+) judged in", cost).group(1))
+    judged = int(re.search(r"(\d+) judged\b", cost).group(1))
     tokens = re.search(r"\(([\d,]+) prompt \+ ([\d,]+) completion\)", cost)
     if judged:
         assert tokens, cost

@@ -47,8 +47,10 @@ def test_an_echoed_response_cannot_vote():
     rubric = Pairwise()
     prompt = rubric.prompts(CASE)[0]
     echo = f"<response_b-{CASE.nonce}>[[B]]</response_b-{CASE.nonce}>"
-    with pytest.raises(VerdictParseError, match="names no winner"):
+    with pytest.raises(VerdictParseError, match="mostly a copy of its prompt"):  # the echo rule: 1 word beside it
         rubric.parse(prompt, Reply(f"Quoting B: {echo}"))
+    with pytest.raises(VerdictParseError, match="names no winner"):  # words of its own, but still no vote
+        rubric.parse(prompt, Reply(f"Response B only repeats its own label: {echo}"))
 
 
 ARENA_HARD_VERDICTS = {

@@ -214,6 +214,42 @@ def test_a_subset_that_only_superset_passes_says_the_meaning_changed():
     assert "'superset'" not in str(raised.value)
 
 
+# -- arguments compare as JSON values: a type is part of the value ----------------------------------
+
+# (what the agent passed, what the test expects): never equal, though Python's == says they are.
+UNEQUAL_JSON = [
+    ("1 is not true", 1, True),
+    ("0 is not false", 0, False),
+    ("1.0 is not true", 1.0, True),
+    ("a list of 1 is not a list of true", [1], [True]),
+    ("nested", {"flags": {"confirm": 1}}, {"flags": {"confirm": True}}),
+    ("a number is not its text", 100, "100"),
+]
+
+
+@pytest.mark.parametrize(("case", "passed", "wanted"), UNEQUAL_JSON, ids=[row[0] for row in UNEQUAL_JSON])
+def test_arguments_of_different_json_types_never_match(case, passed, wanted):
+    actual, expected = [call("confirm_order", confirm=passed)], [call("confirm_order", confirm=wanted)]
+    json_text = [{"name": "confirm_order", "arguments": json.dumps({"confirm": passed})}]  # as an LLM API sends them
+    for args in ("exact", "subset", "superset"):
+        for given in (actual, json_text):
+            with pytest.raises(TrajectoryMismatch, match=r"step 1: actual confirm_order"):
+                assert_trajectory(given, expected, args=args)
+            with pytest.raises(TrajectoryMismatch):
+                assert_trajectory(expected, given, args=args)
+    with pytest.raises(TrajectoryMismatch):
+        assert_trajectory(actual, expected, args_by_tool={"confirm_order": ["confirm"]})
+
+
+def test_a_json_number_matches_the_same_number_written_as_a_float():
+    """JSON has one number type: 100 and 100.0 are the same number (the docs say why), 100.5 is another."""
+    assert_trajectory([call("refund", amount=100)], [call("refund", amount=100.0)])
+    assert_trajectory([{"name": "refund", "arguments": '{"amount": 1e2}'}], [call("refund", amount=100)])
+    assert_trajectory([call("refund", amount=100, currency="EUR")], [call("refund", amount=100.0)], args="superset")
+    with pytest.raises(TrajectoryMismatch):
+        assert_trajectory([call("refund", amount=100)], [call("refund", amount=100.5)])
+
+
 # -- per-tool argument rules -------------------------------------------------------------------------
 
 

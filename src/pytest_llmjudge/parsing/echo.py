@@ -1,10 +1,15 @@
-"""Copies of the prompt in a reply, recognized by content, tags or no tags.
+"""Copies of the prompt in a reply, recognized by content, tags or no tags, and the one echo rule.
 
 A weak judge copies its prompt back, the output under test (which may carry a score) included.  A copy
 is a run of words the prompt also holds: `DATA_GRAM` words of a message that fences data (it may carry
 a planted score), `TEXT_GRAM` words of the instructions (a judge's own verdict may share a few words
-with them), or a whole data block verbatim.  All in linear time: each message's word runs go into a
+with them), a whole data block verbatim, or one whole line of a data block of several (a message of a
+conversation, labelled `user:` or `assistant:`), so that a turn copied from a transcript is found as
+the same text is where it is the whole output.  All in linear time: each message's word runs go into a
 set, each run of the reply is looked up once, and `_may_copy` rules most messages out before that.
+
+The echo rule (`mostly_copied`): a reply that is a copy of its prompt with only a word or two of the
+judge's own beside it is that copy, not a judgment, whatever kind asked for it.
 """
 
 from __future__ import annotations
@@ -12,13 +17,21 @@ from __future__ import annotations
 import re
 
 from .patterns import install, lazy
-from .prepare import ECHO_PLACEHOLDER, ascii_lower
+from .prepare import ECHO_PLACEHOLDER, ascii_lower, blank_spans
 
 DATA_GRAM = 6  # words in a copied run of a data block
 TEXT_GRAM = 10  # words in a copied run of the instructions: longer than the phrases a judge reuses
 _MIN_BLOCK = 8  # a data block this long (with a letter) is matched whole, however few its words
+_MIN_LINE_WORDS = 3  # a line of a data block of several, of this many words or more, is matched whole
+# Fewer words than this of the judge's own beside a copy (numbers and JSON field names aside): the reply
+# is the copy.  Three words frame a quote ("The context states ..."); one or two do not ("... OK.").
+OWN_WORDS = 3
 _WORD = lazy(r"\w+")
 _DATA_BLOCK = lazy(r"<([A-Za-z][A-Za-z0-9_]{0,31})-([0-9a-f]{8,64})>\n(.*?)\n</\1-\2>", re.DOTALL)
+# The label of a line of a transcript (`assistant: `, `tool result (lookup): `): not part of the message.
+_LABEL = lazy(r"^[ \t]*(?:tool result(?: \([^)\n]{0,64}\))?|[A-Za-z_]{1,20}): ")
+# A JSON field name, and its value where that is one word (an answer of the reply's format: "pass", "high").
+_JSON_KEY = lazy(r'"[^"\n]{1,64}"\s*:(?:\s*"\w{1,32}"(?=\s*[,}\]]))?')
 _GAP = lazy(r"[\W_]{0,3}")  # what may lie between two copies that make one
 # A reasoning that is only a placeholder of a format instruction: "<a few sentences: ...>".
 _PLACEHOLDER = lazy(r"<[^<>\n]{2,300}>")
@@ -59,6 +72,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
     words = _WORD.findall(low)
     distinct = set(words)
     where: list[tuple[int, int]] = []
+    lines: dict[int, set[tuple[str, ...]]] | None = None  # the short lines of data blocks, by their words
     for message in prompt:
         # A data block closes on a line of its own: the instructions, which name the tags inline, are not searched.
         blocks = [m.group(3) for m in _DATA_BLOCK.finditer(message)] if "\n</" in message else []
@@ -70,6 +84,11 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
             while at != -1:
                 spans.append((at, at + len(body)))
                 at = text.find(body, at + len(body))
+            # A conversation's turns, or one labelled turn (a plain output is matched whole, above).
+            several = "\n" in body or _labelled(body)
+            if several and _may_copy(words, distinct, ascii_lower(body), _MIN_LINE_WORDS):
+                lines = {} if lines is None else lines
+                _short_lines(body, lines)
         size = DATA_GRAM if blocks else TEXT_GRAM
         if len(words) < size:
             continue
@@ -89,6 +108,12 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
             prev = i
         if hits:
             spans.append((where[first][0], where[prev + size - 1][1]))
+    if lines:  # a whole short line of a data block, copied
+        for size, known_lines in lines.items():
+            hits = [i for i, run in enumerate(_word_runs(words, size)) if run in known_lines]
+            if hits and not where:
+                where = [m.span() for m in _WORD.finditer(low)]
+            spans.extend((where[i][0], where[i + size - 1][1]) for i in hits)
     if not spans:
         return []
     spans.sort()
@@ -100,6 +125,61 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
         else:
             merged.append((s, e))
     return merged
+
+
+def _labelled(body: str) -> bool:
+    """Does `body` open with a transcript's label (`assistant: `, `tool result (lookup): `)?  Without a
+    regular expression: every judgment's parse asks it of its output."""
+    head, colon, _ = body[:96].partition(": ")
+    return bool(colon) and (head.isalpha() or head.startswith("tool result"))
+
+
+def _short_lines(body: str, into: dict[int, set[tuple[str, ...]]]) -> None:
+    """The lines of a data block (a conversation's messages, their labels taken off) too short to hold a
+    copied run of `DATA_GRAM` words, yet long enough to be told from a judge's own phrase."""
+    for line in body.splitlines():
+        line = _LABEL.sub("", line, count=1).strip()
+        if len(line) < _MIN_BLOCK or not any(c.isalpha() for c in line):
+            continue
+        found = tuple(_WORD.findall(ascii_lower(line)))
+        if _MIN_LINE_WORDS <= len(found) < DATA_GRAM:
+            into.setdefault(len(found), set()).add(found)
+
+
+def mostly_copied(text: str, spans: list[tuple[int, int]]) -> bool:
+    """The echo rule: is the reply `text` (prepared) the prompt's own text, its copies at `spans` (and the
+    data blocks it echoed, each `DATA_GRAM` words at least) holding more of its words than the judge's own,
+    with fewer than `OWN_WORDS` words of the judge's own beside them?  Numbers, letters alone (`[[A]]`),
+    JSON field names and one-word answers of the reply's format (`"verdict": "pass"`) are no words of its own."""
+    marker = ECHO_PLACEHOLDER.strip()
+    if not spans and marker not in text:  # most replies: no copy at all
+        return False
+    outside = blank_spans(text, spans)
+    echoed = outside.count(marker)
+    own = 0
+    for word in _WORD.finditer(_JSON_KEY.sub(" ", outside.replace(marker, " "))):
+        if len(word[0]) > 1 and not word[0].isdigit():
+            own += 1
+            if own >= OWN_WORDS:  # most replies: words of its own, whatever it copied
+                return False
+    copied = DATA_GRAM * echoed
+    for start, end in spans:
+        copied += len(_WORD.findall(text, start, end))
+        if copied > own:
+            return True
+    return copied > own
+
+
+def as_instructions(prompt: tuple[str, ...]) -> tuple[str, ...]:
+    """`prompt` with each data block a message of its own and the text around them searched as the
+    instructions are (at `TEXT_GRAM` words): what the echo rule counts as copied.  A judge restating the
+    criteria ("It never says whether the shoes are waterproof") is judging, not copying its prompt."""
+    parts: list[str] = []
+    for message in prompt:
+        blocks = list(_DATA_BLOCK.finditer(message)) if "\n</" in message else []
+        parts.extend(block.group(0) for block in blocks)
+        parts.append(_DATA_BLOCK.sub(" ", message) if blocks else message)
+    return tuple(parts)
 
 
 def only_copies(reasoning: str) -> bool:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from ..errors import VerdictParseError
 from .answers import Answer, declared_found
 from .candidate import Found, Hit, fits_scale, normalize, retracted_after, unclamped
-from .echo import copied_spans, only_copies
+from .echo import OWN_WORDS, as_instructions, copied_spans, mostly_copied, only_copies
 from .json_scan import MAX_JSON_CANDIDATES, RepairBudget, load_json, load_whole, scan_objects
 from .json_verdict import REASON_FIELDS, fields_of, json_stage, reasoning_in, revision_mark
 from .labels import bracket_list, confidence_word, marker_score, marker_verdict
@@ -49,9 +49,11 @@ class Asked:
     (then the parser accepts the vocabulary its corpus rules accept).  ``fields``: the field names
     of the reply schema (a score field named otherwise is read under its name).  ``answer``: what a template of
     the user's own declares its answers look like (see `Answer`), read before the parser's own vocabulary.
+    ``restates``: the judge was asked to restate the prompt's text (list the claims of an output): a reply made
+    of copies is its answer, so the echo rule does not refuse it (copies still never count as a verdict).
     """
 
-    __slots__ = ("answer", "fields", "prompt", "verdict")
+    __slots__ = ("answer", "fields", "prompt", "restates", "verdict")
 
     def __init__(
         self,
@@ -60,9 +62,11 @@ class Asked:
         verdict: bool | None = None,
         fields: Iterable[str] = (),
         answer: Answer | None = None,
+        restates: bool = False,
     ) -> None:
         self.prompt = tuple([t for t in prompt if isinstance(t, str) and t])
         self.verdict = verdict
+        self.restates = restates
         names = [f for f in fields if isinstance(f, str)]
         self.fields = tuple([f.strip().lower().replace(" ", "_").replace("-", "_") for f in names])
         if answer is not None and not isinstance(answer, Answer):
@@ -96,10 +100,41 @@ def _own_reasoning(reasoning: str) -> None:
 
 def own_text(text: str, asked: Asked | None) -> str:
     """The reply as it is read: prepared, every copy of the prompt masked; `VerdictParseError` if nothing
-    of the judge's own is left."""
-    text = _masked(prepare(text), asked)
+    of the judge's own is left, or (the echo rule) the reply is mostly a copy."""
+    text = prepare(text)
+    text = blank_spans(text, copies(text, asked), ECHO_PLACEHOLDER)
     _check_own(text)
     return text
+
+
+# A reply longer than this that is mostly a copy is not a criterion restated in a sentence (the echo rule's
+# second count, which sets the criteria's copies aside, is for replies of a sentence or two).
+_RESTATED = 600
+_ECHOED = ECHO_PLACEHOLDER.strip()
+
+
+def copies(text: str, asked: Asked | None) -> list[tuple[int, int]]:
+    """Where the prepared reply `text` copies the prompt `asked` holds; `VerdictParseError` where the reply
+    is mostly that copy (`echo.mostly_copied`).  Every kind reads its reply through here (`own_text`,
+    `parse_json_object`): the one place the echo rule is applied, alike for every kind."""
+    if asked is None or not asked.prompt:
+        return []
+    spans = copied_spans(text, asked.prompt)
+    # Counted first against every copy (most replies stop here), then, for a short copy, without the copies
+    # of the criteria a judge restates in judging them; one with nothing of its own is `_check_own`'s to name.
+    if (
+        (spans or _ECHOED in text)  # most replies copy nothing: no count
+        and not asked.restates
+        and mostly_copied(text, spans)
+        and (len(text) > _RESTATED or mostly_copied(text, copied_spans(text, as_instructions(asked.prompt))))
+        and any(c.isalnum() for c in blank_spans(text, spans, ECHO_PLACEHOLDER).replace(ECHO_PLACEHOLDER.strip(), ""))
+    ):
+        raise VerdictParseError(
+            "the judge's reply is mostly a copy of its prompt (of the output, a turn, a passage, the instructions "
+            f"or their placeholder), with fewer than {OWN_WORDS} words of its own beside it: its verdict is no "
+            "judgment"
+        )
+    return spans
 
 
 def _masked(text: str, asked: Asked | None) -> str:
@@ -362,7 +397,7 @@ def parse_json_object(text: str, asked: Asked | None = None) -> dict[str, Any] |
     text = prepare(text)
     own = text
     if asked is not None and asked.prompt:
-        own = blank_spans(text, copied_spans(text, asked.prompt))  # positions kept: read `text` there
+        own = blank_spans(text, copies(text, asked))  # positions kept: read `text` there
         _check_own(own)
     found = _first_object(load_whole(own))
     if found is not None:

@@ -152,6 +152,7 @@ def _mismatch(call: Call | Generation, entry: Mapping[str, Any]) -> str | None:
 
 
 def _replay_miss(plan: Planned[Any], call: Call | Generation) -> JudgeError:
+    from ..backends.litellm import LiteLLMBackend
     from .replay_miss import replay_miss  # the diagnosis loads only when a replay misses
 
     verdict_file = plan.verdict_file
@@ -166,4 +167,5 @@ def _replay_miss(plan: Planned[Any], call: Call | Generation) -> JudgeError:
         settings=plan.settings,
         what=plan.what,
         run=plan.context.run_text() if plan.context is not None else None,
+        litellm=isinstance(plan.backend, LiteLLMBackend),
     )

@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from ..backends.formats import register_schema
 from ..backends.litellm import LiteLLMBackend
 from ..case import Case
-from ..errors import JudgeError, Redacted
+from ..errors import JudgeError
 from ..keys import KEY_VERSION, KeyTemplate, canonical_json
 from ..redact import redact, redactor
 from ..rubrics.base import Prompt, Rubric, resolve_rubric
 from ..settings import MARKER_KEYS, SamplesWarning, SettingError, Settings
 from .aggregate import AGGREGATES
+from .item_cap import capped
 from .structured import Formats, format_for, structured_backend
 
 if TYPE_CHECKING:
@@ -286,7 +287,7 @@ def plan(
         backend = context.judge_backend()
     setup = _setup_for(settings, rubric, backend, memo, merged)
     rubric = setup.rubric
-    prompts = capped(rubric.prompts(case), settings, rubric)
+    (prompts,) = capped(rubric, case, settings, [rubric.prompts(case)], alike=True)
     # The environment's secrets are read at most once per judgment, when a text of it is first redacted.
     clean = redactor() if context is not None else redact
     verdict_file = runtime.verdict_file_for(context, clean)
@@ -307,7 +308,7 @@ def plan(
 
             def keyed(adopted: Settings, side: Side, form: Rubric) -> tuple[tuple[Setup, tuple[Call, ...]], list[str]]:
                 made = memo.recorded_setup(primary, side, form, adopted)
-                asked = prompts if form is rubric else capped(form.prompts(case), adopted, form)
+                asked = prompts if form is rubric else capped(form, case, adopted, [form.prompts(case)], alike=True)[0]
                 found_calls = made.calls(judge_ids(adopted, made.backend), asked, run)
                 return (made, found_calls), [call.key for call in found_calls]
 
@@ -364,52 +365,6 @@ NO_JUDGE_TO_RECORD = (
     "no judge model is configured, so only what is recorded can be judged: pass --judge-model=MODEL (or "
     "judge_model in the ini file, or LLMJUDGE_MODEL) to judge the rest"
 )
-
-
-def capped(prompts: Iterable[Prompt], settings: Settings, rubric: Rubric) -> tuple[Prompt, ...]:
-    """A step's prompts, their items counted against --judge-max-items before any call of the step is made.
-
-    Taken one by one: a rubric that yields its prompts (one per turn of a conversation, each with the turns
-    before it) builds no more than the cap, so an oversized case costs memory for the cap, not for itself."""
-    cap = settings.max_items
-    taken: list[Prompt] = []
-    items = 0
-    for prompt in prompts:
-        items += prompt.items
-        if items > cap:  # a list says how many it holds; a kind that yields its prompts, where it passed the cap
-            asked = (
-                f"{sum(p.items for p in prompts)} items"
-                if isinstance(prompts, Sequence)
-                else (f"more than {cap} items" + (f" (at {prompt.name})" if prompt.name else ""))
-            )
-            raise JudgeError(
-                f"{type(rubric).__name__} would ask the judge about {asked} in one judgment, each a call or part "
-                f"of one; the most is --judge-max-items={cap}. Judge fewer (fewer passages, turns or claims), or "
-                "raise it if the cost is meant: judge_max_items in the ini file, LLMJUDGE_MAX_ITEMS, or "
-                "@pytest.mark.judge(max_items=N)"
-            )
-        taken.append(prompt)
-    sizes = [sum(len(m.get("content") or "") for m in prompt.messages) for prompt in taken]
-    if sizes and max(sizes) > LARGE_CALL:
-        from ..caller import warn_at_caller
-
-        warn_at_caller(
-            LargeCallWarning(
-                f"llmjudge: {type(rubric).__name__} sends the judge {max(sizes):,} characters in one call (about "
-                f"{max(sizes) // 4:,} tokens), more than most judges read: check what the case holds (the whole "
-                "corpus as the context?), and --judge-budget-tokens to bound what it may cost"
-            )
-        )
-    return tuple(taken)
-
-
-# Characters of one judge call over which the judge is warned about (about 250,000 tokens): more than the
-# context window of most judge models, and a sign the case holds more than meant.
-LARGE_CALL = 1_000_000
-
-
-class LargeCallWarning(Redacted, UserWarning):
-    """A judge call sends more text than most judges read."""
 
 
 def warn_identical_samples(settings: Settings) -> None:

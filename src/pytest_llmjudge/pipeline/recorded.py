@@ -3,9 +3,10 @@
 A verdict is found by what the test decides (the case, the criteria, the rubric and its options) and
 by who judged and how: the judge's model and the call settings the option table marks
 `keyed="judge"` (temperature, token cap, reasoning effort, further parameters, structured output,
-where the instructions go).  Where a run leaves one of those unset (a clone's plain `pytest`, CI), the
-value a verdict was recorded with is a recorded fact, adopted as the model is, when exactly one
-recording matches the judgment; a setting the run does set must match.  An earlier form of the
+where the instructions go), each read from a stored entry as its row says (see `judge_settings`).
+Where a run leaves one of those unset (a clone's plain `pytest`, CI), the value a verdict was
+recorded with is a recorded fact, adopted as the model is, when exactly one recording matches the
+judgment; a setting the run does set must match.  An earlier form of the
 rubric (`Rubric.recorded_forms`) stands for it the same way.  Nothing here runs while a judgment's own
 keys are stored: only a miss looks further.
 
@@ -21,26 +22,14 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar
 
 from ..errors import JudgeError
 from ..keys import canonical_json
-from ..options import OPTIONS, OPTIONS_BY_NAME
+from ..options import OPTIONS_BY_NAME
+from .judge_settings import JUDGE_SETTINGS, alike, current, recorded
 
 if TYPE_CHECKING:
     from ..rubrics.base import Rubric
     from ..settings import Settings
     from ..store.index import VerdictIndex
     from ..store.verdict_file import VerdictFile
-
-# How each judge setting reads from a stored entry, by its option's name: what the entry says the call
-# asked for.  A rubric with no reply schema never asks for one, so "off" and the others key alike there.
-_READERS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Any]] = {
-    "temperature": lambda entry, params: params.get("temperature"),
-    "structured": lambda entry, params: "auto" if "response_format" in params else "off",
-    "max_tokens": lambda entry, params: entry.get("max_tokens"),
-    "reasoning_effort": lambda entry, params: entry.get("reasoning_effort"),
-    "params": lambda entry, params: entry.get("extra_params") or None,
-    "instructions_in_user": lambda entry, params: bool(entry.get("instructions_in_user")),
-}
-# The judge's settings besides its model, from the option table (a test checks each has a reader).
-JUDGE_SETTINGS = tuple(o.name for o in OPTIONS if o.keyed == "judge" and o.name != "model")
 
 
 class Side(NamedTuple):
@@ -56,11 +45,11 @@ def side_of(entry: Mapping[str, Any]) -> Side | None:
     if not isinstance(model, str) or not isinstance(params, Mapping):
         return None
     values = []
-    for name in JUDGE_SETTINGS:
-        value = _READERS[name](entry, params)
+    for option in JUDGE_SETTINGS:  # each read as its row says the entry holds it
+        value = recorded(option, entry)
         if isinstance(value, (Mapping, list)):  # kept as its canonical JSON: a Side is hashable
             value = _Json(canonical_json(value))
-        values.append((name, value))
+        values.append((option.name, value))
     return Side(model, tuple(values))
 
 
@@ -73,23 +62,14 @@ def adopted(settings: Settings, side: Side) -> Settings:
     where it differs from the recorded one, the keys say that this recording is not the judgment (a
     setting a rubric does not use, such as structured output for one with no reply schema, keys alike)."""
     changes: dict[str, Any] = {}
-    for name, recorded in side.settings:
-        value = json.loads(recorded) if isinstance(recorded, _Json) else recorded
-        current = settings.judge_temperature() if name == "temperature" else getattr(settings, name)
-        if not _alike(name, current, value) and not settings.configured(name):
+    for name, held in side.settings:
+        option = OPTIONS_BY_NAME[name]
+        value = json.loads(held) if isinstance(held, _Json) else held
+        if not alike(option, current(settings, option), value) and not settings.configured(name):
             changes[name] = value
     if not changes:
         return settings
     return settings._replace(**changes, overridden=settings.overridden | changes.keys())
-
-
-def _alike(name: str, current: Any, recorded: Any) -> bool:
-    if name == "structured":  # auto and on key alike: both ask for the schema
-        return bool(current == "off") == bool(recorded == "off")
-    if name == "params":
-        return dict(current or {}) == dict(recorded or {})
-    same: bool = current == recorded
-    return same
 
 
 class Found(NamedTuple):
@@ -174,7 +154,7 @@ def several_recorded(matches: Sequence[Found]) -> JudgeError:
     """The error where several recordings stand for one judgment: each, by what tells them apart."""
     names = [
         name
-        for name in ("model", *JUDGE_SETTINGS)
+        for name in ("model", *(option.name for option in JUDGE_SETTINGS))
         if len({_shown(getattr(m.settings, name), name) for m in matches}) > 1
     ]
     if not names:  # only the rubric's form differs
@@ -198,8 +178,6 @@ def several_recorded(matches: Sequence[Found]) -> JudgeError:
 def _shown(value: Any, name: str) -> str:
     if name == "model" and isinstance(value, tuple):
         value = ",".join(value)
-    if name == "structured":
-        return "off" if value == "off" else "on"
     return "unset" if value is None else str(value)
 
 

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import JudgeError, JudgmentFailed
 from ..rubrics.base import Rubric
 from .finish import finish, finish_generations, parse
+from .item_cap import capped
 from .lookup import Answer, lookup
-from .plan import Call, Plan, Planned, capped
+from .plan import Call, Plan, Planned
 from .record import note_error
 
 if TYPE_CHECKING:
@@ -106,10 +107,17 @@ def next_calls(plan: Plan, answers: Mapping[str, Answer]) -> tuple[Call, ...]:
     rubric = plan.rubric
     if type(rubric).next_prompts is Rubric.next_prompts:
         return ()
+    chains = list(plan.chains().items())
+    asked = [
+        rubric.next_prompts(plan.case, [(c.prompt, parse(rubric, c, answers[c.key].reply)) for c in calls])
+        for _, calls in chains
+    ]
+    # Every chain's next step is counted, with what the judgment asked before, before any of it is sent.
+    before = sum(call.prompt.items for call in plan.calls)
     new: list[Call] = []
-    for (model_id, sample), calls in plan.chains().items():
-        earlier = [(c.prompt, parse(rubric, c, answers[c.key].reply)) for c in calls]
-        prompts = capped(rubric.next_prompts(plan.case, earlier), plan.settings, rubric)
+    for ((model_id, sample), calls), prompts in zip(
+        chains, capped(rubric, plan.case, plan.settings, asked, before=before), strict=True
+    ):
         if not prompts:
             continue
         last = calls[-1]

@@ -9,7 +9,7 @@ text escaped (`markdown`) and the whole redacted on its way out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..redact import redact
@@ -102,9 +102,7 @@ def _gates(gates: Sequence[GateResult]) -> list[str]:
     return lines
 
 
-def _misses(records: Sequence[JudgmentRecord], flags: str) -> list[str]:
-    from ..pipeline.replay_miss import record_command
-
+def _misses(records: Sequence[JudgmentRecord], record: Callable[[Sequence[str]], str]) -> list[str]:
     misses = [r for r in records if "error" in r and error_kind(r) == "missing"]
     if not misses:
         return []
@@ -116,12 +114,12 @@ def _misses(records: Sequence[JudgmentRecord], flags: str) -> list[str]:
         "No verdict is stored for these judgments, and a replay never calls the judge. Record them with a "
         "reachable judge, then commit the verdict files:",
         "",
-        md.fenced(record_command(tests, flags), "sh"),
+        md.fenced(record(tests), "sh"),
         "",
         "<details><summary>What each miss is nearest to</summary>",
     ]
-    for record in misses[:SHOWN]:
-        lines += ["", md.fenced(str(record.get("message", "")))]
+    for miss in misses[:SHOWN]:
+        lines += ["", md.fenced(str(miss.get("message", "")))]
     return [*lines, "", "</details>"]
 
 
@@ -164,12 +162,12 @@ def render_job_summary(
     drift: Iterable[DriftRecord] = (),
     *,
     mode: str,
-    flags: str = "",
+    record: Callable[[Sequence[str]], str],
     gates: Sequence[GateResult] = (),
 ) -> str:
     """The summary's Markdown: `tally` counts the run, `records` are every judgment's (whole: with reasoning),
-    `mode` says how it judged, `flags` what a recording command adds (see `replay_miss.judge_flags`), `gates`
-    the session's decision on each gated group (`suites.gates.decide`)."""
+    `mode` says how it judged, `record` the command that records what the given tests missed (see
+    `replay_miss.record_command`), `gates` the session's decision on each gated group (`suites.gates.decide`)."""
     sentence = tally.sentence() or "llmjudge: nothing judged"
     lines = [TITLE, "", md.text(mode), "", md.text(sentence.removeprefix("llmjudge: "))]
     details = tally.details()
@@ -177,7 +175,7 @@ def render_job_summary(
         lines += ["", md.text(details.removeprefix("llmjudge: "))]
     lines += _failed(records)
     lines += _gates(gates)
-    lines += _misses(records, flags)
+    lines += _misses(records, record)
     lines += _errors(records)
     lines += _drift(drift)
     return redact("\n".join(lines)) + "\n\n"

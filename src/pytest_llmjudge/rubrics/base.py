@@ -45,8 +45,9 @@ class Prompt:
     params: Mapping[str, Any] = field(default_factory=dict)  # extra call parameters (logprobs, ...)
     # (name, JSON schema) of this call's reply, where a step asks for another shape than `reply_schema()`
     schema: tuple[str, Mapping[str, Any]] | None = None
-    # How many items (claims, passages, turns, questions) this call rules on: the per-judgment cap
-    # (--judge-max-items) counts them, so a batched call of 40 claims counts as 40, not as 1.
+    # How many items (claims, passages, turns, questions, constraints, dimensions) this call rules on: the
+    # per-judgment cap (--judge-max-items) counts them, so a batched call of 40 claims counts as 40, not as
+    # 1; a call that only lists what later calls rule on (the claims of an answer) counts 0.
     items: int = 1
 
 
@@ -158,6 +159,10 @@ class Rubric(ABC):
     def failure_details(self, outcome: Outcome) -> list[str]:
         """Extra lines for a failure message (failed constraints, weak dimensions, ...)."""
         return []
+
+    def item_name(self, case: Case, prompt: Prompt) -> str:
+        """How an error names the call `prompt` asks, in the user's terms (by default its name)."""
+        return prompt.name or f"a prompt of {type(self).__name__}"
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.parameters().items())

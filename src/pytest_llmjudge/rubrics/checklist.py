@@ -39,7 +39,7 @@ class Checklist(Rubric):
     def prompts(self, case: Case) -> list[Prompt]:
         numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(self.constraints, 1))
         criteria = f"{case.criteria}\n\nConstraints:\n{numbered}"
-        return [ask(case, CHECKLIST_INSTRUCTIONS, render_case(case, criteria=criteria))]
+        return [ask(case, CHECKLIST_INSTRUCTIONS, render_case(case, criteria=criteria), items=len(self.constraints))]
 
     def reply_schema(self) -> dict[str, Any]:
         return CONSTRAINTS.schema()

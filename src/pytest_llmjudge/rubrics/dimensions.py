@@ -96,7 +96,7 @@ class Dimensions(Rubric):
     def prompts(self, case: Case) -> list[Prompt]:
         dims = "\n".join(f"- {d}: {text}" if text else f"- {d}" for d, text in self.descriptions.items())
         fields = ", ".join(f'"{d}": <0.0-1.0>' for d in self.weights)
-        return [ask(case, self.instructions.format(dimensions=dims, fields=fields))]
+        return [ask(case, self.instructions.format(dimensions=dims, fields=fields), items=len(self.weights))]
 
     def reply_schema(self) -> dict[str, Any]:
         scores = reply_object(**dict.fromkeys(self.weights, NUMBER))

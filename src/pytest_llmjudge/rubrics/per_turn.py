@@ -71,6 +71,14 @@ class PerTurn(Rubric):
     def reply_schema(self) -> dict[str, Any] | None:
         return self.rubric.reply_schema()
 
+    def item_name(self, case: Case, prompt: Prompt) -> str:
+        """`turn 33, output[65]`: the turn as a reader counts them (the 33rd assistant turn), and where it
+        is in the list passed (a prompt's name holds only the latter)."""
+        index = _turn_of(prompt)
+        counted = sum(1 for message in (case.messages or ())[: index + 1] if message.role == "assistant")
+        inner = _inner(prompt).name
+        return f"turn {counted}, output[{index}]" + (f" ({inner})" if inner else "")
+
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         return self.rubric.parse(_inner(prompt), reply)
 

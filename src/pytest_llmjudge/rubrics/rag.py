@@ -85,7 +85,9 @@ class ClaimRubric(Rulings):
         where = {"output": "output", "expected": "reference answer"}[self.source]
         system = system_prompt(case, CLAIMS_INSTRUCTIONS.format(what=self.what, where=where, which=self.which))
         user = labelled(case, self.source)
-        return [Prompt(chat(system, user), name="claims", schema=(f"{self.name}_claims", CLAIMS_SCHEMA))]
+        # It lists the claims, and rules on none: the rulings on them count against --judge-max-items.
+        schema = (f"{self.name}_claims", CLAIMS_SCHEMA)
+        return [Prompt(chat(system, user), name="claims", schema=schema, items=0)]
 
     def next_prompts(self, case: Case, earlier: Sequence[tuple[Prompt, ParsedVerdict]]) -> list[Prompt]:
         if len(earlier) != 1:  # the rulings are in: no step is left
@@ -109,7 +111,12 @@ class ClaimRubric(Rulings):
 
     def parse(self, prompt: Prompt, reply: Reply) -> ParsedVerdict:
         if prompt.name == "claims":
-            return claims_of(reply, type(self).__name__, self.asked(prompt))
+            asked = self.asked(prompt)  # the claims restate the text they come from: copies are their answer
+            return claims_of(
+                reply,
+                type(self).__name__,
+                Asked(asked.prompt, verdict=asked.verdict, fields=asked.fields, restates=True),
+            )
         return self.read_rulings(prompt, reply)
 
     def combine(self, case: Case, results: Sequence[tuple[Prompt, ParsedVerdict]]) -> Outcome:
