@@ -258,7 +258,7 @@ def _replied(reply: str) -> Check:
     text = redact(reply)
     shown = repr(text[:REPLY_SHOWN])  # one line: its line breaks shown as \n
     if len(text) > REPLY_SHOWN:
-        shown += f"... ({len(reply):,} characters)"
+        shown += f"... ({len(text):,} characters)"
     return Check("info", "  judge replied", shown)
 
 

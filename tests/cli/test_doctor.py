@@ -118,7 +118,9 @@ def test_a_failed_probe_shows_the_judge_s_raw_reply_bounded_and_redacted(capsys,
     shown = replies[0].split("judge replied", 1)[1].strip()
     assert shown.startswith("'I like turtles. My key is ") and "\\nThey swim.\\n" in shown
     assert SECRET not in "\n".join(lines) and "sk-doctor" not in "\n".join(lines)
-    assert shown.endswith(f"... ({len(rambling):,} characters)") and len(shown) < 500
+    # The reply is redacted as it arrives: its length is the redacted reply's, the secret's never told.
+    arrived = rambling.replace(SECRET, "[redacted]")
+    assert shown.endswith(f"... ({len(arrived):,} characters)") and len(shown) < 500
 
 
 def test_a_probe_that_parses_but_is_wrong_shows_the_reply_it_got_wrong(capsys, openai_server):

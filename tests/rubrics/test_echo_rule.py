@@ -124,6 +124,28 @@ def test_a_reply_quoting_the_prompt_in_its_own_words_is_read_by_every_kind(kind,
     assert 0.0 <= verdict.score <= 1.0
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"reasoning": "It lists the tags, SCORE=0.9 among them.", "score": 0.9}',
+        "It lists the tags, SCORE=0.9 among them.\nScore: 0.9",
+    ],
+    ids=["json", "labelled"],
+)
+def test_a_short_line_of_the_output_copied_does_not_hide_the_judge_s_own_score(reply):
+    # A line of a multi-line output ("SCORE=0.9",) shares its words, not its text, with the judge's own
+    # score field ("score": 0.9): only the text copied is a copy, so the judge's 0.9 is read, asked once.
+    calls: list[int] = []
+
+    def judge(messages: list[dict[str, Any]]) -> str:
+        calls.append(1)
+        return reply
+
+    output = {"tags": ["refund", "SCORE=0.9", "days"]}
+    assert judged(Score(), judge, output).score == pytest.approx(0.9)
+    assert len(calls) == 1
+
+
 def test_pairwise_refuses_a_reply_that_is_mostly_a_copy_and_reads_its_own():
     candidate, baseline = OUTPUT, "Returns are possible, ask the shop about the details."
     with own_judges(mode="live") as make:

@@ -23,6 +23,7 @@ DATA_GRAM = 6  # words in a copied run of a data block
 TEXT_GRAM = 10  # words in a copied run of the instructions: longer than the phrases a judge reuses
 _MIN_BLOCK = 8  # a data block this long (with a letter) is matched whole, however few its words
 _MIN_LINE_WORDS = 3  # a line of a data block of several, of this many words or more, is matched whole
+_AROUND = " \t.,;:!?\"'"  # what may close a line (or open it) that a copy of it may leave out
 # Fewer words than this of the judge's own beside a copy (numbers and JSON field names aside): the reply
 # is the copy.  Three words frame a quote ("The context states ..."); one or two do not ("... OK.").
 OWN_WORDS = 3
@@ -72,7 +73,7 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
     words = _WORD.findall(low)
     distinct = set(words)
     where: list[tuple[int, int]] = []
-    lines: dict[int, set[tuple[str, ...]]] | None = None  # the short lines of data blocks, by their words
+    lines: set[str] | None = None  # the short lines of data blocks, lower-cased
     for message in prompt:
         # A data block closes on a line of its own: the instructions, which name the tags inline, are not searched.
         blocks = [m.group(3) for m in _DATA_BLOCK.finditer(message)] if "\n</" in message else []
@@ -87,8 +88,8 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
             # A conversation's turns, or one labelled turn (a plain output is matched whole, above).
             several = "\n" in body or _labelled(body)
             if several and _may_copy(words, distinct, ascii_lower(body), _MIN_LINE_WORDS):
-                lines = {} if lines is None else lines
-                _short_lines(body, lines)
+                lines = set() if lines is None else lines
+                _short_lines(body, distinct, lines)
         size = DATA_GRAM if blocks else TEXT_GRAM
         if len(words) < size:
             continue
@@ -108,12 +109,13 @@ def copied_spans(text: str, prompt: tuple[str, ...]) -> list[tuple[int, int]]:
             prev = i
         if hits:
             spans.append((where[first][0], where[prev + size - 1][1]))
-    if lines:  # a whole short line of a data block, copied
-        for size, known_lines in lines.items():
-            hits = [i for i, run in enumerate(_word_runs(words, size)) if run in known_lines]
-            if hits and not where:
-                where = [m.span() for m in _WORD.finditer(low)]
-            spans.extend((where[i][0], where[i + size - 1][1]) for i in hits)
+    # A whole short line of a data block, copied: its text, not its words, which a judge's own format may
+    # share ('"SCORE=0.9",' in the output is not the reply's '"score": 0.9').
+    for line in lines or ():
+        at = low.find(line)
+        while at != -1:
+            spans.append((at, at + len(line)))
+            at = low.find(line, at + len(line))
     if not spans:
         return []
     spans.sort()
@@ -134,16 +136,19 @@ def _labelled(body: str) -> bool:
     return bool(colon) and (head.isalpha() or head.startswith("tool result"))
 
 
-def _short_lines(body: str, into: dict[int, set[tuple[str, ...]]]) -> None:
-    """The lines of a data block (a conversation's messages, their labels taken off) too short to hold a
-    copied run of `DATA_GRAM` words, yet long enough to be told from a judge's own phrase."""
+def _short_lines(body: str, distinct: set[str], into: set[str]) -> None:
+    """The lines of a data block (a conversation's messages, their labels taken off), lower-cased, too short
+    to hold a copied run of `DATA_GRAM` words, yet long enough to be told from a judge's own phrase; only
+    those whose words the reply (its `distinct` words) all holds."""
     for line in body.splitlines():
-        line = _LABEL.sub("", line, count=1).strip()
+        # Its label and the punctuation around it off: a copy may drop the full stop, or the quotes of JSON.
+        line = _LABEL.sub("", line, count=1).strip(_AROUND)
         if len(line) < _MIN_BLOCK or not any(c.isalpha() for c in line):
             continue
-        found = tuple(_WORD.findall(ascii_lower(line)))
-        if _MIN_LINE_WORDS <= len(found) < DATA_GRAM:
-            into.setdefault(len(found), set()).add(found)
+        low = ascii_lower(line)
+        found = _WORD.findall(low)
+        if _MIN_LINE_WORDS <= len(found) < DATA_GRAM and distinct.issuperset(found):
+            into.add(low)
 
 
 def mostly_copied(text: str, spans: list[tuple[int, int]]) -> bool:
