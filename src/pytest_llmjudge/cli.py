@@ -282,7 +282,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
         print(note)
     verb = "would remove" if args.dry_run else "removed"
     for action in plan.actions:
-        total = len(action.removed) + len(action.kept) + len(action.kept_generations)  # verdicts and generations
+        total = len(action.removed) + action.stays()  # entries of every section
         what = "the whole file" if action.deletes_file else f"{len(action.removed)} of {total} entries"
         print(f"{verb} {what}: {action.path} ({action.test or '?'}: {action.reason})")
     if not args.dry_run:
