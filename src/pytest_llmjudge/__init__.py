@@ -42,6 +42,8 @@ _LAZY = {
     "Template": "rubrics.template",
     "RubricError": "rubrics.base",
     "assert_judge_agrees": "calibration.assertion",
+    "assert_judge_qualified": "qualification.assertion",
+    "QualificationFailed": "qualification.assertion",
     "generate_questions": "assessment.generator",
     "agenerate": "generation",
     "generate": "generation",
@@ -77,6 +79,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .generation import agenerate, generate, generate_batch, generate_variations
     from .judge import Judge
     from .parsing.funnel import ParsedVerdict, parse_verdict
+    from .qualification.assertion import QualificationFailed, assert_judge_qualified
     from .rubrics.base import RubricError
     from .rubrics.checklist import Checklist
     from .rubrics.dimensions import Dimensions
@@ -113,6 +116,7 @@ __all__ = [
     "ParsedVerdict",
     "PassFail",
     "PerTurn",
+    "QualificationFailed",
     "Questions",
     "ReasoningValidity",
     "ReplayMiss",
@@ -129,6 +133,7 @@ __all__ = [
     "asimulate",
     "assert_better",
     "assert_judge_agrees",
+    "assert_judge_qualified",
     "assert_judged",
     "assert_judged_async",
     "assert_trajectory",

@@ -9,6 +9,7 @@
     llmjudge merge --install               install that driver (.gitattributes, git config)
     llmjudge questions --spec FILE         the judge model writes assessment questions (see --help)
     llmjudge doctor [--judge-* ...]        check the configured judge with a few live calls
+    llmjudge qualify [--quick] [...]       qualify the judge on public human-labelled pairs
 
 Verdict files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
 directories, and for any other JSON file shaped like a verdict file (as `--judge-store DIR` writes
@@ -447,6 +448,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .calibration import command as calibrate_command
 
     calibrate_command.add_parser(commands)
+
+    from .qualification import command as qualify_command
+
+    qualify_command.add_parser(commands)
 
     from .doctor import add_parser as add_doctor_parser
 
