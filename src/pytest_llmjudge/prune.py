@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import StoreError
-from .runtime import STORED_SUFFIXES
+from .runtime import COMMAND_FOLDERS, STORED_SUFFIXES
 from .store.verdict_file import Section, VerdictDocument, read_regular_file, verdict_file_path, verdict_filename
 
 SECTIONS: tuple[Section, ...] = ("verdict", "generation", "unreadable")  # a verdict file's sections
@@ -131,11 +131,15 @@ def run_manifest(
     if store_root is None:  # verdicts of modules that no longer exist, beside modules that ran
         for folder in module_dirs:
             verdicts = folder / "judge_verdicts"
+            # At the rootdir the commands keep their own verdict files, which no test uses.
+            commands = COMMAND_FOLDERS if folder == root else ()
             if verdicts.is_dir():
                 dirs.update(
                     _rel(d, root)
                     for d in verdicts.iterdir()
-                    if d.is_dir() and not any((folder / f"{d.name}{suffix}").exists() for suffix in STORED_SUFFIXES)
+                    if d.is_dir()
+                    and d.name not in commands
+                    and not any((folder / f"{d.name}{suffix}").exists() for suffix in STORED_SUFFIXES)
                 )
     return {
         "format": MANIFEST_FORMAT,
