@@ -156,8 +156,9 @@ def run(args: argparse.Namespace) -> int:
         return _error(f"{exc}{hint}")
     except QualificationError as exc:
         problems = exc.problems
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        return _error(first_line(exc) + more)
+        if len(problems) > 1:  # one line: the first problem, and how many more
+            return _error(f"{problems[0]} (and {len(problems) - 1} more problems)")
+        return _error(first_line(exc))
     except (JudgeError, SettingError) as exc:
         return _error(first_line(exc))
     document = json.dumps(redact_value(report.to_json()), indent=2, sort_keys=True, ensure_ascii=False)

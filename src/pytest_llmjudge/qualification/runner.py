@@ -174,6 +174,13 @@ def judge_pairs(
     return judged, tally
 
 
+def _said(exc: JudgeError) -> str:
+    """An error in one line: its first, and where a replay missed, what the nearest recording differs in (a changed
+    judge or prompt)."""
+    nearest = [line.strip() for line in str(exc).splitlines() if line.strip().startswith("nearest stored:")]
+    return "; ".join([first_line(exc), *nearest])
+
+
 def _one_judge(plan: Plan) -> str:
     settings = plan.settings
     if settings.model and len(settings.model) > 1:
@@ -201,7 +208,7 @@ async def _judge_all(
             pick, source = await _answer(runtime, plan, call)
         except JudgeError as exc:
             where = f"{pair.subset} pair {pair.index} ({_SHOWN_FIRST.get(call.prompt.name, call.prompt.name)})"
-            return PairError(f"{where}: {first_line(exc)}", exc)
+            return PairError(f"{where}: {_said(exc)}", exc)
         tally.sources[source] += 1
         tally.models.add(call.model_id)
         if progress is not None:
