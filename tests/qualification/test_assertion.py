@@ -44,7 +44,7 @@ def test_a_suite_refuses_a_judge_that_fails_with_the_report_in_the_failure(pytes
     result.stdout.fnmatch_lines(
         [
             "*QualificationFailed: the judge is not qualified:",
-            "*judge qualification: openai/judge-test, Pairwise with its default prompt; 40 pairs in 4 subsets*",
+            "*judge qualification: openai/judge-test, Pairwise with its default prompt; 40 pairs in 4 sets*",
             "*GPTInst *10 *50.0%*",
             "*NOT QUALIFIED: accuracy 50.0% < min_accuracy 75.0%; position consistency 0.0% < min_position_*",
         ]
@@ -69,16 +69,26 @@ def test_a_qualification_asserted_in_a_test_replays_under_ci_with_no_call(
     result.stdout.fnmatch_lines(["*llmjudge: judge qualification*", "*80 replayed*", "*qualified: every figure*"])
 
 
-def test_the_commands_recording_serves_the_assertion(pytester, openai_server, live_args, monkeypatch, capsys):
+ASYNC_ASSERTED = """
+import pytest
+from pytest_llmjudge import assert_judge_qualified
+
+@pytest.mark.asyncio
+async def test_judge_is_qualified_from_an_async_test():
+    assert assert_judge_qualified(quick=True).qualified
+"""
+
+
+def test_the_commands_recording_serves_the_assertion_in_sync_and_async_tests(pytester, openai_server, live_args, monkeypatch, capsys):
     openai_server.set_responder(always_better)
     monkeypatch.chdir(pytester.path)
     pytester.makeini("[pytest]\n")
     assert main(["qualify", "--quick", *live_args]) == 0
     capsys.readouterr()
     assert openai_server.request_count == 80
-    pytester.makepyfile(test_qualified=ASSERTED)
+    pytester.makepyfile(test_qualified=ASSERTED, test_async=ASYNC_ASSERTED)
     monkeypatch.setenv("CI", "true")
-    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.runpytest().assert_outcomes(passed=2)  # an event loop runs in the async test: judged beside it
     assert openai_server.request_count == 80
 
 

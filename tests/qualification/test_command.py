@@ -200,7 +200,7 @@ def test_a_replay_with_nothing_recorded_exits_2_with_a_hint(project, capsys, mon
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--min-accuracy", "2"], "--min-accuracy must be a number in [0, 1] (or None: unchecked), got 2.0"),
+        (["--min-accuracy", "2"], "--min-accuracy must be a number in [0, 1], got 2.0"),
         (["--max-length-gap", "wide"], "--max-length-gap takes a number (or off), got 'wide'"),
         (["--data", "missing.json"], "missing.json: cannot read the pairs file"),
         (["--answer", "scores"], "--answer describes your template: pass --template FILE with it"),

@@ -174,12 +174,15 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.qualified else 1
 
 
+TEMPLATE_BYTES = 1 << 20  # a comparison prompt is text a judge reads: a larger file is not one
+
+
 def _read_template(path: str) -> str:
+    from ..store.verdict_file import read_regular_file
     from .pairs import QualificationError
 
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return read_regular_file(path, TEMPLATE_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise QualificationError(
-            f"{path}: cannot read the template ({getattr(exc, 'strerror', None) or exc})"
-        ) from None
+        reason = getattr(exc, "strerror", None) or exc
+        raise QualificationError(f"{path}: cannot read the template ({reason})") from None

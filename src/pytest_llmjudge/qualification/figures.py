@@ -266,7 +266,7 @@ class Thresholds:
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= 1.0:
-                raise QualificationError(f"{name} must be a number in [{low:g}, 1] (or None: unchecked), got {value!r}")
+                raise QualificationError(f"{name} must be a number in [{low:g}, 1], got {value!r}")
 
     def to_json(self) -> dict[str, float | None]:
         return {

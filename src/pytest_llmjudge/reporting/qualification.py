@@ -43,12 +43,12 @@ def render(report: Report) -> str:
     overall = figures.overall
     lines = [
         f"judge qualification: {judge.get('model') or '(judge model as recorded)'}, {judge.get('prompt', 'Pairwise')}; "
-        f"{overall.n} pairs in {len(figures.subsets)} subsets, each asked in both orders"
+        f"{overall.n} pairs in {len(figures.subsets)} sets, each asked in both orders"
         + (" (--quick)" if run.get("quick") else ""),
         f"criteria: {_first_line(str(judge.get('criteria') or ''))}",
         "",
         f"{'':<21}{'accuracy':<31}{'position consistency':<27}",
-        f"{'subset':<11}{'pairs':>6}   {'judge':>6} {'95% interval':<14} {'GPT-4':>6} {'ChatGPT':>7}"
+        f"{'set':<11}{'pairs':>6}   {'judge':>6} {'95% interval':<14} {'GPT-4':>6} {'ChatGPT':>7}"
         f"   {'judge':>6} {'GPT-4':>6} {'ChatGPT':>7}   {'first slot':>10} {'ties':>5} {'unreadable':>10}",
     ]
     for subset in figures.subsets:
