@@ -79,7 +79,9 @@ async def test_judge_is_qualified_from_an_async_test():
 """
 
 
-def test_the_commands_recording_serves_the_assertion_in_sync_and_async_tests(pytester, openai_server, live_args, monkeypatch, capsys):
+def test_the_commands_recording_serves_the_assertion_in_sync_and_async_tests(
+    pytester, openai_server, live_args, monkeypatch, capsys
+):
     openai_server.set_responder(always_better)
     monkeypatch.chdir(pytester.path)
     pytester.makeini("[pytest]\n")
@@ -114,3 +116,18 @@ def test_bad_arguments_are_clear_errors(pytester, call, message):
     result = pytester.runpytest("--judge-mode=replay")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"*QualificationError: {message}"])
+
+
+@pytest.mark.slow
+def test_under_xdist_each_worker_qualifies_and_the_judge_is_asked_once_per_answer(
+    pytester, openai_server, live_args, monkeypatch
+):
+    openai_server.set_responder(always_better)
+    pytester.makeconftest(SESSION_GUARD)
+    pytester.makepyfile(test_suite=TESTS)
+    pytester.runpytest(*live_args, "--judge-mode=auto", "-n", "2").assert_outcomes(passed=2)
+    # Both workers ran the session fixture; a worker waits for the other's call of the same key.
+    assert openai_server.request_count == 80
+    monkeypatch.setenv("CI", "true")
+    pytester.runpytest("-n", "2").assert_outcomes(passed=2)
+    assert openai_server.request_count == 80
