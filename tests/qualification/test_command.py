@@ -248,3 +248,13 @@ def test_the_console_script_exits_1_and_draws_no_progress_bar_in_a_pipe(project,
     )
     assert done.returncode == 1, done.stderr
     assert "NOT QUALIFIED" in done.stdout and done.stderr == "", "no bar, no traceback"
+
+
+def test_each_order_is_timed_as_its_own_judgment(project, openai_server, live_args, capsys):
+    # One call in flight at a time: every answer waits for the ones before it.  Each order's deadline counts its
+    # own call only, not the other order's call nor the queue it waited in.
+    openai_server.set_responder(always_better)
+    openai_server.latency_s = 0.2
+    code, _, err = qualify(capsys, *live_args, "--quick", "--judge-concurrency=1", "--judge-timeout=1.5")
+    assert code == 0, err
+    assert openai_server.request_count == 80

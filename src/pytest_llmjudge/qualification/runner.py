@@ -230,13 +230,21 @@ async def _answer(runtime: JudgeRuntime, plan: Plan, call: Call) -> tuple[str | 
         if kept is not None:  # an unreadable reply on record: read again (a better parser may read it now)
             check_entry(call, kept, verdict_file.location)
             return _reread(plan, call, kept), "replayed"
-    single = dataclasses.replace(plan, calls=(call,))  # this order as a judgment of its own
+    single = _alone(plan, call)
     try:
         verdict = await arun(single, runtime)
     except VerdictParseError as exc:
         _keep_unreadable(single, call, exc)
         return None, "live" if single.live_calls[0] else "replayed"
     return _PICK[comparison_from(verdict).orders[0].preferred], verdict.source
+
+
+def _alone(plan: Plan, call: Call) -> Plan:
+    """`call` as a judgment of its own, with its own counts of the live stage: the two orders share the comparison's
+    plan, and its list of live spans shared would make one order's deadline count the other's call and the queue
+    that call waited in (`--judge-timeout` times the judgment's own calls only)."""
+    own = {field.name: field.default_factory() for field in dataclasses.fields(plan) if callable(field.default_factory)}
+    return dataclasses.replace(plan, calls=(call,), **own)
 
 
 def _reread(plan: Plan, call: Call, entry: Mapping[str, Any]) -> str | None:
