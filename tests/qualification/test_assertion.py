@@ -8,6 +8,7 @@ import pytest
 from helpers import MODEL
 from helpers.qualify_judges import always_better, always_first
 from pytest_llmjudge.cli import main
+from pytest_llmjudge.store.verdict_file import VerdictDocument
 
 SESSION_GUARD = """
 import pytest
@@ -51,6 +52,58 @@ def test_a_suite_refuses_a_judge_that_fails_with_the_report_in_the_failure(pytes
     )
     assert "qualification/runner.py" not in result.stdout.str(), "no traceback into the plugin"
     assert openai_server.request_count == 80, "a session fixture qualifies once"
+
+
+MODULE_GUARD = """
+import pytest
+from pytest_llmjudge import assert_judge_qualified
+
+@pytest.fixture(scope="module", autouse=True)
+def qualified_judge():
+    assert_judge_qualified(quick=True)
+
+def test_judged_here():
+    pass
+"""
+
+
+def test_a_modules_fixture_refuses_that_modules_tests_only(pytester, openai_server, live_args):
+    openai_server.set_responder(always_first)
+    pytester.makepyfile(test_guarded=MODULE_GUARD, test_elsewhere=TESTS)
+    result = pytester.runpytest(*live_args, "--judge-mode=auto", "-p", "no:randomly")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR at setup of test_judged_here*", "*NOT QUALIFIED: accuracy 50.0%*"])
+    assert openai_server.request_count == 80
+
+
+COMPARED = """
+from pytest_llmjudge.qualification.pairs import bundled_subsets
+from pytest_llmjudge.qualification.runner import CRITERIA
+
+def test_compare(judge):
+    pair = bundled_subsets()[0].pairs[0]
+    assert judge.compare(pair.output_1, pair.output_2, CRITERIA, input=pair.input).winner == "baseline"
+"""
+
+
+def test_the_qualification_asks_what_judge_compare_asks_in_a_test(
+    pytester, openai_server, live_args, monkeypatch, capsys
+):
+    # The same pair, compared in a test with the same settings, has the same two keys (model, prompt, parameters)
+    # as the qualification's two orders of it: the qualification replays what the test recorded.
+    openai_server.set_responder(always_better)
+    pytester.makepyfile(test_compared=COMPARED)
+    pytester.runpytest(*live_args, "--judge-mode=auto").assert_outcomes(passed=1)
+    assert openai_server.request_count == 2  # both orders
+    monkeypatch.chdir(pytester.path)
+    assert main(["qualify", "--quick", "--judge-mode=auto", *live_args]) == 0
+    capsys.readouterr()
+    assert openai_server.request_count == 80, "40 pairs in both orders, two of them replayed from the test's file"
+    stored = pytester.path / "judge_verdicts"
+    (compared,) = [p for p in stored.rglob("*.json") if "qualification" not in p.parts]
+    tested = set(VerdictDocument.read(compared).entries)
+    qualified = set(VerdictDocument.read(stored / "qualification" / "GPTInst.json").entries)
+    assert len(tested) == 2 and tested <= qualified
 
 
 def test_a_qualification_asserted_in_a_test_replays_under_ci_with_no_call(

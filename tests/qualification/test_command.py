@@ -257,4 +257,12 @@ def test_each_order_is_timed_as_its_own_judgment(project, openai_server, live_ar
     openai_server.latency_s = 0.2
     code, _, err = qualify(capsys, *live_args, "--quick", "--judge-concurrency=1", "--judge-timeout=1.5")
     assert code == 0, err
-    assert openai_server.request_count == 80
+    assert openai_server.request_count == 80 and openai_server.max_in_flight == 1
+
+
+def test_the_answers_are_in_flight_together_within_judge_concurrency(project, openai_server, live_args, capsys):
+    openai_server.set_responder(always_better)
+    openai_server.latency_s = 0.1
+    code, _, err = qualify(capsys, *live_args, "--quick", "--judge-concurrency=4")
+    assert code == 0, err
+    assert openai_server.request_count == 80 and openai_server.max_in_flight == 4
