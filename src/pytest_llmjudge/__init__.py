@@ -43,6 +43,8 @@ _LAZY = {
     "Template": "rubrics.template",
     "RubricError": "rubrics.base",
     "assert_judge_agrees": "calibration.assertion",
+    "assert_judge_qualified": "qualification.assertion",
+    "QualificationFailed": "qualification.assertion",
     "generate_questions": "assessment.generator",
     "agenerate": "generation",
     "generate": "generation",
@@ -79,6 +81,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .judge import Judge
     from .parsing.answers import Answer
     from .parsing.funnel import ParsedVerdict, parse_verdict
+    from .qualification.assertion import QualificationFailed, assert_judge_qualified
     from .rubrics.base import RubricError
     from .rubrics.checklist import Checklist
     from .rubrics.dimensions import Dimensions
@@ -116,6 +119,7 @@ __all__ = [
     "ParsedVerdict",
     "PassFail",
     "PerTurn",
+    "QualificationFailed",
     "Questions",
     "ReasoningValidity",
     "ReplayMiss",
@@ -132,6 +136,7 @@ __all__ = [
     "asimulate",
     "assert_better",
     "assert_judge_agrees",
+    "assert_judge_qualified",
     "assert_judged",
     "assert_judged_async",
     "assert_trajectory",

@@ -10,6 +10,7 @@
     llmjudge merge --install               install that driver (.gitattributes, git config)
     llmjudge questions --spec FILE         the judge model writes assessment questions (see --help)
     llmjudge doctor [--judge-* ...]        check the configured judge with a few live calls
+    llmjudge qualify [--quick] [...]       qualify the judge on public human-labelled pairs
 
 Verdict files are found by scanning PATHs (default `.`) for `*.json` inside `judge_verdicts`
 directories, and for any other JSON file shaped like a verdict file (as `--judge-store DIR` writes
@@ -283,7 +284,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
         print(note)
     verb = "would remove" if args.dry_run else "removed"
     for action in plan.actions:
-        total = len(action.removed) + len(action.kept) + len(action.kept_generations)  # verdicts and generations
+        total = len(action.removed) + action.stays()  # entries of every section
         what = "the whole file" if action.deletes_file else f"{len(action.removed)} of {total} entries"
         print(f"{verb} {what}: {action.path} ({action.test or '?'}: {action.reason})")
     if not args.dry_run:
@@ -452,6 +453,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .calibration import command as calibrate_command
 
     calibrate_command.add_parser(commands)
+
+    from .qualification import command as qualify_command
+
+    qualify_command.add_parser(commands)
 
     from .doctor import add_parser as add_doctor_parser
 

@@ -5,7 +5,8 @@ plugin writes a *used-keys manifest* into pytest's cache (`config.cache.set(MANI
 each test's outcome, its verdict file and the keys it read or wrote, plus the verdict directories
 the run covered.  `pytest --judge-prune` applies the plan at the end of such a run; `llmjudge
 prune` applies it later from the manifest (`find_manifest`).  Both go through `plan_prune`.
-Recorded generations follow the same rules as verdicts: their keys are in the same used set.
+Recorded generations and unreadable replies on record follow the same rules as verdicts: their keys are
+in the same used set.
 A run that writes no manifest keeps why (`save_refusal`), so `llmjudge prune`, run later, says the
 real reason rather than "run the whole suite once".
 """
@@ -24,8 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import StoreError
-from .runtime import STORED_SUFFIXES
-from .store.verdict_file import VerdictDocument, read_regular_file, verdict_file_path, verdict_filename
+from .runtime import COMMAND_FOLDERS, STORED_SUFFIXES
+from .store.verdict_file import Section, VerdictDocument, read_regular_file, verdict_file_path, verdict_filename
+
+SECTIONS: tuple[Section, ...] = ("verdict", "generation", "unreadable")  # a verdict file's sections
 
 if TYPE_CHECKING:  # the CLI imports this module too, and runs without pytest
     import pytest
@@ -128,11 +131,15 @@ def run_manifest(
     if store_root is None:  # verdicts of modules that no longer exist, beside modules that ran
         for folder in module_dirs:
             verdicts = folder / "judge_verdicts"
+            # At the rootdir the commands keep their own verdict files, which no test uses.
+            commands = COMMAND_FOLDERS if folder == root else ()
             if verdicts.is_dir():
                 dirs.update(
                     _rel(d, root)
                     for d in verdicts.iterdir()
-                    if d.is_dir() and not any((folder / f"{d.name}{suffix}").exists() for suffix in STORED_SUFFIXES)
+                    if d.is_dir()
+                    and d.name not in commands
+                    and not any((folder / f"{d.name}{suffix}").exists() for suffix in STORED_SUFFIXES)
                 )
     return {
         "format": MANIFEST_FORMAT,
@@ -321,9 +328,9 @@ def combine_manifests(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 @dataclass
 class PruneAction:
-    """One verdict file as planned (`seen`), the keys to remove (verdicts and generations alike), and why.
+    """One verdict file as planned (`seen`), the keys to remove (of every section alike), and why.
 
-    `kept` and `kept_generations` are what stays; the file is deleted when nothing does.
+    `kept`, `kept_generations` and `kept_unreadable` are what stays; the file is deleted when nothing does.
     """
 
     seen: VerdictDocument
@@ -339,6 +346,14 @@ class PruneAction:
         return {k: v for k, v in self.seen.generations.items() if k not in self.removed}
 
     @property
+    def kept_unreadable(self) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.seen.unreadable.items() if k not in self.removed}
+
+    def stays(self) -> int:
+        """How many entries stay, of every section."""
+        return len(self.kept) + len(self.kept_generations) + len(self.kept_unreadable)
+
+    @property
     def path(self) -> Path:
         return self.seen.path
 
@@ -348,7 +363,7 @@ class PruneAction:
 
     @property
     def deletes_file(self) -> bool:
-        return not self.kept and not self.kept_generations
+        return not self.stays()
 
 
 @dataclass
@@ -400,10 +415,11 @@ def plan_prune(manifest: Mapping[str, Any], *, root: Path | None = None) -> Prun
                 plan.notes.append(f"skipped {path}: changed since the run that wrote the manifest")
             test = tests.get(verdict_file.test)  # a test that did not pass keeps every verdict
             used = set(test.get("used") or ()) if test is not None else set()
-            removed = sorted(k for k in {*verdict_file.entries, *verdict_file.generations} if k not in used)
+            stored = {*verdict_file.entries, *verdict_file.generations, *verdict_file.unreadable}
+            removed = sorted(k for k in stored if k not in used)
             if changed or (test is not None and test.get("outcome") != "passed"):
                 removed = []
-            plan.kept += len(verdict_file.entries) + len(verdict_file.generations) - len(removed)
+            plan.kept += len(stored) - len(removed)
             if removed:
                 why = "its test no longer exists" if test is None else "not used by its test"
                 plan.actions.append(PruneAction(verdict_file, removed, why))
@@ -421,14 +437,14 @@ def apply_prune(plan: PrunePlan, *, lock_dir: Path | None = None) -> None:
     from .store.locks import LockTimeout, verdict_file_lock
 
     for action in plan.actions:
-        planned = len(action.kept) + len(action.kept_generations)
+        planned = action.stays()
         try:
             with verdict_file_lock(action.path, lock_dir):
                 _apply(action)
         except (StoreError, OSError, LockTimeout) as exc:
             plan.notes.append(f"skipped {action.path}: {exc}")
             action.removed = []
-        plan.kept += len(action.kept) + len(action.kept_generations) - planned
+        plan.kept += action.stays() - planned
     plan.actions = [a for a in plan.actions if a.removed]
     for folder in plan.folders:  # left by a process killed mid-write
         remove_stale_temps(folder)
@@ -445,8 +461,7 @@ def _apply(action: PruneAction) -> None:
     action.removed = sorted(
         k
         for k in action.removed
-        if (k in now.entries and planned.entries.get(k) == now.entries[k])
-        or (k in now.generations and planned.generations.get(k) == now.generations[k])
+        if any(k in now.section(what) and planned.section(what).get(k) == now.section(what)[k] for what in SECTIONS)
     )
     if not action.removed:
         return
@@ -455,5 +470,10 @@ def _apply(action: PruneAction) -> None:
     else:
         # The outcomes of the judgments whose entries stay are kept (the writer drops the others).
         VerdictDocument(
-            action.path, now.test or planned.test, action.kept, action.kept_generations, now.outcomes
+            action.path,
+            now.test or planned.test,
+            action.kept,
+            action.kept_generations,
+            outcomes=now.outcomes,
+            unreadable=action.kept_unreadable,
         ).write()

@@ -35,6 +35,8 @@ _PACKAGE = __name__.rpartition(".")[0]
 TEST_ENV = "LLMJUDGE_TEST"  # a test's hand-over to its subprocesses (written by `handover`)
 # Files whose tests have verdict files: modules, and text files of doctests (--doctest-glob).
 STORED_SUFFIXES = (".py", ".txt", ".md", ".rst")
+# The folders of the `llmjudge` commands' own verdict files, in the store's root (`standalone.command_file`).
+COMMAND_FOLDERS = ("calibration", "qualification")
 
 
 class TestContext:

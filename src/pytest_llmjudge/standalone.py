@@ -169,10 +169,16 @@ class CommandContext:
 
 def verdict_file(command: str, input_file: Path, config: CommandSettings) -> Path:
     """Where a command's verdicts for `input_file` live: `<command>/<stem>.json` in the store."""
+    return command_file(command, input_file.stem, config.rootdir, config.store_root)
+
+
+def command_file(command: str, name: str, rootdir: Path, store_root: Path | None) -> Path:
+    """A command's verdict file `name` (`<command>/<name>.json`) in the store: under `--judge-store`, else in
+    `judge_verdicts/` at the rootdir.  A pytest run finds it there too (`assert_judge_qualified`)."""
     from .store.verdict_file import verdict_filename
 
-    base = config.store_root if config.store_root is not None else config.rootdir / "judge_verdicts"
-    return base / command / verdict_filename(input_file.stem)
+    base = store_root if store_root is not None else rootdir / "judge_verdicts"
+    return base / command / verdict_filename(name)
 
 
 def _pytest_cache_dir(config: CommandSettings) -> Path | None:
@@ -193,6 +199,25 @@ def _pytest_cache_dir(config: CommandSettings) -> Path | None:
 
 
 @contextmanager
+def command_runtime(config: CommandSettings) -> Iterator[JudgeRuntime]:
+    """A runtime for a command's judgments, with the command's settings and store; active (as a pytest
+    session's is) until the block ends, then closed."""
+    runtime = JudgeRuntime(
+        config.settings,
+        rootdir=config.rootdir,
+        cache_dir=lambda: _pytest_cache_dir(config),
+        store_root=config.store_root,
+    )
+    activate(runtime)
+    try:
+        yield runtime
+    finally:
+        runtime.current = None
+        runtime.close()
+        deactivate(runtime)
+
+
+@contextmanager
 def command_context(
     command: str, input_file: str | os.PathLike[str], config: CommandSettings
 ) -> Iterator[CommandContext]:
@@ -207,19 +232,8 @@ def command_context(
     except ValueError:
         shown = source.as_posix()
     nodeid = f"{command}::{shown}"
-    runtime = JudgeRuntime(
-        config.settings,
-        rootdir=config.rootdir,
-        cache_dir=lambda: _pytest_cache_dir(config),
-        store_root=config.store_root,
-    )
-    context = TestContext(nodeid, source, source.stem)
-    context.verdict_file = runtime.verdict_file_at(path, nodeid)
-    runtime.current = context
-    activate(runtime)
-    try:
+    with command_runtime(config) as runtime:
+        context = TestContext(nodeid, source, source.stem)
+        context.verdict_file = runtime.verdict_file_at(path, nodeid)
+        runtime.current = context
         yield CommandContext(runtime, context, path)
-    finally:
-        runtime.current = None
-        runtime.close()
-        deactivate(runtime)

@@ -6,6 +6,8 @@ here, so a figure means the same on every page that prints it.
 
 - `wilson`: the Wilson score interval of a proportion (Wilson 1927), which keeps its coverage near the
   nominal level for small n and for rates near 0 or 1, where the Wald interval (p +- z se) collapses.
+- `newcombe_difference`: the interval of the difference of two independent proportions, from their
+  Wilson intervals (Newcombe 1998, method 10).
 - `mean_interval`: the Student-t interval of a mean score, clamped to [0, 1].
 - `mcnemar_exact`: the exact (conditional, binomial) McNemar test on paired flips.
 - `cohen_kappa`: Cohen's kappa of a 2x2 table with its large-sample standard error.
@@ -28,6 +30,7 @@ __all__ = [
     "cohen_kappa",
     "mcnemar_exact",
     "mean_interval",
+    "newcombe_difference",
     "student_t_quantile",
     "wilson",
     "z_for",
@@ -66,13 +69,15 @@ class Interval:
         return f"{self.estimate:.1%} [{self.low:.1%}, {self.high:.1%}]"
 
 
-def wilson(successes: int, n: int, confidence: float = 0.95) -> Interval:
+def wilson(successes: float, n: float, confidence: float = 0.95) -> Interval:
     """The Wilson score interval of `successes` in `n` (Wilson 1927; Newcombe 1998, method 3).
 
         center = (p + z^2 / 2n) / (1 + z^2 / n)
         half   = z / (1 + z^2 / n) * sqrt(p (1 - p) / n + z^2 / 4n^2)
 
-    With n = 0 there is no estimate: the interval is [0, 1] around 0.
+    With n = 0 there is no estimate: the interval is [0, 1] around 0.  The counts may be fractional: an
+    effective sample size (n divided by a design effect), as where the two orders of a pairwise comparison
+    are two correlated answers about one pair and count as one trial, each answer a half.
     """
     if isinstance(successes, bool) or isinstance(n, bool) or not 0 <= successes <= n:
         raise ValueError(f"a proportion needs 0 <= successes <= n, got {successes!r} of {n!r}")
@@ -88,6 +93,25 @@ def wilson(successes: int, n: int, confidence: float = 0.95) -> Interval:
     low = 0.0 if successes == 0 else max(0.0, center - half)
     high = 1.0 if successes == n else min(1.0, center + half)
     return Interval(p, low, high, confidence)
+
+
+def newcombe_difference(first: Interval, second: Interval) -> Interval:
+    """The interval of `first.estimate - second.estimate`, two independent proportions given with their
+    Wilson intervals (Newcombe 1998, "Interval estimation for the difference between independent
+    proportions", method 10, the hybrid score interval):
+
+        low  = d - sqrt((p1 - l1)^2 + (u2 - p2)^2)
+        high = d + sqrt((u1 - p1)^2 + (p2 - l2)^2)
+
+    It keeps its coverage where the Wald interval of a difference fails (small n, rates near 0 or 1), and
+    stays within [-1, 1].  Both intervals must be at one confidence level, which the result has.
+    """
+    if first.confidence != second.confidence:
+        raise ValueError(f"the two intervals are at {first.confidence} and {second.confidence}: give one level")
+    d = first.estimate - second.estimate
+    low = d - math.hypot(first.estimate - first.low, second.high - second.estimate)
+    high = d + math.hypot(first.high - first.estimate, second.estimate - second.low)
+    return Interval(d, max(-1.0, low), min(1.0, high), first.confidence)
 
 
 def mean_interval(values: Sequence[float], confidence: float = 0.95) -> Interval:

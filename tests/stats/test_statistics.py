@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from pytest_llmjudge.stats import mcnemar_exact, mean_interval, student_t_quantile, wilson, z_for
+from pytest_llmjudge.stats import (
+    mcnemar_exact,
+    mean_interval,
+    newcombe_difference,
+    student_t_quantile,
+    wilson,
+    z_for,
+)
 
 
 @pytest.mark.parametrize(
@@ -40,6 +47,47 @@ def test_wilson_at_the_edges_and_with_no_cases() -> None:
     empty = wilson(0, 0)
     assert (empty.low, empty.high) == (0.0, 1.0)
     assert wilson(5, 10, 0.99).low < wilson(5, 10, 0.95).low < wilson(5, 10, 0.80).low
+
+
+def test_wilson_takes_an_effective_sample_size() -> None:
+    # Two correlated answers per pair counted as one trial (design effect 2): the counts halve, and the
+    # interval widens by about sqrt(2) where n is large; a fractional count lies between its neighbours.
+    pairs, answers = wilson(81, 100), wilson(162, 200)
+    assert pairs.estimate == answers.estimate
+    assert (pairs.high - pairs.low) / (answers.high - answers.low) == pytest.approx(math.sqrt(2), rel=0.02)
+    half = wilson(40.5, 50)
+    assert wilson(40, 50).low < half.low < wilson(41, 50).low
+    assert wilson(40, 50).high < half.high < wilson(41, 50).high
+    assert wilson(2.5, 2.5).high == 1.0 and wilson(0.0, 0.5).low == 0.0
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "low", "high"),
+    [
+        # Newcombe (1998), "Interval estimation for the difference between independent proportions: comparison
+        # of eleven methods", Statistics in Medicine 17, Table II, method 10 (score, no continuity correction).
+        ((56, 70), (48, 80), 0.0524, 0.3339),
+        ((9, 10), (3, 10), 0.1705, 0.8090),
+        ((6, 7), (2, 7), 0.0582, 0.8062),
+        ((5, 56), (0, 29), -0.0381, 0.1926),
+        ((0, 10), (0, 20), -0.1611, 0.2775),
+        ((0, 10), (0, 10), -0.2775, 0.2775),
+        ((10, 10), (0, 20), 0.6791, 1.0),
+        ((10, 10), (0, 10), 0.6075, 1.0),
+    ],
+)
+def test_newcombe_difference_matches_newcombe_1998(
+    first: tuple[int, int], second: tuple[int, int], low: float, high: float
+) -> None:
+    interval = newcombe_difference(wilson(*first), wilson(*second))
+    assert interval.low == pytest.approx(low, abs=5e-5)
+    assert interval.high == pytest.approx(high, abs=5e-5)
+    assert interval.estimate == pytest.approx(first[0] / first[1] - second[0] / second[1])
+
+
+def test_newcombe_difference_needs_one_confidence_level() -> None:
+    with pytest.raises(ValueError, match="one level"):
+        newcombe_difference(wilson(1, 2, 0.95), wilson(1, 2, 0.90))
 
 
 @pytest.mark.parametrize(("successes", "n", "confidence"), [(-1, 3, 0.95), (4, 3, 0.95), (1, 3, 1.0), (1, 3, 0)])

@@ -136,8 +136,13 @@ def find_recorded(
 
 def _sides(verdict_file: VerdictFile, index: Callable[[], VerdictIndex]) -> Iterable[list[Side]]:
     """The judge sides to try: the test's own file's, then (none of them matching) the whole store's."""
-    yield _distinct(side_of(entry) for entry in verdict_file.entries().values())
+    yield _distinct(side_of(entry) for entry in _recorded(verdict_file))
     yield _distinct(side_of(stored.entry) for stored in index().distinct("verdict", side_of))
+
+
+def _recorded(verdict_file: VerdictFile) -> list[dict[str, Any]]:
+    """A file's entries that say who judged: its verdicts, and the unreadable replies it keeps on record."""
+    return [*verdict_file.entries().values(), *verdict_file.entries("unreadable").values()]
 
 
 def _distinct(sides: Iterable[Side | None]) -> list[Side]:
@@ -146,7 +151,7 @@ def _distinct(sides: Iterable[Side | None]) -> list[Side]:
 
 def only_side(verdict_file: VerdictFile) -> Side | None:
     """The one judge side a test's verdicts were recorded with, or None (none, or several)."""
-    sides = _distinct(side_of(entry) for entry in verdict_file.entries().values())
+    sides = _distinct(side_of(entry) for entry in _recorded(verdict_file))
     return sides[0] if len(sides) == 1 else None
 
 

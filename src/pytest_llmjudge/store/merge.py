@@ -3,8 +3,8 @@
 Two branches that recorded verdicts for the same tests change the same lines, and
 `git merge-file --union` writes invalid JSON.  Verdict files merge by key instead: a key is a
 content hash of the judgment, so the same key on both branches is the same judgment.  Per key,
-verdicts and recorded generations alike, with the common ancestor (%O) telling a deletion from an
-addition:
+verdicts, recorded generations and unreadable replies on record alike, with the common ancestor (%O)
+telling a deletion from an addition:
 
 * changed (added, modified, deleted) on one side only, or the same on both: that side's entry.
   Changed on one side and deleted on the other: the changed entry (`llmjudge prune` removes stale ones).
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from .verdict_file import VerdictDocument, as_written
+from .verdict_file import Section, VerdictDocument, as_written
 
 __all__ = [
     "ATTRIBUTES_LINE",
@@ -55,6 +55,12 @@ DRIVER_DESCRIPTION = "pytest-llmjudge verdict files (union by key)"
 ATTRIBUTES_LINE = f"**/judge_verdicts/**/*.json merge={DRIVER_NAME}"
 
 Entry = dict[str, Any]
+# Each section of a verdict file as written, and as `VerdictDocument.section` names it.
+SECTIONS: tuple[tuple[str, Section], ...] = (
+    ("verdicts", "verdict"),
+    ("generations", "generation"),
+    ("unreadable", "unreadable"),
+)
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ class Conflict:
     key: str
     ours_reply: str
     theirs_reply: str
-    section: str = "verdicts"  # or "generations": the model under test's reply differs
+    section: str = "verdicts"  # or "generations" (the model under test's reply differs), or "unreadable"
 
     def describe(self, test: str) -> str:
         """Several lines for stderr: where, which key, and what each side's judge (or model) said."""
@@ -89,6 +95,11 @@ class MergeResult:
     notes: list[str] = field(default_factory=list)
     generations: dict[str, Entry] = field(default_factory=dict)
     outcomes: dict[str, Entry] = field(default_factory=dict)
+    unreadable: dict[str, Entry] = field(default_factory=dict)  # judge replies that held no verdict, on record
+
+    def section(self, name: str) -> dict[str, Entry]:
+        """The merged section of that name ("verdicts", "generations" or "unreadable")."""
+        return {"generations": self.generations, "unreadable": self.unreadable}.get(name, self.entries)
 
     @property
     def clean(self) -> bool:
@@ -116,7 +127,7 @@ def _read(path: Path) -> VerdictDocument:
 def _merge_key(
     result: MergeResult, section: str, key: str, base: Entry | None, ours: Entry | None, theirs: Entry | None
 ) -> None:
-    merged = result.generations if section == "generations" else result.entries
+    merged = result.section(section)
     if ours == theirs or theirs == base:  # the same on both sides (or deleted on both), or only ours changed it
         kept = ours
     elif ours == base:  # only theirs changed it (added, modified or deleted)
@@ -151,14 +162,26 @@ def merge_verdict_files(base: Path, ours: Path, theirs: Path, *, write: bool = T
     result = MergeResult(ours_doc.test or theirs_doc.test or base_doc.test, {})
     if ours_doc.test and theirs_doc.test and ours_doc.test != theirs_doc.test:
         result.notes.append(f"the test is named {ours_doc.test!r} on ours, {theirs_doc.test!r} on theirs; kept ours")
-    for section in ("verdicts", "generations"):
+    for section, what in SECTIONS:
         # Compared as written (None-valued fields dropped).
-        sides = [as_written(doc.generations if section == "generations" else doc.entries) for doc in docs]
+        sides = [as_written(doc.section(what)) for doc in docs]
         for key in sorted(set().union(*sides)):
             _merge_key(result, section, key, *(side.get(key) for side in sides))
     result.outcomes = _merged_outcomes(*(doc.outcomes for doc in docs))
+    # A key both branches recorded, one as a verdict and one as unreadable: the verdict stands (a file keeps
+    # a key in one of the two; an unreadable reply is no answer to prefer over one).
+    for key in set(result.entries) & set(result.unreadable):
+        del result.unreadable[key]
+        result.notes.append(f"key {key[:12]}: a verdict on one branch, unreadable on the other; kept the verdict")
     if write and result.clean:
-        VerdictDocument(ours, result.test, result.entries, result.generations, result.outcomes).write()
+        VerdictDocument(
+            ours,
+            result.test,
+            result.entries,
+            result.generations,
+            outcomes=result.outcomes,
+            unreadable=result.unreadable,
+        ).write()
     return result
 
 

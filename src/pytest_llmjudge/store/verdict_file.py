@@ -15,7 +15,10 @@ computed from the real content before, so replay is unaffected.
 
 Beside "verdicts", a file may hold "generations": replies of the model under test recorded by
 `generate`, keyed and validated the same way.  The section is written only when it holds
-something, so files without generations keep their bytes: the format stays 1.
+something, so files without generations keep their bytes: the format stays 1.  So may it hold
+"unreadable": judge replies that held no verdict, kept where a run counts them rather than failing on
+them (a judge's qualification), so that a replay counts them again.  They never answer a judgment, and
+a key is stored in at most one of "verdicts" and "unreadable": writing it to one drops it from the other.
 
 Beside them, "outcomes" keeps what each judgment decided (see `outcomes`), for `llmjudge diff`; written with
 the judgment's entries, only where it changed, and only when it holds something.
@@ -44,7 +47,8 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,7 +81,16 @@ _CASE_ID = re.compile(r"[0-9a-f]{16}")
 # What an entry says of the case it judged, rather than of its call: the fields every entry of one
 # judgment shares, stored once per judgment (see `VerdictDocument.write`).
 CASE_FIELDS = ("criteria", "input", "expected", "output", "context")
-Section = Literal["verdict", "generation"]  # a file's two sections: "verdicts" and "generations"
+# A file's sections: "verdicts", "generations" and "unreadable" (judge replies that held no verdict)
+Section = Literal["verdict", "generation", "unreadable"]
+_SECTION_NAMES: dict[Section, str] = {"verdict": "verdicts", "generation": "generations", "unreadable": "unreadable"}
+_ENTRY_NOUNS: dict[Section, str] = {
+    "verdict": "a verdict",
+    "generation": "a generation",
+    "unreadable": "an unreadable reply's",
+}
+# Writing a key to one of these sections drops it from the other (see the module docstring).
+_EXCLUSIVE: dict[Section, Section] = {"verdict": "unreadable", "unreadable": "verdict"}
 
 
 def verdict_filename(test_name: str, clean: Callable[[str], str] | None = None) -> str:
@@ -134,7 +147,7 @@ def _module_folder(module_path: Path) -> str:
 
 def _validate_entry(path: Path | str, key: str, entry: object, *, what: Section = "verdict") -> dict[str, Any]:
     if not _KEY.fullmatch(key):
-        raise StoreError(f"{path}: {key!r} is not a {what} key (64 hex digits)")
+        raise StoreError(f"{path}: {key!r} is not {_ENTRY_NOUNS[what]} key (64 hex digits)")
     if not isinstance(entry, dict):
         raise StoreError(f"{path}: the entry for key {key[:12]} is not a JSON object")
     if not isinstance(entry.get("reply"), str):
@@ -168,10 +181,11 @@ class _Located:
 class VerdictDocument(_Located):
     """One verdict file as it is on disk: the only code that reads or writes the file format.
 
-    `entries` are the verdicts; `generations` the recorded replies of the model under test.
+    `entries` are the verdicts; `generations` the recorded replies of the model under test; `unreadable`
+    the judge replies that held no verdict, kept by a run that counts them (see the module docstring).
     """
 
-    __slots__ = ("_outcomes", "_unchecked", "entries", "generations", "test")
+    __slots__ = ("_outcomes", "_unchecked", "entries", "generations", "test", "unreadable")
 
     def __init__(
         self,
@@ -179,12 +193,15 @@ class VerdictDocument(_Located):
         test: str,
         entries: dict[str, dict[str, Any]],
         generations: dict[str, dict[str, Any]] | None = None,
+        *,
         outcomes: dict[str, dict[str, Any]] | None = None,
+        unreadable: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(path)
         self.test = test
         self.entries = entries
         self.generations = {} if generations is None else generations
+        self.unreadable = {} if unreadable is None else unreadable
         self._outcomes = {} if outcomes is None else outcomes
         self._unchecked: object = None  # a file's "outcomes" as read: checked when first asked for
 
@@ -256,30 +273,30 @@ class VerdictDocument(_Located):
             raise StoreError(
                 f"{path}: verdict file format {data.get('format')!r}, this plugin reads format {VERDICT_FILE_FORMAT}"
             )
-        generations = data.get("generations", {})  # a file without the section has none
-        if not isinstance(generations, dict):
-            raise StoreError(f"{path}: 'generations' is not a JSON object")
         cases = _read_cases(path, data.get("cases", {}))
+        sections: dict[Section, dict[str, dict[str, Any]]] = {}
+        for what, name in _SECTION_NAMES.items():
+            found = data.get(name, {})  # a file without a section has none of its entries
+            if not isinstance(found, dict):
+                raise StoreError(f"{path}: {name!r} is not a JSON object")
+            sections[what] = {
+                key: _expanded(path, key, _validate_entry(path, key, e, what=what), cases) for key, e in found.items()
+            }
         document = cls(
             path,
             str(data.get("test") or ""),
-            {key: _expanded(path, key, _validate_entry(path, key, e), cases) for key, e in data["verdicts"].items()},
-            _with_messages(
-                path,
-                {
-                    key: _expanded(path, key, _validate_entry(path, key, e, what="generation"), cases)
-                    for key, e in generations.items()
-                },
-            )
-            if generations
-            else {},
+            sections["verdict"],
+            _with_messages(path, sections["generation"]) if sections["generation"] else {},
+            unreadable=sections["unreadable"],
         )
         document._unchecked = data.get("outcomes")  # a file without the section has none
         return document
 
     def section(self, what: Section) -> dict[str, dict[str, Any]]:
-        """The verdicts, or the generations."""
-        return self.generations if what == "generation" else self.entries
+        """The verdicts, the generations, or the unreadable replies."""
+        if what == "generation":
+            return self.generations
+        return self.unreadable if what == "unreadable" else self.entries
 
     def write(self) -> None:
         """Rewrite atomically in the one layout (sorted, indented), so a diff shows only the change.
@@ -293,6 +310,8 @@ class VerdictDocument(_Located):
         }
         if self.generations:  # absent when empty: a file without generations keeps its bytes
             document["generations"] = _continued(_compacted(as_written(self.generations), cases))
+        if self.unreadable:  # absent when empty, likewise
+            document["unreadable"] = _compacted(as_written(self.unreadable), cases)
         if cases:  # absent when none: a file of one-call judgments keeps its bytes
             document["cases"] = cases
         # What each judgment decided, while its entries are here (prune removes both); absent when none.
@@ -421,6 +440,30 @@ def _with_messages(path: Path | str, section: dict[str, dict[str, Any]]) -> dict
             messages = messages + section[each]["added"]
             section[each] = {**section[each], "messages": messages}
     return section
+
+
+def _apply(document: VerdictDocument, what: Section, changes: Mapping[str, dict[str, Any]]) -> None:
+    """Put `changes` into a section of `document`: a key is a verdict or an unreadable reply, never both, so
+    one written to either leaves the other (the newer answer stands)."""
+    document.section(what).update(changes)
+    other = _EXCLUSIVE.get(what)
+    if other is not None:
+        for key in changes:
+            document.section(other).pop(key, None)
+
+
+def _share_cases(sections: Mapping[Section, dict[str, dict[str, Any]]]) -> None:
+    """Entries written together (held writes) that hold the same case, and name none, name it: it is stored once."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for section in sections.values():
+        for entry in section.values():
+            case = {f: entry[f] for f in CASE_FIELDS if f in entry}
+            if case and "case" not in entry:
+                groups.setdefault(case_id(case), []).append(entry)
+    for named, alike in groups.items():
+        if len(alike) > 1:
+            for entry in alike:
+                entry["case"] = named
 
 
 class _DuplicateField(ValueError):
@@ -559,10 +602,13 @@ class VerdictFile(_Located):
         self.lock_dir = lock_dir  # None: default_lock_dir()
         self._document: VerdictDocument | None = None  # read on first need
         self._lock = threading.Lock()  # score_many may record from several threads
-        self.used: set[str] = set()  # keys this run read or wrote, verdicts and generations (for prune)
+        self.used: set[str] = set()  # keys this run read or wrote, of every section (for prune)
+        self._held: dict[Section, dict[str, dict[str, Any]]] | None = None  # writes held (see `held`)
+        self._held_outcomes: dict[str, dict[str, Any]] = {}  # the outcomes of the held writes
+        self._hold_limit = 0
 
     def _section(self, what: Section) -> dict[str, dict[str, Any]]:
-        """The loaded verdicts (or generations); call with `_lock` held."""
+        """The loaded verdicts (or generations, or unreadable replies); call with `_lock` held."""
         if self._document is None:
             self._document = VerdictDocument.read(self.location)
         return self._document.section(what)
@@ -581,9 +627,9 @@ class VerdictFile(_Located):
             return key in self._section(what)
 
     def holds_all(self, keys: Iterable[str], elsewhere: Callable[[str], bool]) -> bool:
-        """Whether every verdict of `keys` is stored: in this file, or (asked only of the keys it lacks)
-        `elsewhere` in the store."""
-        missing = [key for key in keys if not self.holds(key)]
+        """Whether every verdict of `keys` is stored: in this file (a verdict, or an unreadable reply on record:
+        the judge's answer all the same), or (asked only of the keys it lacks) `elsewhere` in the store."""
+        missing = [key for key in keys if not self.holds(key) and not self.holds(key, "unreadable")]
         return all(elsewhere(key) for key in missing)
 
     def entries(self, what: Section = "verdict") -> dict[str, dict[str, Any]]:
@@ -608,7 +654,8 @@ class VerdictFile(_Located):
         judgment) are added only where the key is not stored yet.  Entries of several calls that share
         their case store it once (`shared_case`).  Entries other processes wrote meanwhile are kept.
         `outcomes`: what the judgment decided, under its key (see `store.outcomes`), written where the
-        stored one differs, in place of the one it replaces.
+        stored one differs, in place of the one it replaces.  While writes are held (`held`), the entries
+        are this file's at once and on disk at the next flush.
 
         Return whether the file changed.  `StoreError` when an entry has no reply text or the file is
         malformed (it is never overwritten then), `VerdictFileWriteError` when it cannot be written."""
@@ -628,41 +675,102 @@ class VerdictFile(_Located):
                 entry["case"] = named
         copied: dict[str, dict[str, Any]] = redact_value(as_written(copies), clean) if copies else {}
         decided: dict[str, dict[str, Any]] = redact_value(dict(outcomes), clean) if outcomes else {}
-        some_key = next(iter(new or copied or decided), "")
         with self._lock:
             self.used.update(new, copied)
-            if self._document is not None:
-                _rejoin(new, held, self._section(what), clean)
-                if not self._changes(self._section(what), new, copied) and not _outcome_changes(
-                    self._document, decided
-                ):
-                    return False
-            from .locks import LockTimeout, verdict_file_lock  # only when recording
-
-            try:
-                with verdict_file_lock(self.path, self.lock_dir):
-                    document = self._document = VerdictDocument.read(self.path)  # what others wrote is kept
-                    on_disk = document.section(what)
-                    _rejoin(new, held, on_disk, clean)
-                    changes = self._changes(on_disk, new, copied)
-                    decisions = _outcome_changes(document, decided)
-                    if not changes and not decisions:
+            if self._held is None:
+                if self._document is not None:
+                    _rejoin(new, held, self._section(what), clean)
+                    if not self._changes(self._section(what), new, copied) and not _outcome_changes(
+                        self._document, decided
+                    ):
                         return False
-                    on_disk.update(changes)
+                return self._write({what: (new, copied)}, decided, lambda on_disk: _rejoin(new, held, on_disk, clean))
+            # Held: this file's at once (reads see them), on disk at the next flush.
+            _rejoin(new, held, self._section(what), clean)
+            changes = self._changes(self._section(what), new, copied)
+            assert self._document is not None  # loaded by `_section`
+            decisions = _outcome_changes(self._document, decided)
+            if not changes and not decisions:
+                return False
+            _apply(self._document, what, changes)
+            _apply_outcomes(self._document.outcomes, decided)
+            self._held.setdefault(what, {}).update(changes)
+            self._held_outcomes.update(decided)
+            due = sum(map(len, self._held.values())) >= self._hold_limit
+        if due:
+            self.flush()
+        return True
+
+    @contextmanager
+    def held(self, limit: int = 64) -> Iterator[None]:
+        """Hold this file's writes while the block runs, writing them `limit` entries at a time and at its end:
+        a run of many judgments into one file (a qualification) rewrites it a few times, not once per judgment.
+        Entries written together that hold the same case store it once.  Reads see held entries at once."""
+        with self._lock:
+            self._held, self._hold_limit = {}, limit
+        try:
+            yield
+        finally:
+            try:
+                self.flush()
+            finally:
+                with self._lock:
+                    self._held = None
+
+    def flush(self) -> bool:
+        """Write the held entries (see `held`) in one write; whether the file changed."""
+        with self._lock:
+            held, decided = self._held, self._held_outcomes
+            if held is None or (not held and not decided):
+                return False
+            self._held, self._held_outcomes = {}, {}
+            _share_cases(held)
+            return self._write({what: (changes, {}) for what, changes in held.items()}, decided)
+
+    def _write(
+        self,
+        sections: Mapping[Section, tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]],
+        decided: Mapping[str, dict[str, Any]],
+        rejoin: Callable[[dict[str, dict[str, Any]]], None] | None = None,
+    ) -> bool:
+        """Re-read the file under its cross-process lock, add each section's (new, copied) entries and the
+        outcomes `decided`, and write it if that changed it; call with `_lock` held.  `rejoin` gives the new
+        continuations of a conversation their messages from the section as it is on disk (see `_rejoin`)."""
+        from .locks import LockTimeout, verdict_file_lock  # only when recording
+
+        first = next((key for new, copied in sections.values() for key in (*new, *copied)), next(iter(decided), ""))
+        try:
+            with verdict_file_lock(self.path, self.lock_dir):
+                document = self._document = VerdictDocument.read(self.path)  # what others wrote is kept
+                changed = False
+                for what, (new, copied) in sections.items():
+                    on_disk = document.section(what)
+                    if rejoin is not None:
+                        rejoin(on_disk)
+                    changes = self._changes(on_disk, new, copied)
+                    changed = changed or bool(changes)
+                    _apply(document, what, changes)
+                if _outcome_changes(document, decided):
                     _apply_outcomes(document.outcomes, decided)
-                    # Every section is written back: a verdict's write keeps the generations, and the reverse.
-                    VerdictDocument(
-                        self.path, self.nodeid, document.entries, document.generations, document.outcomes
-                    ).write()
-                    return True
-            except LockTimeout as exc:
-                raise VerdictFileWriteError(
-                    self.path, some_key, f"another process held its lock {exc} for too long"
-                ) from None
-            except OSError as exc:
-                where = f": {exc.filename}" if exc.filename else ""
-                reason = f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
-                raise VerdictFileWriteError(self.path, some_key, reason) from None
+                    changed = True
+                if not changed:
+                    return False
+                # Every section is written back: a verdict's write keeps the generations, and the reverse.
+                VerdictDocument(
+                    self.path,
+                    self.nodeid,
+                    document.entries,
+                    document.generations,
+                    outcomes=document.outcomes,
+                    unreadable=document.unreadable,
+                ).write()
+                return True
+        except LockTimeout as exc:
+            raise VerdictFileWriteError(self.path, first, f"another process held its lock {exc} for too long") from None
+        except OSError as exc:
+            where = f": {exc.filename}" if exc.filename else ""
+            reason = f"{exc.__class__.__name__}: {exc.strerror or exc}{where}"
+            raise VerdictFileWriteError(self.path, first, reason) from None
 
     @staticmethod
     def _changes(
