@@ -185,7 +185,7 @@ def test_your_own_template_is_the_judgment_and_a_changed_prompt_is_a_miss_naming
     assert "; nearest stored: key " in err and "which differs in" in err, "the miss says what changed"
     assert "record it with a reachable judge: llmjudge qualify --judge-mode=auto" in err
     code, _, err = qualify(capsys, "--quick", "--template", str(template), "--judge-temperature=0.5")
-    assert code == 2 and "which differs in sampling parameters" in err, "a changed judge setting is named"
+    assert code == 2 and "which differs in temperature (--judge-temperature)" in err, "a changed judge setting is named"
     assert openai_server.request_count == 80
 
 
