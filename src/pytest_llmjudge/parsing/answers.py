@@ -289,7 +289,7 @@ def _label_pattern(label: str) -> re.Pattern[str]:
     )
 
 
-_VALUE_WORD = re.compile(r"[ \t*_\"'`\[(]{0,4}(?P<v>[^\s*_\"'`.,;:!)\]]{1,40})")
+_VALUE_WORD = lazy(r"[ \t*_\"'`\[(]{0,4}(?P<v>[^\s*_\"'`.,;:!)\]]{1,40})")
 
 
 def _value_of(value: str, answer: Answer, scale: tuple[float, float]) -> Found | None:
@@ -313,7 +313,7 @@ def _value_of(value: str, answer: Answer, scale: tuple[float, float]) -> Found |
     return found if found is not None and fits_scale(found, scale) else None
 
 
-_NUMBER_VALUE = re.compile(r"[ \t*_\"'`]{0,4}" + VALUE + r"(?![\d.])")
+_NUMBER_VALUE = lazy(r"[ \t*_\"'`]{0,4}" + VALUE + r"(?![\d.])")
 _VERDICT_WORDS = {**WORD_VERDICTS, **YES_NO}
 
 _COMPILED: dict[str, re.Pattern[str]] = {}
