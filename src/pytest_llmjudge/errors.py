@@ -53,15 +53,17 @@ class VerdictParseError(JudgeError, ValueError):
     """The judge's reply holds no usable score or verdict.
 
     The message describes the problem without quoting the reply; the reply itself is on
-    `.text` (for a report section), never in `str(error)`.
+    `.text` (for a report section), never in `str(error)`.  `cut_off`: the reply ran on to the token
+    cap (finish_reason=length), so whatever it holds is no verdict.
     """
 
     kind = "unparseable"
 
-    def __init__(self, message: str, text: str = "", *, key: str = "") -> None:
+    def __init__(self, message: str, text: str = "", *, key: str = "", cut_off: bool = False) -> None:
         super().__init__(message)
         self.text = text
         self.key = key
+        self.cut_off = cut_off
 
 
 class BackendError(JudgeError):

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from helpers import CANARY_KEY, MODEL
-from helpers.qualify_judges import always_better, always_first, always_longer, know, unreadable_when_first
+from helpers.openai_server import Reply
+from helpers.qualify_judges import always_better, always_first, always_longer, know, responses, unreadable_when_first
 from pytest_llmjudge.cli import main
 from pytest_llmjudge.qualification.pairs import bundled_subsets, load_pairs, quick
 from pytest_llmjudge.store.verdict_file import VerdictDocument
@@ -143,6 +144,32 @@ def test_unreadable_answers_are_counted_recorded_and_replayed(project, openai_se
     assert report(project / "refreshed.json")["unreadable"]["count"] == 0
     for name in ("GPTInst", "GPTOut"):
         assert VerdictDocument.read(project / "judge_verdicts" / "qualification" / f"{name}.json").unreadable == {}
+
+
+def test_a_reply_cut_off_at_the_token_cap_stays_unreadable_in_a_replay(
+    project, openai_server, live_args, capsys, monkeypatch
+):
+    # A reply that runs on to max_tokens is unreadable live, whatever it says before the cut (the same cap
+    # would cut it again); its replay must count it so too, not read the half it holds ("The answer is A").
+    gptinst = quick(bundled_subsets()[0]).pairs[0]
+
+    def respond(request: dict) -> Reply | str:
+        if responses(request)[0] == gptinst.output_1:
+            return Reply(
+                content='{"reasoning": "The answer is A. The answer is A. The answer is', finish_reason="length"
+            )
+        return always_better(request)
+
+    openai_server.set_responder(respond)
+    code, _, err = qualify(capsys, *live_args, "--quick", "--json", "live.json")
+    assert code == 0, err
+    live = report(project / "live.json")
+    assert live["unreadable"]["count"] == 1
+    monkeypatch.setenv("CI", "true")
+    code, _, err = qualify(capsys, "--quick", "--json", "replayed.json")
+    assert code == 0, err
+    assert figures_of(report(project / "replayed.json")) == figures_of(live)
+    assert report(project / "replayed.json")["unreadable"]["count"] == 1
 
 
 def test_more_pairs_from_a_file_of_the_same_shape(project, openai_server, live_args, capsys):

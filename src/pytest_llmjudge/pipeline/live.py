@@ -114,6 +114,7 @@ async def _until_parsed(
                 "allow the judge more tokens. Nothing was stored.",
                 result.text,
                 key=call.key,
+                cut_off=True,
             )
         try:
             parse(plan.rubric, call, Reply(result.text, result.logprobs))

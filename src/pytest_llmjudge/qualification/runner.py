@@ -250,6 +250,8 @@ def _alone(plan: Plan, call: Call) -> Plan:
 def _reread(plan: Plan, call: Call, entry: Mapping[str, Any]) -> str | None:
     from ..pipeline.finish import parse
 
+    if entry.get("finish_reason") == "length":  # cut off at the token cap: unreadable live, whatever it holds
+        return None
     try:
         parsed = parse(plan.rubric, call, Reply(str(entry["reply"]), entry.get("logprobs")))
     except VerdictParseError:
@@ -264,7 +266,11 @@ def _keep_unreadable(plan: Plan, call: Call, exc: VerdictParseError) -> None:
     verdict_file = plan.verdict_file
     if verdict_file is None or plan.settings.mode not in ("auto", "refresh") or not plan.live_calls[0]:
         return
-    verdict_file.put_many({call.key: {**stored_fields(plan, call), "reply": exc.text}}, "unreadable")
+    # A reply cut off at the token cap says so: a replay must not read the half it holds.
+    cut_off = "length" if exc.cut_off else None
+    verdict_file.put_many(
+        {call.key: {**stored_fields(plan, call), "reply": exc.text, "finish_reason": cut_off}}, "unreadable"
+    )
 
 
 T = TypeVar("T")
