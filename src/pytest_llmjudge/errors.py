@@ -9,6 +9,8 @@ replies carry user data into error trackers, and keys must never leave the envir
 
 from __future__ import annotations
 
+import sys
+
 
 class Redacted:
     """Text of the plugin's that leaves it (an error's, a warning's) is redacted when shown.
@@ -96,6 +98,13 @@ def first_line(exc: BaseException, *, default: str | None = None) -> str:
     if text:
         return text.splitlines()[0]
     return type(exc).__name__ if default is None else default
+
+
+def command_error(command: str, message: str) -> int:
+    """Say a command's error as its one line on stderr (`llmjudge <command>: error: ...`, its whitespace folded);
+    the exit status of bad input, 2."""
+    print(f"llmjudge {command}: error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
 
 
 # Show these as `pytest_llmjudge.X` in tracebacks and reprs: that is where users import them.

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from ..errors import JudgeError, first_line
+from ..errors import JudgeError, command_error, first_line
 from ..options import OPTIONS_BY_NAME
 from ..redact import redact
 from ..settings import SettingError, read
@@ -75,11 +74,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _error(message: str) -> int:
-    print(f"llmjudge calibrate: error: {' '.join(message.split())}", file=sys.stderr)
-    return 2
-
-
 def _threshold(raw: str | None) -> float | None:
     if raw is None:
         return None
@@ -105,14 +99,14 @@ def run(args: argparse.Namespace) -> int:
         hint = ""
         if exc.kind == "missing":
             hint = f"; record it with a reachable judge: llmjudge calibrate {args.file} --judge-mode=auto"
-        return _error(f"{exc}{hint}")
+        return command_error("calibrate", f"{exc}{hint}")
     except CalibrationError as exc:
         problems = exc.problems
         if len(problems) > 1:  # one line: the first problem, and how many more
-            return _error(f"{problems[0]} (and {len(problems) - 1} more bad rows)")
-        return _error(str(exc))
+            return command_error("calibrate", f"{problems[0]} (and {len(problems) - 1} more bad rows)")
+        return command_error("calibrate", str(exc))
     except (JudgeError, SettingError) as exc:
-        return _error(first_line(exc))
+        return command_error("calibrate", first_line(exc))
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import JudgeError, first_line
+from ..errors import JudgeError, command_error, first_line
 from ..redact import redact_value
 from ..settings import SettingError
 from .figures import Thresholds
@@ -81,11 +81,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_judge_options(parser.add_argument_group("judge options (as for pytest)"))
     parser.set_defaults(run=run)
     return parser
-
-
-def _error(message: str) -> int:
-    print(f"llmjudge qualify: error: {' '.join(message.split())}", file=sys.stderr)
-    return 2
 
 
 def thresholds_of(args: argparse.Namespace) -> Thresholds:
@@ -153,14 +148,14 @@ def run(args: argparse.Namespace) -> int:
             progress.close()
     except PairError as exc:
         hint = "; record it with a reachable judge: llmjudge qualify --judge-mode=auto" if exc.kind == "missing" else ""
-        return _error(f"{exc}{hint}")
+        return command_error("qualify", f"{exc}{hint}")
     except QualificationError as exc:
         problems = exc.problems
         if len(problems) > 1:  # one line: the first problem, and how many more
-            return _error(f"{problems[0]} (and {len(problems) - 1} more problems)")
-        return _error(first_line(exc))
+            return command_error("qualify", f"{problems[0]} (and {len(problems) - 1} more problems)")
+        return command_error("qualify", first_line(exc))
     except (JudgeError, SettingError) as exc:
-        return _error(first_line(exc))
+        return command_error("qualify", first_line(exc))
     document = json.dumps(redact_value(report.to_json()), indent=2, sort_keys=True, ensure_ascii=False)
     if args.json == "-":
         print(document)
@@ -170,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 Path(args.json).write_text(document + "\n", encoding="utf-8")
             except OSError as exc:
-                return _error(f"cannot write {args.json} ({exc.strerror or exc})")
+                return command_error("qualify", f"cannot write {args.json} ({exc.strerror or exc})")
     return 0 if report.qualified else 1
 
 
