@@ -755,15 +755,10 @@ class VerdictFile(_Located):
                     changed = True
                 if not changed:
                     return False
-                # Every section is written back: a verdict's write keeps the generations, and the reverse.
-                VerdictDocument(
-                    self.path,
-                    self.nodeid,
-                    document.entries,
-                    document.generations,
-                    outcomes=document.outcomes,
-                    unreadable=document.unreadable,
-                ).write()
+                # The document as read, changed, is written back: every section of it kept (a verdict's write
+                # keeps the generations, and the reverse), a section added later too.
+                document.test = self.nodeid
+                document.write()
                 return True
         except LockTimeout as exc:
             raise VerdictFileWriteError(self.path, first, f"another process held its lock {exc} for too long") from None
