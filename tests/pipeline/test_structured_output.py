@@ -212,6 +212,18 @@ def test_a_refused_schema_falls_back_to_json_once_and_is_remembered_for_the_run(
     assert [(j["structured"], j["live_calls"]) for j in judgments(pytester.path)] == [("json_object+schema", 1)] * 3
 
 
+def test_a_new_run_learns_again_what_the_server_at_the_same_address_takes(pytester, server):
+    # What a server took is the run's knowledge, not the process's: a later run in the same process (pytester,
+    # a notebook, a server restarted at the same address or a port used again) asks for the schema again.
+    server.set_responder(refusing("json_schema", status=500))
+    write_tests(pytester)
+    run(pytester, server, "--judge-mode=auto", model=SUPPORTED).assert_outcomes(passed=1)
+    assert formats(server) == ["json_schema", "json_object+schema"]
+    server.reset()  # the same address now takes the schema
+    run(pytester, server, "--judge-mode=refresh", model=SUPPORTED).assert_outcomes(passed=1)
+    assert formats(server) == ["json_schema"]
+
+
 def test_concurrent_first_calls_wait_for_the_one_that_learns_what_the_server_takes(pytester, server):
     server.set_responder(refusing("json_schema", status=500))
     server.latency_s = 0.05

@@ -8,8 +8,8 @@ schema beside it, which llama.cpp's servers turn into a grammar and other server
 LiteLLM's answer is a hint (it says no for every local route): a server that refuses what was sent
 (HTTP 400/422/500/501 naming response_format, json_schema or schema) is asked again at once with the
 next format down (schema -> json_object+schema -> json_object -> none).  What works is remembered per
-model and api base for the process, and while the first call to a model learns it the others wait
-for its answer, so a refusal costs one extra call per run (per xdist worker).  Under `on` only the
+model and api base for the run (its event loop), and while the first call to a model learns it the
+others wait for its answer, so a refusal costs one extra call per run (per xdist worker).  Under `on` only the
 forms that carry the schema are sent, and a refusal of them all fails the call: the user asked for
 structure, so nothing less is quietly accepted.
 """
@@ -19,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -139,12 +141,24 @@ def refuses_format(exc: BaseException) -> bool:
     return (status in REFUSAL_STATUS or refused_early) and bool(_REFUSAL_WORDS.search(str(exc)))
 
 
-class FormatMemory:
-    """What each (model, api base) accepted, for the process; one call at a time learns it."""
+class _Learned:
+    """What one run learned: the format each (model, api base) took, and the call learning it now."""
 
     def __init__(self) -> None:
-        self._works: dict[tuple[str, str | None], str] = {}
-        self._learning: dict[tuple[str, str | None], tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}
+        self.works: dict[tuple[str, str | None], str] = {}
+        self.learning: dict[tuple[str, str | None], asyncio.Future[None]] = {}
+
+
+class FormatMemory:
+    """What each (model, api base) accepted, for the run; one call at a time learns it.
+
+    A run is its event loop (a pytest session's runtime has one, per xdist worker): a later run in the
+    same process (pytester, a notebook, a server restarted at the same address) learns again.
+    """
+
+    def __init__(self) -> None:
+        self._runs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Learned] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
 
     async def send(
         self,
@@ -157,25 +171,34 @@ class FormatMemory:
         import asyncio  # on a live call only: a replay never loads the event loop's modules
 
         loop = asyncio.get_running_loop()
+        with self._lock:
+            learned = self._runs.get(loop)
+            if learned is None:
+                learned = self._runs[loop] = _Learned()
         while True:
-            known = self._works.get(key)
+            known = learned.works.get(key)
             if known is not None:
-                return await self._down(key, mode, max(start, known, key=FORMATS.index), attempt)
-            learning = self._learning.get(key)
-            if learning is not None and learning[0] is loop and not learning[1].done():
-                await asyncio.shield(learning[1])  # the first call to this server is finding out what it takes
+                return await self._down(learned, key, mode, max(start, known, key=FORMATS.index), attempt)
+            learning = learned.learning.get(key)
+            if learning is not None and not learning.done():
+                await asyncio.shield(learning)  # the first call to this server is finding out what it takes
                 continue
             done: asyncio.Future[None] = loop.create_future()
-            self._learning[key] = (loop, done)
+            learned.learning[key] = done
             try:
-                return await self._down(key, mode, start, attempt)
+                return await self._down(learned, key, mode, start, attempt)
             finally:
                 done.set_result(None)
-                if self._learning.get(key, (None, None))[1] is done:
-                    del self._learning[key]
+                if learned.learning.get(key) is done:
+                    del learned.learning[key]
 
+    @staticmethod
     async def _down(
-        self, key: tuple[str, str | None], mode: str, start: str, attempt: Callable[[str], Awaitable[T]]
+        learned: _Learned,
+        key: tuple[str, str | None],
+        mode: str,
+        start: str,
+        attempt: Callable[[str], Awaitable[T]],
     ) -> tuple[T, str]:
         formats = ladder(mode, api_base=key[1])
         start = min(start, formats[-1], key=FORMATS.index)  # `on` never goes below a form with the schema
@@ -189,7 +212,7 @@ class FormatMemory:
                 if fmt == tried[-1]:  # under `on`: no form of the schema is taken
                     raise _schema_refused(exc) from None
                 continue
-            self._works[key] = fmt
+            learned.works[key] = fmt
             return result, fmt
         raise AssertionError("unreachable: the last format either returns or raises")
 

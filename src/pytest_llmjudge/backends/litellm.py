@@ -77,7 +77,7 @@ def placeholder_key(model: str, api_base: str | None) -> str | None:
     return PLACEHOLDER_KEY
 
 
-# What each model and api base accepted as response_format, for the process (see `formats`).
+# What each model and api base accepted as response_format, for each run (see `formats`).
 FORMAT_MEMORY = FormatMemory()
 
 
