@@ -119,9 +119,22 @@ def pytest_configure(config):
 """
 
 
+def _default_sigint() -> None:
+    # A suite started in the background by a shell without job control inherits SIGINT ignored, and so would
+    # the run: it must take the signal these tests send, as a run started from a terminal does.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_run(pytester, live_args, *args: str) -> subprocess.Popen:
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *live_args, "--judge-mode=auto", *args]
-    return subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        command,
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_default_sigint,  # only signal.signal between fork and exec
+    )
 
 
 def wait_for_verdicts(pytester, proc: subprocess.Popen, count: int, timeout: float = 90) -> None:
