@@ -18,6 +18,7 @@ __all__ = ["always_better", "always_first", "always_longer", "know", "unreadable
 
 _RESPONSE = re.compile(r"<response_(a|b)-(\w+)>\n(.*?)\n</response_\1-\2>", re.S)
 _BETTER: dict[tuple[str, str], str] = {}  # (response A, response B) -> the better one's letter
+_BUNDLED: list[bool] = []  # [True] once the bundled pairs are in _BETTER (whatever `know` was taught before)
 
 
 def know(pairs: Iterable[Pair]) -> None:
@@ -40,8 +41,9 @@ def _reply(winner: str, why: str) -> str:
 
 def always_better(request: dict) -> str:
     """Picks the labelled better output, whichever slot it is in."""
-    if not _BETTER:
+    if not _BUNDLED:
         know(pair for subset in bundled_subsets() for pair in subset.pairs)
+        _BUNDLED.append(True)
     return _reply(_BETTER[responses(request)], "the labelled better response")
 
 
