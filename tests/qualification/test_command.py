@@ -81,8 +81,9 @@ def test_a_judge_that_picks_the_labelled_better_output_qualifies_and_replays_off
 def test_a_judge_that_always_picks_the_first_shown_is_not_qualified(project, openai_server, live_args, capsys):
     openai_server.set_responder(always_first)
     code, out, _ = qualify(capsys, *live_args, "--quick", "--json", "-")
-    assert code == 1
     document = json.loads(out)
+    assert (document["run"]["answers"], openai_server.request_count) == ({"live": 80}, 80), "each answer asked"
+    assert code == 1
     assert document["qualified"] is False
     assert document["position_consistency"]["value"] == 0.0 and document["first_slot_rate"]["value"] == 1.0
     assert all(s["accuracy"] == 0.5 for s in document["subsets"].values()), "right in exactly one order of each pair"
@@ -96,8 +97,9 @@ def test_a_judge_that_always_picks_the_first_shown_is_not_qualified(project, ope
 def test_a_judge_that_always_picks_the_longer_output_is_not_qualified(project, openai_server, live_args, capsys):
     openai_server.set_responder(always_longer)
     code, out, _ = qualify(capsys, *live_args, "--quick", "--json", "quick.json")
-    assert code == 1
     document = report(project / "quick.json")
+    assert (document["run"]["answers"], openai_server.request_count) == ({"live": 80}, 80), "each answer asked"
+    assert code == 1
     accuracy = {name: s["accuracy"] for name, s in document["subsets"].items()}
     # In most adversarial pairs the worse output is the longer: 2, 3 and 1 of the 10 quick pairs are otherwise.
     assert accuracy == {"GPTInst": 0.2, "GPTOut": 0.3, "Manual": 0.1, "MT-Bench": 0.6}
