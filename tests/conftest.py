@@ -55,9 +55,13 @@ PROVIDER_VARIABLES = (
 
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test depends on the caller's CI or LLMJUDGE_* variables: each sets the mode it tests."""
+    """No test depends on the caller's CI or LLMJUDGE_* variables: each sets the mode it tests.
+
+    Nor on tox's TOX_ENV_DIR: pytest puts its `cache_dir` (and so the local verdict cache, a command's
+    too) under it, one folder for every test of the tox run; a test's answers would be another's.
+    """
     for name in list(os.environ):
-        if name.startswith("LLMJUDGE_") or name in CI_VARIABLES or name.startswith("PYTEST_XDIST"):
+        if name.startswith(("LLMJUDGE_", "PYTEST_XDIST")) or name in CI_VARIABLES or name == "TOX_ENV_DIR":
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", CANARY_KEY)
 

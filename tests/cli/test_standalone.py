@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 import pytest
 
@@ -76,7 +77,6 @@ def test_a_command_records_into_its_own_verdict_file(tmp_path):
 
 
 def test_settings_follow_pytest_own_reading_of_its_configuration(tmp_path, monkeypatch):
-    monkeypatch.delenv("TOX_ENV_DIR", raising=False)  # under tox, pytest's cache goes into the tox env
     # `-c FILE` and `--rootdir` in PYTEST_ADDOPTS are pytest's to interpret: a command reads them as a run does.
     (tmp_path / "pytest.ini").write_text("[pytest]\njudge_model = default-ini\n")
     (tmp_path / "ci.ini").write_text("[pytest]\njudge_model = ci-ini\njudge_threshold = 0.9\n")
@@ -88,3 +88,17 @@ def test_settings_follow_pytest_own_reading_of_its_configuration(tmp_path, monke
     assert config.settings.model == ("ci-ini",) and config.settings.threshold == 0.9
     assert config.rootdir == elsewhere.resolve()
     assert config.pytest_cache_dir == elsewhere.resolve() / ".pytest_cache"
+
+
+def test_under_tox_a_commands_local_cache_is_where_pytest_puts_its_cache(tmp_path, monkeypatch):
+    # pytest's cache_dir defaults to $TOX_ENV_DIR/.pytest_cache under tox; the local verdict cache follows it.
+    monkeypatch.setenv("TOX_ENV_DIR", str(tmp_path / "toxenv"))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    config = load_settings({}, cwd=tmp_path)
+    assert config.cache_dir == tmp_path / "toxenv" / ".pytest_cache" / "d" / "llmjudge"
+
+
+def test_no_test_sees_the_callers_tox_env_dir():
+    # The suite runs under tox: with TOX_ENV_DIR every command a test runs shared one local cache, and a
+    # qualification replayed another test's answers (CI failed so: 80 answers "cached", none asked).
+    assert "TOX_ENV_DIR" not in os.environ
