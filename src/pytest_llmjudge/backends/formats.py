@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -158,7 +157,6 @@ class FormatMemory:
 
     def __init__(self) -> None:
         self._runs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Learned] = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
 
     async def send(
         self,
@@ -171,10 +169,9 @@ class FormatMemory:
         import asyncio  # on a live call only: a replay never loads the event loop's modules
 
         loop = asyncio.get_running_loop()
-        with self._lock:
-            learned = self._runs.get(loop)
-            if learned is None:
-                learned = self._runs[loop] = _Learned()
+        learned = self._runs.get(loop)
+        if learned is None:  # only calls on this loop's thread read or set its entry: no lock
+            learned = self._runs[loop] = _Learned()
         while True:
             known = learned.works.get(key)
             if known is not None:
