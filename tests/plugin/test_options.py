@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import pytest
 
 from helpers.runtime import own_runtime
 from pytest_llmjudge.options import INHERITED, MARKER_KEYS, OPTIONS, SUITE_KEYS
 from pytest_llmjudge.settings import Settings, resolve
+
+if TYPE_CHECKING:
+    from pytest_llmjudge.pipeline.plan import Plan
 
 # A value of every option as a user types it, none of them its default.  A new option needs one
 # here: the tests below then hold its row (key, spellings, marker) against what the plugin does.
@@ -98,13 +104,14 @@ def test_an_option_that_joins_the_key_is_inherited():
     assert [o.name for o in OPTIONS if o.keyed and not o.inherited] == []
 
 
-def _keys(environ: dict[str, str]) -> frozenset[str]:
-    """The keys of the calls one judgment would make on a runtime with these LLMJUDGE_* variables."""
+@contextmanager
+def _planned(environ: dict[str, str]) -> Iterator[Plan]:
+    """One judgment planned on a runtime with these LLMJUDGE_* variables (the runtime closed after)."""
     from pytest_llmjudge.pipeline.plan import Options, plan
 
     runtime = own_runtime(environ={"LLMJUDGE_MODEL": "openai/judge", **environ})
     try:
-        planned = plan(
+        yield plan(
             "Returns are accepted within 30 days.",
             "Says returns are accepted within 30 days",
             Options(),
@@ -113,9 +120,14 @@ def _keys(environ: dict[str, str]) -> frozenset[str]:
             backend=None,
             overrides={},
         )
-        return frozenset(call.key for call in planned.calls)
     finally:
         runtime.close()
+
+
+def _keys(environ: dict[str, str]) -> frozenset[str]:
+    """The keys of the calls one judgment would make on a runtime with these LLMJUDGE_* variables."""
+    with _planned(environ) as planned:
+        return frozenset(call.key for call in planned.calls)
 
 
 @pytest.mark.parametrize("option", OPTIONS, ids=lambda o: o.name)
@@ -129,23 +141,11 @@ def test_an_option_changes_the_verdict_key_exactly_when_its_row_says_it_joins_th
 def _stored(environ: dict[str, str]) -> tuple[dict, Settings]:
     """The verdict file entry one judgment would store on a runtime with these LLMJUDGE_* variables, and
     the settings it judged with."""
-    from pytest_llmjudge.pipeline.plan import Options, plan, stored_fields
+    from pytest_llmjudge.pipeline.plan import stored_fields
 
-    runtime = own_runtime(environ={"LLMJUDGE_MODEL": "openai/judge", **environ})
-    try:
-        planned = plan(
-            "Returns are accepted within 30 days.",
-            "Says returns are accepted within 30 days",
-            Options(),
-            runtime=runtime,
-            context=None,
-            backend=None,
-            overrides={},
-        )
+    with _planned(environ) as planned:
         (call,) = planned.calls
         return stored_fields(planned, call), planned.settings
-    finally:
-        runtime.close()
 
 
 JUDGE_SETTINGS = [o for o in OPTIONS if o.keyed == "judge"]
