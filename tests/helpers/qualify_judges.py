@@ -8,6 +8,7 @@ bundled data (and in pairs a test adds with `know`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -18,7 +19,6 @@ __all__ = ["always_better", "always_first", "always_longer", "know", "unreadable
 
 _RESPONSE = re.compile(r"<response_(a|b)-(\w+)>\n(.*?)\n</response_\1-\2>", re.S)
 _BETTER: dict[tuple[str, str], str] = {}  # (response A, response B) -> the better one's letter
-_BUNDLED: list[bool] = []  # [True] once the bundled pairs are in _BETTER (whatever `know` was taught before)
 
 
 def know(pairs: Iterable[Pair]) -> None:
@@ -26,6 +26,12 @@ def know(pairs: Iterable[Pair]) -> None:
     for pair in pairs:
         _BETTER[pair.output_1, pair.output_2] = "A" if pair.label == 1 else "B"
         _BETTER[pair.output_2, pair.output_1] = "B" if pair.label == 1 else "A"
+
+
+@functools.cache
+def _know_bundled() -> None:
+    """Teach `always_better` the bundled pairs, once (whatever `know` was taught before)."""
+    know(pair for subset in bundled_subsets() for pair in subset.pairs)
 
 
 def responses(request: dict) -> tuple[str, str]:
@@ -41,9 +47,7 @@ def _reply(winner: str, why: str) -> str:
 
 def always_better(request: dict) -> str:
     """Picks the labelled better output, whichever slot it is in."""
-    if not _BUNDLED:
-        know(pair for subset in bundled_subsets() for pair in subset.pairs)
-        _BUNDLED.append(True)
+    _know_bundled()
     return _reply(_BETTER[responses(request)], "the labelled better response")
 
 
